@@ -1,0 +1,40 @@
+# Two commands matter on a fresh machine: `make demo` and `make test`. Both install what they need.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: demo test lint crds bench registry clean
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[test]'
+	@touch $(STAMP)
+
+# Debian's docker-registry: the real OCI registry the tests start on 127.0.0.1.
+registry:
+	@command -v docker-registry >/dev/null 2>&1 || { \
+	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq docker-registry >/dev/null; }
+
+lint: $(STAMP)
+	$(BIN)/ruff check bundler tests
+	$(BIN)/ruff format --check bundler tests
+	$(BIN)/mypy
+	$(BIN)/lint-imports
+
+test: $(STAMP) registry lint
+	$(BIN)/pytest
+
+crds: $(STAMP)
+	$(BIN)/bundler crds --output-dir crds
+
+demo: $(STAMP)
+	$(BIN)/bundler render -f examples/
+
+bench: $(STAMP)
+	$(BIN)/python -m bundler.sim.bench
+
+clean:
+	rm -rf $(VENV) build *.egg-info

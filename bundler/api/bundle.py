@@ -1,0 +1,87 @@
+"""The Bundle: a chart, default values, targets and a rollout strategy, in a workspace."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import Field
+
+from bundler.api.base import ApiModel
+from bundler.api.helm import HelmOptions
+from bundler.api.meta import Condition, DependsOn, IntOrPercent, ObjectMeta
+from bundler.api.selector import LabelSelector
+from bundler.api.summary import DeploymentState, NonReadyResource, Summary
+
+
+class TargetMode(StrEnum):
+    FIRST_MATCH = "FirstMatch"
+    ALL_MATCHES = "AllMatches"
+
+
+class BundleTarget(ApiModel):
+    """Clusters picked by every criterion present (AND); no criterion at all matches nothing."""
+
+    name: str | None = None
+    clusterName: str | None = None
+    clusterSelector: LabelSelector | None = None
+    clusterGroup: str | None = None
+    clusterGroupSelector: LabelSelector | None = None
+    namespace: str | None = None
+    doNotDeploy: bool = False
+    helm: HelmOptions | None = None
+
+
+class Partition(ApiModel):
+    """A manual rollout partition: the clusters its criteria pick, with its own budget."""
+
+    name: str = Field(min_length=1)
+    maxUnavailable: IntOrPercent | None = None
+    clusterName: str | None = None
+    clusterSelector: LabelSelector | None = None
+    clusterGroup: str | None = None
+    clusterGroupSelector: LabelSelector | None = None
+
+
+class RolloutStrategy(ApiModel):
+    """Fleet's rollout knobs; percentages round down with a minimum of 1."""
+
+    maxUnavailable: IntOrPercent | None = None
+    maxUnavailablePartitions: IntOrPercent | None = None
+    autoPartitionSize: IntOrPercent | None = None
+    autoPartitionThreshold: int | None = Field(default=None, ge=0)
+    maxNew: int | None = Field(default=None, ge=1)
+    partitions: list[Partition] = Field(default_factory=list)
+
+
+class BundleSpec(ApiModel):
+    helm: HelmOptions
+    namespace: str | None = None
+    targetMode: TargetMode = TargetMode.FIRST_MATCH
+    targets: list[BundleTarget] = Field(default_factory=list)
+    rolloutStrategy: RolloutStrategy | None = None
+    dependsOn: list[DependsOn] = Field(default_factory=list)
+    paused: bool = False
+    keepResources: bool = False
+
+
+class BundleDisplay(ApiModel):
+    readyClusters: str = ""
+    state: DeploymentState | None = None
+
+
+class BundleStatus(ApiModel):
+    observedGeneration: int | None = None
+    resolvedVersion: str | None = None
+    summary: Summary | None = None
+    display: BundleDisplay | None = None
+    nonReady: list[NonReadyResource] = Field(default_factory=list, max_length=10)
+    conditions: list[Condition] = Field(default_factory=list)
+
+
+class Bundle(ApiModel):
+    apiVersion: Literal["bundler.dev/v1alpha1"] = "bundler.dev/v1alpha1"
+    kind: Literal["Bundle"] = "Bundle"
+    metadata: ObjectMeta
+    spec: BundleSpec
+    status: BundleStatus | None = None

@@ -1,0 +1,78 @@
+"""Cluster (one downstream cluster) and ClusterGroup (a label selector over Clusters)."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import Field
+
+from bundler.api.base import ApiModel
+from bundler.api.meta import Condition, FreeForm, ObjectMeta
+from bundler.api.selector import LabelSelector
+from bundler.api.summary import DeploymentState, NonReadyBundle, Summary
+
+
+class AgentMode(StrEnum):
+    PULL = "pull"
+    REMOTE = "remote"
+
+
+class ClusterSpec(ApiModel):
+    values: FreeForm = Field(default_factory=dict)
+    kubeConfigSecret: str | None = None
+    agentMode: AgentMode = AgentMode.PULL
+    paused: bool = False
+
+
+class AgentStatus(ApiModel):
+    lastSeen: str | None = None
+    version: str | None = None
+
+
+class ClusterDisplay(ApiModel):
+    readyBundles: str = ""
+    state: DeploymentState | None = None
+
+
+class ClusterStatus(ApiModel):
+    namespace: str | None = None
+    agent: AgentStatus | None = None
+    summary: Summary | None = None
+    display: ClusterDisplay | None = None
+    nonReadyBundles: list[NonReadyBundle] = Field(default_factory=list, max_length=10)
+    conditions: list[Condition] = Field(default_factory=list)
+
+
+class Cluster(ApiModel):
+    apiVersion: Literal["bundler.dev/v1alpha1"] = "bundler.dev/v1alpha1"
+    kind: Literal["Cluster"] = "Cluster"
+    metadata: ObjectMeta
+    spec: ClusterSpec = Field(default_factory=ClusterSpec)
+    status: ClusterStatus | None = None
+
+
+class ClusterGroupSpec(ApiModel):
+    selector: LabelSelector
+
+
+class ClusterGroupDisplay(ApiModel):
+    readyClusters: str = ""
+    state: DeploymentState | None = None
+
+
+class ClusterGroupStatus(ApiModel):
+    clusterCount: int = 0
+    nonReadyClusterCount: int = 0
+    nonReadyClusters: list[str] = Field(default_factory=list, max_length=10)
+    summary: Summary | None = None
+    display: ClusterGroupDisplay | None = None
+    conditions: list[Condition] = Field(default_factory=list)
+
+
+class ClusterGroup(ApiModel):
+    apiVersion: Literal["bundler.dev/v1alpha1"] = "bundler.dev/v1alpha1"
+    kind: Literal["ClusterGroup"] = "ClusterGroup"
+    metadata: ObjectMeta
+    spec: ClusterGroupSpec
+    status: ClusterGroupStatus | None = None

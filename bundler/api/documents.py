@@ -1,0 +1,141 @@
+"""Parsing YAML documents into API objects, with errors that point at `SOURCE:DOC-INDEX: field`.
+
+Pure: text in, models out. Reading files is the caller's job (bundler.inputs).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from bundler.api.bundle import Bundle
+from bundler.api.cluster import Cluster, ClusterGroup
+from bundler.api.meta import API_VERSION
+from bundler.errors import InvalidInputError
+
+DEFAULT_NAMESPACE = "default"
+
+KINDS: dict[str, type[BaseModel]] = {
+    "Bundle": Bundle,
+    "Cluster": Cluster,
+    "ClusterGroup": ClusterGroup,
+}
+
+
+@dataclass(frozen=True)
+class Document:
+    """One YAML document of an input file, where it came from and what it holds."""
+
+    source: str
+    index: int
+    body: dict[str, Any]
+
+    @property
+    def where(self) -> str:
+        return f"{self.source}:{self.index}"
+
+
+def split_documents(text: str, source: str) -> list[Document]:
+    """The non-empty documents of a multi-document YAML text; bad YAML names the document."""
+    try:
+        raw = list(yaml.safe_load_all(text))
+    except yaml.YAMLError as err:
+        index = _failing_index(text)
+        mark = getattr(err, "problem_mark", None)
+        line = f" (line {mark.line + 1})" if mark is not None else ""
+        problem = getattr(err, "problem", None) or "invalid YAML"
+        raise InvalidInputError(
+            f"malformed YAML{line}: {problem}", obj=f"{source}:{index}"
+        ) from None
+    docs = []
+    for index, body in enumerate(raw):
+        if body is None:
+            continue
+        if not isinstance(body, dict):
+            raise InvalidInputError(
+                f"expected a mapping (a Kubernetes object), got {type(body).__name__}",
+                obj=f"{source}:{index}",
+            )
+        docs.append(Document(source, index, body))
+    return docs
+
+
+def _failing_index(text: str) -> int:
+    """Index of the first document that does not parse, counting the way safe_load_all does."""
+    index = 0
+    try:
+        for index, _ in enumerate(yaml.safe_load_all(text)):  # noqa: B007
+            pass
+    except yaml.YAMLError:
+        return index + 1 if index or _first_parsed(text) else 0
+    return index
+
+
+def _first_parsed(text: str) -> bool:
+    try:
+        next(iter(yaml.safe_load_all(text)))
+    except (yaml.YAMLError, StopIteration):
+        return False
+    return True
+
+
+def field_path(loc: tuple[int | str, ...]) -> str:
+    """pydantic's error location as a field path: spec.targets[0].clusterSelector."""
+    path = ""
+    for part in loc:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        else:
+            path += f".{part}" if path else str(part)
+    return path
+
+
+def describe_validation_error(err: ValidationError) -> tuple[str, str]:
+    """The first error of a pydantic ValidationError as (field path, message)."""
+    first = err.errors()[0]
+    loc = tuple(p for p in first["loc"] if not _is_union_tag(p))
+    if first["type"] == "extra_forbidden":
+        return field_path(loc), "unknown field"
+    if first["type"] == "missing":
+        return field_path(loc), "required field is missing"
+    return field_path(loc), str(first["msg"])
+
+
+def _is_union_tag(part: int | str) -> bool:
+    # pydantic puts the tried union member (e.g. "int", "str", "constrained-str") into locations.
+    return isinstance(part, str) and (part in ("int", "str", "bool") or "[" in part or "-" in part)
+
+
+def parse_object(doc: Document) -> BaseModel:
+    """The API object a document holds; unknown kinds and invalid fields name the document."""
+    api_version = doc.body.get("apiVersion")
+    kind = doc.body.get("kind")
+    model = KINDS.get(kind) if isinstance(kind, str) else None
+    if model is None:
+        expected = ", ".join(KINDS)
+        raise InvalidInputError(
+            f"unsupported kind {kind!r} (expected {expected})", obj=doc.where, field="kind"
+        )
+    if api_version != API_VERSION:
+        raise InvalidInputError(
+            f"unsupported apiVersion {api_version!r} (expected {API_VERSION})",
+            obj=doc.where,
+            field="apiVersion",
+        )
+    body = _with_default_namespace(doc.body)
+    try:
+        return model.model_validate(body)
+    except ValidationError as err:
+        path, message = describe_validation_error(err)
+        raise InvalidInputError(message, obj=doc.where, field=path) from None
+
+
+def _with_default_namespace(body: Mapping[str, Any]) -> dict[str, Any]:
+    metadata = body.get("metadata")
+    if not isinstance(metadata, dict) or metadata.get("namespace"):
+        return dict(body)
+    return {**body, "metadata": {**metadata, "namespace": DEFAULT_NAMESPACE}}

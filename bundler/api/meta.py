@@ -1,0 +1,88 @@
+"""Shared API building blocks: object metadata, conditions, references, durations, int-or-string."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Any
+
+from pydantic import (
+    Field,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    StringConstraints,
+    WithJsonSchema,
+    model_serializer,
+)
+
+from bundler.api.base import ApiModel
+
+API_VERSION = "bundler.dev/v1alpha1"
+
+# Flux's duration syntax (Go time.Duration without "us"/"ns"), e.g. "5m", "1h30m", "10s".
+Duration = Annotated[str, StringConstraints(pattern=r"^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$")]
+
+# A count or a percentage ("10%"), as Kubernetes' IntOrString; the CRD marks it int-or-string.
+IntOrPercent = Annotated[
+    int | Annotated[str, StringConstraints(pattern=r"^[0-9]+%$")],
+    WithJsonSchema({"x-kubernetes-int-or-string": True}),
+]
+
+# Free-form trees (Helm values, Cluster values): the only place the CRDs preserve unknown fields.
+FreeForm = Annotated[
+    dict[str, Any],
+    WithJsonSchema({"type": "object", "x-kubernetes-preserve-unknown-fields": True}),
+]
+
+
+class ObjectMeta(ApiModel):
+    """The subset of metav1.ObjectMeta bundler reads; server-set fields are accepted as served."""
+
+    name: str
+    namespace: str | None = None
+    generateName: str | None = None
+    labels: dict[str, str] = Field(default_factory=dict)
+    annotations: dict[str, str] = Field(default_factory=dict)
+    uid: str | None = None
+    resourceVersion: str | None = None
+    generation: int | None = None
+    creationTimestamp: str | None = None
+    deletionTimestamp: str | None = None
+    deletionGracePeriodSeconds: int | None = None
+    finalizers: list[str] = Field(default_factory=list)
+    ownerReferences: list[dict[str, Any]] = Field(default_factory=list)
+    managedFields: list[dict[str, Any]] = Field(default_factory=list)
+
+    @model_serializer(mode="wrap")
+    def _drop_empty(
+        self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
+    ) -> dict[str, Any]:
+        # Empty label/annotation/finalizer lists are noise in stored objects and diffs.
+        dumped: dict[str, Any] = handler(self)
+        return {k: v for k, v in dumped.items() if v != [] and v != {}}
+
+
+class ConditionStatus(StrEnum):
+    TRUE = "True"
+    FALSE = "False"
+    UNKNOWN = "Unknown"
+
+
+class Condition(ApiModel):
+    """A standard Kubernetes condition (metav1.Condition)."""
+
+    type: str
+    status: ConditionStatus
+    reason: str = ""
+    message: str = ""
+    lastTransitionTime: str | None = None
+    observedGeneration: int | None = None
+
+
+class LocalObjectReference(ApiModel):
+    name: str = Field(min_length=1)
+
+
+class DependsOn(ApiModel):
+    """Another Bundle of the same workspace that must be Ready on a cluster first."""
+
+    name: str = Field(min_length=1)

@@ -1,0 +1,70 @@
+"""The Kubernetes resource kinds bundler reads and writes: group, version, plural, scope,
+subresources.
+
+Pure data, shared by the store backends (which route on it) and the core (which stamps
+apiVersion/kind).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Resource:
+    """One served kind: enough to build REST paths and to know which writes bump generation."""
+
+    group: str
+    version: str
+    kind: str
+    plural: str
+    namespaced: bool = True
+    status_subresource: bool = False
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    def __str__(self) -> str:
+        return f"{self.plural}.{self.group}/{self.version}" if self.group else f"{self.plural}/v1"
+
+
+GROUP = "bundler.dev"
+VERSION = "v1alpha1"
+
+BUNDLE = Resource(GROUP, VERSION, "Bundle", "bundles", status_subresource=True)
+BUNDLE_DEPLOYMENT = Resource(
+    GROUP, VERSION, "BundleDeployment", "bundledeployments", status_subresource=True
+)
+CLUSTER = Resource(GROUP, VERSION, "Cluster", "clusters", status_subresource=True)
+CLUSTER_GROUP = Resource(GROUP, VERSION, "ClusterGroup", "clustergroups", status_subresource=True)
+
+NAMESPACE = Resource("", "v1", "Namespace", "namespaces", namespaced=False)
+SECRET = Resource("", "v1", "Secret", "secrets")
+SERVICE_ACCOUNT = Resource("", "v1", "ServiceAccount", "serviceaccounts")
+ROLE = Resource("rbac.authorization.k8s.io", "v1", "Role", "roles")
+ROLE_BINDING = Resource("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings")
+LEASE = Resource("coordination.k8s.io", "v1", "Lease", "leases")
+
+HELM_RELEASE = Resource(
+    "helm.toolkit.fluxcd.io", "v2", "HelmRelease", "helmreleases", status_subresource=True
+)
+HELM_REPOSITORY = Resource(
+    "source.toolkit.fluxcd.io", "v1", "HelmRepository", "helmrepositories", status_subresource=True
+)
+OCI_REPOSITORY = Resource(
+    "source.toolkit.fluxcd.io", "v1", "OCIRepository", "ocirepositories", status_subresource=True
+)
+
+CAPI_CLUSTER = Resource(
+    "cluster.x-k8s.io", "v1beta2", "Cluster", "clusters", status_subresource=True
+)
+CAPI_CLUSTER_V1BETA1 = Resource(
+    "cluster.x-k8s.io", "v1beta1", "Cluster", "clusters", status_subresource=True
+)
+
+BUNDLER_KINDS = (BUNDLE, BUNDLE_DEPLOYMENT, CLUSTER, CLUSTER_GROUP)
+CORE_KINDS = (NAMESPACE, SECRET, SERVICE_ACCOUNT, ROLE, ROLE_BINDING, LEASE)
+FLUX_KINDS = (HELM_RELEASE, HELM_REPOSITORY, OCI_REPOSITORY)
+CAPI_KINDS = (CAPI_CLUSTER, CAPI_CLUSTER_V1BETA1)
+ALL_KINDS = BUNDLER_KINDS + CORE_KINDS + FLUX_KINDS + CAPI_KINDS

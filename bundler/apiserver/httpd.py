@@ -1,0 +1,47 @@
+"""The threaded HTTP server under the test API server, which can close its own connections.
+
+Each connection gets a thread. Stopping shuts every open connection down so that idle keep-alive
+connections and watch streams end at once, and `server_close()` can join all their threads.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+from http.server import ThreadingHTTPServer
+from typing import Any
+
+from bundler.apiserver.context import ServerContext
+from bundler.apiserver.handler import RequestHandler
+
+
+class KubeHTTPServer(ThreadingHTTPServer):
+    """Listens on 127.0.0.1 at an ephemeral port; `context` is what handlers work against."""
+
+    daemon_threads = False
+    block_on_close = True
+
+    def __init__(self, context: ServerContext) -> None:
+        self.context = context
+        self._connections: set[socket.socket] = set()
+        self._connections_lock = threading.Lock()
+        super().__init__(("127.0.0.1", 0), RequestHandler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self._connections_lock:
+            self._connections.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        with self._connections_lock:
+            self._connections.discard(request)
+        super().shutdown_request(request)
+
+    def close_connections(self) -> None:
+        """Shut down every open connection; their handler threads then finish on their own."""
+        with self._connections_lock:
+            connections = list(self._connections)
+        for connection in connections:
+            with contextlib.suppress(OSError):  # already closed by the peer
+                connection.shutdown(socket.SHUT_RDWR)

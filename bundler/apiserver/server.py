@@ -1,0 +1,150 @@
+"""`ApiServer`: a Kubernetes API server for tests, over real HTTP on 127.0.0.1, backed by a store.
+
+It speaks the REST paths, discovery, watch streams and Status errors that the official `kubernetes`
+client uses, counts requests by verb, can fail chosen requests on purpose (409/410/429/5xx with
+Retry-After) and can stop serving a kind, as a cluster without the Flux CRDs would.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path
+from types import TracebackType
+
+import yaml
+
+from bundler.api.resources import ALL_KINDS, Resource
+from bundler.apiserver.context import ServerContext
+from bundler.apiserver.faults import Fault
+from bundler.apiserver.httpd import KubeHTTPServer
+from bundler.apiserver.routing import Verb
+from bundler.store.memory import MemoryStore
+
+_CONTEXT_NAME = "bundler-test"
+
+
+class ApiServer:
+    """Start with `with ApiServer() as server:` (or start()/stop()); `url` is set once started.
+
+    The default store requires Namespaces to exist, like a real cluster. `bookmark_interval` is
+    how often watches that allow bookmarks get one while idle (one is always sent at timeout).
+    Discovery requests are counted under "discovery", not "get".
+    """
+
+    def __init__(
+        self,
+        store: MemoryStore | None = None,
+        resources: Iterable[Resource] = ALL_KINDS,
+        *,
+        token: str | None = None,
+        bookmark_interval: float = 30.0,
+    ) -> None:
+        self.store = store if store is not None else MemoryStore(require_namespaces=True)
+        self.url = ""
+        self._context = ServerContext(
+            self.store, resources, token=token, bookmark_interval=bookmark_interval
+        )
+        self._httpd: KubeHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> ApiServer:
+        if self._httpd is not None:
+            raise RuntimeError(f"the test API server at {self.url} is already running")
+        self._httpd = KubeHTTPServer(self._context)
+        host, port = self._httpd.server_address[:2]
+        self.url = f"http://{host!s}:{port}"
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name=f"apiserver-{port}",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop accepting, end open watch streams and connections, join every thread."""
+        httpd, thread = self._httpd, self._thread
+        if httpd is None or thread is None:
+            return
+        self._context.stop_streams()
+        httpd.shutdown()
+        thread.join()
+        httpd.close_connections()
+        httpd.server_close()
+        self._httpd = self._thread = None
+
+    def __enter__(self) -> ApiServer:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def request_counts(self) -> Counter[str]:
+        """Requests so far by Kubernetes verb (get, list, watch, create, update, patch, delete)."""
+        return self._context.counts()
+
+    def reset_counts(self) -> None:
+        self._context.reset_counts()
+
+    def inject_failure(
+        self,
+        code: int,
+        *,
+        verb: Verb | None = None,
+        resource: Resource | None = None,
+        retry_after: int | None = None,
+        count: int = 1,
+    ) -> None:
+        """Answer the next `count` requests matching `verb` and `resource` with `code`."""
+        self._context.faults.add(Fault(code, verb, resource, retry_after, count))
+
+    def clear_failures(self) -> None:
+        self._context.faults.clear()
+
+    def remove_resource(self, res: Resource) -> None:
+        """Stop serving a kind: 404 on its paths and absent from discovery. Its objects stay."""
+        self._context.unserve(res)
+
+    def add_resource(self, res: Resource) -> None:
+        self._context.serve(res)
+
+    def served_resources(self) -> list[Resource]:
+        return self._context.served()
+
+    def kubeconfig(
+        self, path: Path, *, token: str | None = None, namespace: str = "default"
+    ) -> Path:
+        """Write a kubeconfig for this server (plain http) and return its path.
+
+        `token` defaults to the token the server demands.
+        """
+        if not self.url:
+            raise RuntimeError("start the test API server before writing a kubeconfig for it")
+        bearer = token if token is not None else self._context.token
+        config = {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": _CONTEXT_NAME, "cluster": {"server": self.url}}],
+            "users": [{"name": _CONTEXT_NAME, "user": {"token": bearer} if bearer else {}}],
+            "contexts": [
+                {
+                    "name": _CONTEXT_NAME,
+                    "context": {
+                        "cluster": _CONTEXT_NAME,
+                        "user": _CONTEXT_NAME,
+                        "namespace": namespace,
+                    },
+                }
+            ],
+            "current-context": _CONTEXT_NAME,
+        }
+        path.write_text(yaml.safe_dump(config, sort_keys=False))
+        return path

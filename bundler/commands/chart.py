@@ -1,0 +1,157 @@
+"""`bundler chart package|push|pull|versions`: Helm charts in OCI registries, Helm's layout.
+
+Registry credentials come from `--username` with `--password-stdin`, else from the Docker config
+(`DOCKER_CONFIG` or `~/.docker/config.json`), which is read and never written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from bundler.core.versions import is_exact_version, resolve_version, version_to_tag
+from bundler.errors import InvalidInputError
+from bundler.oci import credentials, package, reference, registry, repository
+from bundler.oci.client import DEFAULT_TIMEOUT_S
+from bundler.oci.package import ChartArchive
+
+
+def _add_connection_flags(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("registry connection")
+    group.add_argument("--plain-http", action="store_true", help="use HTTP instead of HTTPS")
+    group.add_argument("--username", help="registry user (with --password-stdin)")
+    group.add_argument(
+        "--password-stdin", action="store_true", help="read the registry password from stdin"
+    )
+    group.add_argument("--ca-file", type=Path, help="verify the registry with this CA bundle")
+    group.add_argument(
+        "--insecure-skip-tls-verify", action="store_true", help="do not verify the registry's TLS"
+    )
+    group.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT_S,
+        help=f"seconds to wait for each registry request (default {DEFAULT_TIMEOUT_S:g})",
+    )
+
+
+def _read_password() -> str:
+    return sys.stdin.read().rstrip("\r\n")
+
+
+def _options(args: argparse.Namespace, host: str) -> registry.RegistryOptions:
+    if args.password_stdin and not args.username:
+        raise InvalidInputError("--password-stdin needs --username")
+    if args.username and not args.password_stdin:
+        raise InvalidInputError("--username needs --password-stdin (passwords are not flags)")
+    password = _read_password() if args.password_stdin else None
+    if args.ca_file is not None and not args.ca_file.is_file():
+        raise InvalidInputError(f"CA file {args.ca_file} does not exist", field="--ca-file")
+    if args.timeout <= 0:
+        raise InvalidInputError("must be positive", field="--timeout")
+    tls_verify: bool | str = not args.insecure_skip_tls_verify
+    if args.ca_file is not None and tls_verify:
+        tls_verify = str(args.ca_file)
+    return registry.RegistryOptions(
+        credentials=credentials.resolve(host, args.username, password),
+        plain_http=args.plain_http,
+        tls_verify=tls_verify,
+        timeout=args.timeout,
+    )
+
+
+def run_package(args: argparse.Namespace) -> int:
+    target, archive = package.package(Path(args.chart_dir), Path(args.destination))
+    print(f"Packaged: {target}")
+    print(f"Digest: {archive.digest}")
+    return 0
+
+
+def _archive_to_push(source: Path) -> ChartArchive:
+    if source.is_dir():
+        return package.build_archive(source)
+    if source.is_file():
+        return package.load_archive(source.read_bytes(), source=str(source))
+    raise InvalidInputError("no such chart directory or archive", obj=str(source))
+
+
+def run_push(args: argparse.Namespace) -> int:
+    location = reference.parse_location(args.remote)
+    archive = _archive_to_push(Path(args.chart))
+    pushed = registry.push_chart(archive, location, _options(args, location.host))
+    print(f"Pushed: {pushed.reference.url}")
+    print(f"Digest: {pushed.digest}")
+    return 0
+
+
+def _tag_for(
+    repo: reference.ChartRepository, version: str, options: registry.RegistryOptions
+) -> reference.ChartTag:
+    """An exact version names its tag; a range is resolved against the repository's tags."""
+    if is_exact_version(version):
+        return repo.tagged(version_to_tag(version))
+    resolved = resolve_version(version, registry.list_tags(repo, options), field="--version")
+    if resolved is None:
+        raise InvalidInputError(f"no version matches {version!r}", obj=repo.url)
+    return repo.tagged(version_to_tag(resolved))
+
+
+def run_pull(args: argparse.Namespace) -> int:
+    repo = reference.parse_repository(args.ref)
+    options = _options(args, repo.host)
+    pulled = registry.pull_chart(_tag_for(repo, args.version, options), options)
+    destination = Path(args.destination)
+    if args.untar:
+        name = str(pulled.chart_yaml["name"])
+        saved = package.extract(pulled.archive, name, destination, source=pulled.reference.url)
+    else:
+        destination.mkdir(parents=True, exist_ok=True)
+        saved = destination / pulled.filename
+        saved.write_bytes(pulled.archive)
+    print(f"Pulled: {pulled.reference.url}")
+    print(f"Digest: {pulled.digest}")
+    print(f"Saved: {saved}")
+    return 0
+
+
+def run_versions(args: argparse.Namespace) -> int:
+    repo = reference.parse_repository(args.ref)
+    for version in repository.oci_chart_versions(repo, _options(args, repo.host)):
+        print(version)
+    return 0
+
+
+def register(sub: Any) -> None:
+    """Add `chart` and its sub-commands to the `bundler` parser."""
+    chart: argparse.ArgumentParser = sub.add_parser(
+        "chart", help="package, push, pull and list Helm charts in OCI registries"
+    )
+    commands = chart.add_subparsers(dest="chart_command", required=True, metavar="SUBCOMMAND")
+
+    pkg = commands.add_parser("package", help="write a deterministic NAME-VERSION.tgz")
+    pkg.add_argument("chart_dir", metavar="DIR", help="the chart directory (with Chart.yaml)")
+    pkg.add_argument("-d", "--destination", default=".", metavar="OUT", help="output directory")
+    pkg.set_defaults(run=run_package)
+
+    push = commands.add_parser("push", help="push a chart to oci://HOST/PATH as PATH/NAME:VERSION")
+    push.add_argument("chart", metavar="DIR|TGZ", help="a chart directory or packaged .tgz")
+    push.add_argument("remote", metavar="oci://HOST[:PORT]/PATH")
+    _add_connection_flags(push)
+    push.set_defaults(run=run_push)
+
+    pull = commands.add_parser("pull", help="download a chart from oci://HOST/PATH/NAME")
+    pull.add_argument("ref", metavar="oci://HOST[:PORT]/PATH/NAME")
+    pull.add_argument(
+        "--version", required=True, help="an exact version, or a range resolved against the tags"
+    )
+    pull.add_argument("-d", "--destination", default=".", metavar="DIR", help="output directory")
+    pull.add_argument("--untar", action="store_true", help="unpack the chart as DIR/NAME")
+    _add_connection_flags(pull)
+    pull.set_defaults(run=run_pull)
+
+    versions = commands.add_parser("versions", help="list a chart's versions, newest first")
+    versions.add_argument("ref", metavar="oci://HOST[:PORT]/PATH/NAME")
+    _add_connection_flags(versions)
+    versions.set_defaults(run=run_versions)

@@ -1,0 +1,186 @@
+"""Planning: for each (bundle, targeted cluster), the BundleDeployment it should have.
+
+The desired BundleDeployment has a deterministic name and namespace, bundler's labels, the merged
+and rendered options, and the deploymentID of those options. A template error is confined to its
+cluster: it is reported beside the plan and the other clusters are planned as usual. A bundle whose
+own spec is invalid raises InvalidInputError before any cluster is planned.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from bundler.api.bundle import Bundle
+from bundler.api.bundledeployment import DeploymentOptions
+from bundler.api.cluster import Cluster, ClusterGroup
+from bundler.api.helm import HelmOptions
+from bundler.api.meta import DependsOn
+from bundler.core.deployment_id import deployment_id
+from bundler.core.labels import (
+    LABEL_BUNDLE_NAME,
+    LABEL_BUNDLE_NAMESPACE,
+    LABEL_CLUSTER_NAME,
+    LABEL_CLUSTER_NAMESPACE,
+)
+from bundler.core.merge import deep_merge
+from bundler.core.naming import bundle_deployment_name, cluster_namespace
+from bundler.core.targeting import TargetDecision, match_targets
+from bundler.core.templating import TemplateContext, render_values
+from bundler.core.validation import validate_bundle
+from bundler.errors import TemplateError
+
+DEFAULT_RELEASE_NAMESPACE = "default"
+
+# Fields that steer the manager, not the release: changing them must not redeploy every cluster.
+_MANAGER_ONLY_FIELDS = ("pollInterval", "disableTemplating")
+
+# (repo, chart, version constraint) -> the concrete version the manager resolved it to.
+ResolvedVersions = Mapping[tuple[str, str, str], str]
+
+
+def key(namespace: str | None, name: str) -> str:
+    return f"{namespace}/{name}"
+
+
+@dataclass(frozen=True)
+class PlannedDeployment:
+    bundle: str
+    cluster: str
+    name: str
+    namespace: str
+    labels: Mapping[str, str]
+    options: DeploymentOptions
+    deployment_id: str
+
+    def to_object(self) -> dict[str, Any]:
+        """The BundleDeployment object (spec only) as the manager writes it."""
+        return {
+            "apiVersion": "bundler.dev/v1alpha1",
+            "kind": "BundleDeployment",
+            "metadata": {
+                "name": self.name,
+                "namespace": self.namespace,
+                "labels": dict(self.labels),
+            },
+            "spec": {"options": self.options.to_wire(), "deploymentID": self.deployment_id},
+        }
+
+
+@dataclass(frozen=True)
+class ClusterError:
+    """One cluster the bundle targets but could not be planned for (a template error)."""
+
+    bundle: str
+    cluster: str
+    message: str
+
+
+@dataclass(frozen=True)
+class BundlePlan:
+    bundle: str
+    deployments: tuple[PlannedDeployment, ...] = ()
+    errors: tuple[ClusterError, ...] = ()
+    targeted: tuple[str, ...] = field(default=())
+
+
+def merged_helm(bundle: Bundle, decision: TargetDecision) -> dict[str, Any]:
+    """The bundle's `spec.helm` with each contributing target's overrides laid over it, in order."""
+    merged = bundle.spec.helm.to_wire()
+    for result in decision.contributing:
+        if result.target.helm is not None:
+            merged = deep_merge(merged, result.target.helm.to_wire())
+    return merged
+
+
+def release_namespace(bundle: Bundle, decision: TargetDecision) -> str:
+    namespace = bundle.spec.namespace
+    for result in decision.contributing:
+        namespace = result.target.namespace or namespace
+    return namespace or DEFAULT_RELEASE_NAMESPACE
+
+
+def template_context(bundle: Bundle, cluster: Cluster) -> TemplateContext:
+    return TemplateContext(
+        cluster_name=cluster.metadata.name,
+        cluster_namespace=cluster.metadata.namespace or "",
+        cluster_labels=cluster.metadata.labels,
+        cluster_annotations=cluster.metadata.annotations,
+        cluster_values=cluster.spec.values,
+        bundle_name=bundle.metadata.name,
+        bundle_namespace=bundle.metadata.namespace or "",
+    )
+
+
+def render_options(
+    bundle: Bundle,
+    cluster: Cluster,
+    decision: TargetDecision,
+    resolved: ResolvedVersions,
+) -> DeploymentOptions:
+    """Merged, templated options for one cluster. Raises TemplateError for that cluster only."""
+    helm = merged_helm(bundle, decision)
+    templating_off = bool(helm.get("disableTemplating"))
+    for name in _MANAGER_ONLY_FIELDS:
+        helm.pop(name, None)
+    values = helm.get("values") or {}
+    if values and not templating_off:
+        helm["values"] = render_values(values, template_context(bundle, cluster))
+    helm.setdefault("releaseName", bundle.metadata.name)
+    version = helm.get("version")
+    if version is not None:
+        helm["version"] = resolved.get((helm["repo"], helm["chart"], version), version)
+    return DeploymentOptions(
+        helm=HelmOptions.model_validate(helm),
+        namespace=release_namespace(bundle, decision),
+        dependsOn=[DependsOn(name=d.name) for d in bundle.spec.dependsOn],
+        keepResources=bundle.spec.keepResources,
+    )
+
+
+def plan_deployment(
+    bundle: Bundle, cluster: Cluster, options: DeploymentOptions
+) -> PlannedDeployment:
+    workspace = bundle.metadata.namespace or ""
+    return PlannedDeployment(
+        bundle=key(workspace, bundle.metadata.name),
+        cluster=key(cluster.metadata.namespace, cluster.metadata.name),
+        name=bundle_deployment_name(workspace, bundle.metadata.name),
+        namespace=cluster_namespace(workspace, cluster.metadata.name),
+        labels={
+            LABEL_BUNDLE_NAME: bundle.metadata.name,
+            LABEL_BUNDLE_NAMESPACE: workspace,
+            LABEL_CLUSTER_NAME: cluster.metadata.name,
+            LABEL_CLUSTER_NAMESPACE: cluster.metadata.namespace or "",
+        },
+        options=options,
+        deployment_id=deployment_id(options),
+    )
+
+
+def plan_bundle(
+    bundle: Bundle,
+    clusters: Sequence[Cluster],
+    groups: Sequence[ClusterGroup],
+    resolved: ResolvedVersions | None = None,
+) -> BundlePlan:
+    """Every BundleDeployment `bundle` should have, sorted by cluster, plus per-cluster errors."""
+    validate_bundle(bundle)
+    deployments: list[PlannedDeployment] = []
+    errors: list[ClusterError] = []
+    targeted: list[str] = []
+    bundle_key = key(bundle.metadata.namespace, bundle.metadata.name)
+    for cluster in sorted(clusters, key=lambda c: (c.metadata.namespace, c.metadata.name)):
+        decision = match_targets(bundle, cluster, groups)
+        if not decision.deploy:
+            continue
+        cluster_key = key(cluster.metadata.namespace, cluster.metadata.name)
+        targeted.append(cluster_key)
+        try:
+            options = render_options(bundle, cluster, decision, resolved or {})
+        except TemplateError as err:
+            errors.append(ClusterError(bundle_key, cluster_key, str(err)))
+            continue
+        deployments.append(plan_deployment(bundle, cluster, options))
+    return BundlePlan(bundle_key, tuple(deployments), tuple(errors), tuple(targeted))

@@ -1,0 +1,250 @@
+"""Status roll-ups: the Bundle, Cluster and ClusterGroup status built from deployment states.
+
+The input is one `Placement` per (bundle, targeted cluster): its BundleDeployment (None while not
+created: Pending), whether the cluster is offline, and the template error planning reported for
+it, if any. Every roll-up is deterministic (counts in state order, lists sorted worst state first,
+then by name, at most 10 entries) and returns the API models, so equal inputs give equal statuses
+and a controller can skip writes that change nothing but lastTransitionTime.
+
+Template errors: a cluster whose values failed to render is still targeted (it counts in
+desiredReady) and is reported as ErrApplied with the template message, whether or not it still runs
+an earlier BundleDeployment. The manager leaves that earlier deployment alone (the cluster keeps
+what it runs), but the cluster is not where the Bundle asks it to be, so the Bundle must not read
+Ready even when the old release is.
+
+A Bundle that targets no cluster has readyClusters "0/0", no display state, and Ready=False with
+reason NoTargets: nothing is deployed, and the Bundle says so. A Cluster with no bundles, or a
+ClusterGroup with no clusters, is simply Ready.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from bundler.api.bundle import BundleDisplay, BundleStatus
+from bundler.api.bundledeployment import BundleDeployment
+from bundler.api.cluster import (
+    AgentStatus,
+    ClusterDisplay,
+    ClusterGroupDisplay,
+    ClusterGroupStatus,
+    ClusterStatus,
+)
+from bundler.api.meta import Condition
+from bundler.api.summary import DeploymentState, NonReadyBundle, NonReadyResource, Summary
+from bundler.core.planning import BundlePlan
+from bundler.core.state import ConditionType, condition, deployment_state, state_message
+
+MAX_LISTED = 10
+REASON_NO_TARGETS = "NoTargets"
+
+_SEVERITY = {state: rank for rank, state in enumerate(DeploymentState)}
+
+_SUMMARY_FIELD = {
+    DeploymentState.ERR_APPLIED: "errApplied",
+    DeploymentState.WAIT_APPLIED: "waitApplied",
+    DeploymentState.OFFLINE: "offline",
+    DeploymentState.NOT_READY: "notReady",
+    DeploymentState.PENDING: "pending",
+    DeploymentState.OUT_OF_SYNC: "outOfSync",
+    DeploymentState.MODIFIED: "modified",
+    DeploymentState.READY: "ready",
+}
+
+# Shown when no condition explains the state.
+_DEFAULT_MESSAGE = {
+    DeploymentState.ERR_APPLIED: "the agent failed to apply the deployment",
+    DeploymentState.WAIT_APPLIED: "waiting for the agent to apply the deployment",
+    DeploymentState.OFFLINE: "the cluster's agent has not checked in recently",
+    DeploymentState.NOT_READY: "the release is not ready yet",
+    DeploymentState.PENDING: "the BundleDeployment is not created yet",
+    DeploymentState.OUT_OF_SYNC: "a newer deployment is staged, held back by the rollout strategy",
+    DeploymentState.MODIFIED: "the release was modified on the cluster",
+    DeploymentState.READY: "",
+}
+
+
+@dataclass(frozen=True)
+class Placement:
+    """One bundle targeted at one cluster, as the roll-ups see it (keys are namespace/name)."""
+
+    bundle: str
+    cluster: str
+    deployment: BundleDeployment | None
+    offline: bool = False
+    error: str | None = None
+
+    @property
+    def state(self) -> DeploymentState:
+        if self.error is not None:
+            return DeploymentState.ERR_APPLIED
+        return deployment_state(self.deployment, offline=self.offline)
+
+    @property
+    def message(self) -> str:
+        if self.error is not None:
+            return self.error
+        state = self.state
+        explained = "" if state is DeploymentState.OFFLINE else state_message(self.deployment)
+        return explained or _DEFAULT_MESSAGE[state]
+
+
+@dataclass(frozen=True)
+class _Row:
+    """One line of a roll-up: a cluster of a bundle, a bundle of a cluster, a cluster of a group."""
+
+    name: str
+    state: DeploymentState
+    message: str
+
+
+def placements_from_plan(
+    plan: BundlePlan, existing: Mapping[str, BundleDeployment], offline: Collection[str]
+) -> tuple[Placement, ...]:
+    """A placement per targeted cluster of `plan`; `existing` and `offline` are by cluster key."""
+    errors = {e.cluster: e.message for e in plan.errors}
+    return tuple(
+        Placement(plan.bundle, key, existing.get(key), key in offline, errors.get(key))
+        for key in plan.targeted
+    )
+
+
+def summarize(states: Iterable[DeploymentState]) -> Summary:
+    counts = Counter(states)
+    fields = {_SUMMARY_FIELD[state]: counts[state] for state in DeploymentState}
+    return Summary(desiredReady=sum(counts.values()), **fields)
+
+
+def worst_state(states: Iterable[DeploymentState]) -> DeploymentState | None:
+    return min(states, key=_SEVERITY.__getitem__, default=None)
+
+
+def bundle_status(
+    placements: Sequence[Placement],
+    *,
+    observed_generation: int | None,
+    resolved_version: str | None,
+    previous: Sequence[Condition],
+    now: str,
+) -> BundleStatus:
+    """The Bundle's status over its targeted clusters."""
+    rows = [_Row(p.cluster, p.state, p.message) for p in placements]
+    errors = sum(1 for p in placements if p.error is not None)
+    if rows:
+        ready = _ready_condition(rows, "clusters", _template_note(errors), previous, now)
+    else:
+        ready = condition(
+            ConditionType.READY.value,
+            False,
+            REASON_NO_TARGETS,
+            "no cluster is targeted, nothing is deployed: check spec.targets",
+            now,
+            previous,
+        )
+    return BundleStatus(
+        observedGeneration=observed_generation,
+        resolvedVersion=resolved_version,
+        summary=summarize(r.state for r in rows),
+        display=BundleDisplay(readyClusters=_ratio(rows), state=worst_state(r.state for r in rows)),
+        nonReady=[
+            NonReadyResource(cluster=r.name, state=r.state, message=r.message)
+            for r in _listed(rows)
+        ],
+        conditions=ready,
+    )
+
+
+def cluster_status(
+    placements: Sequence[Placement],
+    *,
+    namespace: str | None,
+    agent: AgentStatus | None,
+    previous: Sequence[Condition],
+    now: str,
+) -> ClusterStatus:
+    """A Cluster's status over the bundles placed on it; namespace and agent pass through."""
+    rows = [_Row(p.bundle, p.state, p.message) for p in placements]
+    return ClusterStatus(
+        namespace=namespace,
+        agent=agent,
+        summary=summarize(r.state for r in rows),
+        display=ClusterDisplay(readyBundles=_ratio(rows), state=worst_state(r.state for r in rows)),
+        nonReadyBundles=[
+            NonReadyBundle(bundle=r.name, state=r.state, message=r.message) for r in _listed(rows)
+        ],
+        conditions=_ready_condition(rows, "bundles", "", previous, now),
+    )
+
+
+def cluster_group_status(
+    clusters: Sequence[str],
+    placements: Sequence[Placement],
+    *,
+    previous: Sequence[Condition],
+    now: str,
+) -> ClusterGroupStatus:
+    """A ClusterGroup's status over its member clusters (keys) and the placements on them.
+
+    A cluster is not ready when any of its placements is not; it is listed with its worst state.
+    """
+    by_cluster: dict[str, list[Placement]] = {key: [] for key in sorted(set(clusters))}
+    for placement in placements:
+        if placement.cluster in by_cluster:
+            by_cluster[placement.cluster].append(placement)
+    on_members = [p for placed in by_cluster.values() for p in placed]
+    rows = [_cluster_row(key, placed) for key, placed in by_cluster.items()]
+    not_ready = _not_ready(rows)
+    return ClusterGroupStatus(
+        clusterCount=len(rows),
+        nonReadyClusterCount=len(not_ready),
+        nonReadyClusters=[r.name for r in not_ready[:MAX_LISTED]],
+        summary=summarize(p.state for p in on_members),
+        display=ClusterGroupDisplay(
+            readyClusters=_ratio(rows), state=worst_state(p.state for p in on_members)
+        ),
+        conditions=_ready_condition(rows, "clusters", "", previous, now),
+    )
+
+
+def _cluster_row(cluster: str, placements: Sequence[Placement]) -> _Row:
+    worst = min(placements, key=lambda p: (_SEVERITY[p.state], p.bundle), default=None)
+    if worst is None:
+        return _Row(cluster, DeploymentState.READY, "")
+    return _Row(cluster, worst.state, f"{worst.bundle}: {worst.message}")
+
+
+def _not_ready(rows: Iterable[_Row]) -> list[_Row]:
+    pending = (r for r in rows if r.state is not DeploymentState.READY)
+    return sorted(pending, key=lambda r: (_SEVERITY[r.state], r.name))
+
+
+def _listed(rows: Iterable[_Row]) -> list[_Row]:
+    return _not_ready(rows)[:MAX_LISTED]
+
+
+def _ratio(rows: Sequence[_Row]) -> str:
+    ready = sum(1 for r in rows if r.state is DeploymentState.READY)
+    return f"{ready}/{len(rows)}"
+
+
+def _template_note(errors: int) -> str:
+    return f"template errors on {errors} of them" if errors else ""
+
+
+def _ready_condition(
+    rows: Sequence[_Row], noun: str, note: str, previous: Sequence[Condition], now: str
+) -> list[Condition]:
+    """Ready=True when every row is Ready; else the worst state as reason and a counted summary."""
+    not_ready = _not_ready(rows)
+    if not not_ready:
+        message = f"all {len(rows)} {noun} ready" if rows else f"no {noun}"
+        return condition(ConditionType.READY.value, True, "Ready", message, now, previous)
+    counts = Counter(r.state for r in not_ready)
+    by_state = ", ".join(f"{s.value}({counts[s]})" for s in DeploymentState if counts[s])
+    first = not_ready[0]
+    parts = [f"{len(not_ready)} of {len(rows)} {noun} not ready: {by_state}", note]
+    parts.append(f"{first.name}: {first.message}" if first.message else "")
+    message = "; ".join(part for part in parts if part)
+    return condition(ConditionType.READY.value, False, first.state.value, message, now, previous)

@@ -1,0 +1,121 @@
+"""Targeting: which of a Bundle's targets pick a Cluster, and which target decides.
+
+A target's present criteria (clusterName, clusterSelector, clusterGroup, clusterGroupSelector) are
+AND-ed; a target with no criterion matches nothing, `clusterSelector: {}` matches every cluster.
+The two group criteria hold when one single group of the cluster satisfies both. Targets are tried
+in order: with FirstMatch the first matching target decides; with AllMatches every matching target
+contributes its overrides, in order. A deciding target with `doNotDeploy` keeps the bundle off the
+cluster (with AllMatches, any matching target with doNotDeploy does). Only clusters of the bundle's
+own workspace are ever candidates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+from bundler.api.bundle import Bundle, BundleTarget, TargetMode
+from bundler.api.cluster import Cluster, ClusterGroup
+from bundler.api.selector import LabelSelector
+from bundler.core.selectors import selector_matches
+
+
+class Criterion(StrEnum):
+    WORKSPACE = "workspace"
+    NO_CRITERIA = "no criteria"
+    CLUSTER_NAME = "clusterName"
+    CLUSTER_SELECTOR = "clusterSelector"
+    CLUSTER_GROUP = "clusterGroup"
+    CLUSTER_GROUP_SELECTOR = "clusterGroupSelector"
+
+
+@dataclass(frozen=True)
+class TargetResult:
+    """How one target fared against one cluster: matched, or the first criterion that failed."""
+
+    index: int
+    target: BundleTarget
+    failed: Criterion | None
+
+    @property
+    def matched(self) -> bool:
+        return self.failed is None
+
+    @property
+    def label(self) -> str:
+        return self.target.name or f"targets[{self.index}]"
+
+
+@dataclass(frozen=True)
+class TargetDecision:
+    """The outcome for one (bundle, cluster): the contributing targets, in order, or why not."""
+
+    results: tuple[TargetResult, ...]
+    contributing: tuple[TargetResult, ...]
+    excluded_by: TargetResult | None
+
+    @property
+    def deploy(self) -> bool:
+        return bool(self.contributing) and self.excluded_by is None
+
+
+def groups_of(cluster: Cluster, groups: Sequence[ClusterGroup]) -> tuple[ClusterGroup, ...]:
+    """The groups of the cluster's workspace whose selector picks the cluster."""
+    return tuple(
+        g
+        for g in groups
+        if g.metadata.namespace == cluster.metadata.namespace
+        and selector_matches(g.spec.selector, cluster.metadata.labels)
+    )
+
+
+def evaluate_target(
+    index: int, target: BundleTarget, cluster: Cluster, cluster_groups: Sequence[ClusterGroup]
+) -> TargetResult:
+    return TargetResult(index, target, _first_failed(target, cluster, cluster_groups))
+
+
+def _first_failed(
+    target: BundleTarget, cluster: Cluster, cluster_groups: Sequence[ClusterGroup]
+) -> Criterion | None:
+    has_group_criteria = target.clusterGroup is not None or target.clusterGroupSelector is not None
+    if target.clusterName is None and target.clusterSelector is None and not has_group_criteria:
+        return Criterion.NO_CRITERIA
+    if target.clusterName is not None and target.clusterName != cluster.metadata.name:
+        return Criterion.CLUSTER_NAME
+    if target.clusterSelector is not None and not selector_matches(
+        target.clusterSelector, cluster.metadata.labels
+    ):
+        return Criterion.CLUSTER_SELECTOR
+    if has_group_criteria:
+        return _group_failure(target.clusterGroup, target.clusterGroupSelector, cluster_groups)
+    return None
+
+
+def _group_failure(
+    name: str | None, selector: LabelSelector | None, cluster_groups: Sequence[ClusterGroup]
+) -> Criterion | None:
+    named = [g for g in cluster_groups if name is None or g.metadata.name == name]
+    if not named:
+        return Criterion.CLUSTER_GROUP
+    if selector is None or any(selector_matches(selector, g.metadata.labels) for g in named):
+        return None
+    return Criterion.CLUSTER_GROUP_SELECTOR
+
+
+def match_targets(
+    bundle: Bundle, cluster: Cluster, groups: Sequence[ClusterGroup]
+) -> TargetDecision:
+    """Decide whether and through which targets `bundle` deploys to `cluster`."""
+    if cluster.metadata.namespace != bundle.metadata.namespace:
+        return TargetDecision((), (), None)
+    cluster_groups = groups_of(cluster, groups)
+    results = tuple(
+        evaluate_target(i, t, cluster, cluster_groups) for i, t in enumerate(bundle.spec.targets)
+    )
+    matched = [r for r in results if r.matched]
+    if bundle.spec.targetMode is TargetMode.FIRST_MATCH:
+        matched = matched[:1]
+    excluded_by = next((r for r in matched if r.target.doNotDeploy), None)
+    return TargetDecision(results, tuple(matched), excluded_by)

@@ -1,0 +1,231 @@
+"""Rendering a Bundle's values for one cluster (design §2).
+
+Every string in the values tree, map keys included, is rendered on its own with the Jinja
+sandbox of :mod:`bundler.core.templating_env` (compiled by
+:mod:`bundler.core.templating_compile`): ``${ expr }`` for expressions, ``${% %}`` for
+statements, ``${# #}`` for comments, and ``$${`` for a literal ``${``. A string that is
+exactly one ``${ expr }`` keeps the expression's native type; any other string stays a
+string. Rendered text is never parsed again, so a cluster label cannot inject structure.
+Keys always render to strings. ``$${`` is an escape in the text of a string; inside an
+expression a string literal ``"${"`` is already literal and needs no escape.
+
+One call renders one cluster and shares nothing mutable with any other call: a failure is a
+:class:`~bundler.errors.TemplateError` naming the bundle, the cluster, the path in the
+values and the cause, and is confined to that cluster. The result is a fresh tree that
+never aliases the input or the context. What one cluster's values render to is capped
+(:data:`DEFAULT_RENDER_LIMIT_BYTES`), and so is the work a template may do.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from jinja2 import TemplateSyntaxError, UndefinedError
+from jinja2.exceptions import SecurityError
+
+from bundler.core.templating_budget import (
+    DEFAULT_STEP_LIMIT,
+    MAX_NESTING,
+    RenderBudget,
+    RenderLimitError,
+    text_size,
+)
+from bundler.core.templating_compile import RESULT, compile_template
+from bundler.core.templating_convert import NotAValueError, preview, to_plain, to_text
+from bundler.core.templating_guards import BUDGET_VARIABLE
+from bundler.errors import TemplateError
+
+DEFAULT_RENDER_LIMIT_BYTES = 1 << 20
+
+_TEMPLATE_MARK = "${"
+# `$${` is written as an expression that prints `${`, so it works in text and statements alike
+_LITERAL_OPENER = ("$${", '${ "${" }')
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+_MISSING_NAME_HELP = (
+    'use `| default(...)` for optional values (`${ cluster.labels.tier | default("bronze") }`);'
+    " if this `${` is meant for the application, write `$${` to get a literal `${`, or set"
+    " spec.helm.disableTemplating: true to pass this bundle's values verbatim"
+)
+
+_Path = tuple[str | int, ...]
+
+
+@dataclass(frozen=True)
+class TemplateContext:
+    """What a template sees of the cluster and the bundle it is rendered for."""
+
+    cluster_name: str
+    cluster_namespace: str
+    cluster_labels: Mapping[str, str]
+    cluster_annotations: Mapping[str, str]
+    cluster_values: Mapping[str, Any]
+    bundle_name: str
+    bundle_namespace: str
+
+
+def render_values(
+    values: Mapping[str, Any],
+    context: TemplateContext,
+    *,
+    limit_bytes: int = DEFAULT_RENDER_LIMIT_BYTES,
+    step_limit: int = DEFAULT_STEP_LIMIT,
+) -> dict[str, Any]:
+    """Render every string and key of a values tree for one cluster. Raises TemplateError.
+
+    ``limit_bytes`` caps the rendered tree (a rough JSON size) and anything a template builds
+    on the way; ``step_limit`` caps loop iterations plus calls.
+    """
+    render = _ClusterRender(context, RenderBudget(limit_bytes, step_limit))
+    return render.mapping(values, ())
+
+
+class _ClusterRender:
+    """One render of one values tree for one cluster."""
+
+    def __init__(self, context: TemplateContext, budget: RenderBudget) -> None:
+        self._context = context
+        self._budget = budget
+
+    @functools.cached_property
+    def _variables(self) -> dict[str, Any]:
+        # built on the first template only: most strings have none
+        return _template_variables(self._context, self._budget)
+
+    def mapping(self, node: Mapping[Any, Any], path: _Path) -> dict[Any, Any]:
+        self._check_depth(path)
+        self._charge(2, path)
+        rendered: dict[Any, Any] = {}
+        for key, child in node.items():
+            name = self._key(key, path) if isinstance(key, str) else copy.deepcopy(key)
+            if name in rendered:
+                message = f"the key renders to {name!r}, which this map already has"
+                raise self._error(path, key, message)
+            rendered[name] = self.tree(child, (*path, key if isinstance(key, str) else str(key)))
+        return rendered
+
+    def tree(self, node: Any, path: _Path) -> Any:
+        if isinstance(node, str):
+            return self._string(node, path)
+        if isinstance(node, Mapping):
+            return self.mapping(node, path)
+        if isinstance(node, list | tuple):
+            self._check_depth(path)
+            self._charge(2, path)
+            return [self.tree(item, (*path, index)) for index, item in enumerate(node)]
+        self._charge(self._budget.size_of(node) + 1, path)
+        return copy.deepcopy(node)  # scalars come back as they are; anything else is copied
+
+    def _string(self, source: str, path: _Path) -> Any:
+        if _TEMPLATE_MARK not in source:
+            self._charge(text_size(source) + 3, path)
+            return source
+        try:
+            return self._render(source)
+        except Exception as error:  # whatever a template does wrong is this cluster's error
+            raise self._error(path, None, _describe(error)) from error
+
+    def _key(self, source: str, path: _Path) -> str:
+        if _TEMPLATE_MARK not in source:
+            self._charge(text_size(source) + 3, path)
+            return source
+        try:
+            value = self._render(source)
+            return value if isinstance(value, str) else to_text(value, self._budget)
+        except Exception as error:
+            raise self._error(path, source, _describe(error)) from error
+
+    def _render(self, source: str) -> Any:
+        compiled = compile_template(source.replace(*_LITERAL_OPENER))
+        if compiled.native:
+            module = compiled.template.make_module(self._variables)
+            value = to_plain(getattr(module, RESULT), self._budget)
+            self._budget.charge(self._budget.size_of(value) + 1, "the expression")
+            return value
+        pieces: list[str] = []
+        size = 3
+        for piece in compiled.template.generate(self._variables):
+            size += text_size(piece)
+            self._budget.require_room(size, "the rendered text")
+            pieces.append(piece)
+        self._budget.charge(size, "the rendered text")
+        return "".join(pieces)
+
+    def _charge(self, size: int, path: _Path) -> None:
+        try:
+            self._budget.charge(size, "the values")
+        except RenderLimitError as error:
+            raise self._error(path, None, str(error)) from error
+
+    def _check_depth(self, path: _Path) -> None:
+        if len(path) >= MAX_NESTING:
+            raise self._error(path, None, f"values nested more than {MAX_NESTING} levels deep")
+
+    def _error(self, path: _Path, key: str | None, message: str) -> TemplateError:
+        c = self._context
+        field = format_path(path)
+        if key is not None:
+            field += f" (map key {preview(key)!r})"
+        return TemplateError(
+            message,
+            obj=(
+                f"Bundle {c.bundle_namespace}/{c.bundle_name}"
+                f" for Cluster {c.cluster_namespace}/{c.cluster_name}"
+            ),
+            field=field,
+        )
+
+
+def format_path(path: _Path) -> str:
+    """``values.ingress.hosts[0]``, with keys that are not identifiers quoted."""
+    text = "values"
+    for part in path:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        elif _IDENTIFIER.fullmatch(part):
+            text += f".{part}"
+        else:
+            text += f"[{json.dumps(part, ensure_ascii=False)}]"
+    return text
+
+
+def _template_variables(context: TemplateContext, budget: RenderBudget) -> dict[str, Any]:
+    labels = dict(context.cluster_labels)
+    annotations = dict(context.cluster_annotations)
+    values = dict(context.cluster_values)
+    return {
+        "cluster": {
+            "name": context.cluster_name,
+            "namespace": context.cluster_namespace,
+            "labels": labels,
+            "annotations": annotations,
+            "values": values,
+        },
+        "bundle": {"name": context.bundle_name, "namespace": context.bundle_namespace},
+        # Fleet's spellings
+        "ClusterName": context.cluster_name,
+        "ClusterNamespace": context.cluster_namespace,
+        "ClusterLabels": labels,
+        "ClusterAnnotations": annotations,
+        "ClusterValues": values,
+        BUDGET_VARIABLE: budget,
+    }
+
+
+def _describe(error: Exception) -> str:
+    if isinstance(error, UndefinedError):
+        return f"{error.message}; {_MISSING_NAME_HELP}"
+    if isinstance(error, SecurityError):
+        return f"not allowed in the template sandbox: {error.message}"
+    if isinstance(error, TemplateSyntaxError):
+        return f"invalid template: {error.message} (line {error.lineno})"
+    if isinstance(error, RecursionError):
+        return "the template nests too deeply"
+    if isinstance(error, RenderLimitError | NotAValueError):
+        return str(error)
+    return f"{type(error).__name__}: {error}"

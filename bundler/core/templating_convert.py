@@ -1,0 +1,76 @@
+"""Turning what a template expression evaluates to into values and text.
+
+A whole-string expression keeps its native type but is copied into plain data (dict, list,
+str, int, float, bool, None), so rendered values never alias the cluster's context and never
+carry template objects. In mixed text a string is written as itself and anything else as
+JSON (``true``, ``null``, ``[1, 2]``), the spelling YAML and Helm users expect; Python's
+``True``/``None`` would leak the implementation.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import ItemsView, Iterator, KeysView, Mapping, ValuesView
+from typing import Any
+
+from jinja2 import Undefined
+
+from bundler.core.templating_budget import RenderBudget
+
+_SCALARS = (bool, int, float, type(None))
+
+
+class NotAValueError(Exception):
+    """An expression evaluated to something that is not a value (a function, a namespace)."""
+
+    def __init__(self, value: object) -> None:
+        super().__init__(
+            f"the expression evaluates to a {type(value).__name__!r}, which is not a string,"
+            " number, bool, null, list or map"
+        )
+
+
+def to_plain(value: Any, budget: RenderBudget) -> Any:
+    """A fresh plain-data copy of ``value``, refused if it is larger than the budget allows."""
+    budget.allow(budget.size_of(value), "the expression")
+    return _copy(value, budget)
+
+
+def to_text(value: Any, budget: RenderBudget) -> str:
+    """``value`` as it is written into mixed text: strings as-is, anything else as JSON."""
+    if isinstance(value, str):
+        return str.__str__(value)  # drops a Markup subclass: we never escape
+    if isinstance(value, Undefined):
+        return str(value)  # a missing name raises; `${ x if c }` with c false writes nothing
+    return json.dumps(to_plain(value, budget), ensure_ascii=False)
+
+
+def preview(text: str, width: int = 60) -> str:
+    """``text`` shortened for an error message."""
+    return text if len(text) <= width else f"{text[: width - 3]}..."
+
+
+def _copy(value: Any, budget: RenderBudget) -> Any:
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, _SCALARS):
+        return value
+    if isinstance(value, Undefined):
+        str(value)  # a missing name raises; `${ x if c }` with c false is null
+        return None
+    if isinstance(value, Mapping):
+        return {_key(key, budget): _copy(item, budget) for key, item in value.items()}
+    if isinstance(value, list | tuple | range):
+        return [_copy(item, budget) for item in value]
+    if isinstance(value, Iterator | KeysView | ValuesView | ItemsView):
+        # a lazy result (map, select, dict views): expand it under the budget, then copy
+        return to_plain(list(budget.metered(value, "a list")), budget)
+    raise NotAValueError(value)
+
+
+def _key(key: Any, budget: RenderBudget) -> str:
+    if isinstance(key, str):
+        return str.__str__(key)
+    if isinstance(key, _SCALARS):
+        return to_text(key, budget)  # as JSON would: 1 -> "1", True -> "true"
+    raise NotAValueError(key)

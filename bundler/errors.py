@@ -1,0 +1,37 @@
+"""The error tree every layer raises and the CLI and controllers translate at the boundary.
+
+BundlerError
+├── InvalidInputError   the user's input is wrong; retrying will not help (CLI exit 2, Ready=False)
+├── TemplateError       values of one bundle failed to render for one cluster (confined to it)
+└── TransientError      the world is not ready or not reachable; retry with backoff
+
+Messages name the object, the field and the cause, and never carry secret values.
+"""
+
+from __future__ import annotations
+
+
+class BundlerError(Exception):
+    """Base of every error bundler raises on purpose."""
+
+    def __init__(self, message: str, *, obj: str | None = None, field: str | None = None) -> None:
+        self.message = message
+        self.obj = obj
+        self.field = field
+        super().__init__(self.__str__())
+
+    def __str__(self) -> str:
+        parts = [p for p in (self.obj, self.field) if p]
+        return ": ".join([*parts, self.message])
+
+
+class InvalidInputError(BundlerError):
+    """Input that can never succeed as written: bad YAML, unknown fields, bad selectors."""
+
+
+class TemplateError(BundlerError):
+    """A values template failed for one bundle on one cluster."""
+
+
+class TransientError(BundlerError):
+    """Something outside bundler failed in a way that may heal: retry with backoff."""

@@ -1,0 +1,1 @@
+"""Helm charts in OCI registries: packaging, push, pull, tag listing."""

@@ -1,0 +1,107 @@
+"""Helm's OCI layout for charts: the media types, the manifest bundler writes, the check on reads.
+
+A chart artifact is an OCI image manifest whose config blob is the Chart.yaml metadata as JSON
+(`application/vnd.cncf.helm.config.v1+json`) and whose chart layer is the `.tgz`
+(`application/vnd.cncf.helm.chart.content.v1.tar+gzip`). Helm puts no title annotation on that
+layer, so readers select it by media type. The manifest carries Helm's descriptive annotations
+except `org.opencontainers.image.created`, whose clock value would break identical digests.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from bundler.errors import InvalidInputError
+from bundler.oci.chart import ChartMetadata
+
+MANIFEST_MEDIA_TYPE = "application/vnd.oci.image.manifest.v1+json"
+# Asked for on reads too, so that an image or an index is reported as "not a chart", not "missing".
+ACCEPTED_MANIFEST_MEDIA_TYPES = (
+    MANIFEST_MEDIA_TYPE,
+    "application/vnd.oci.image.index.v1+json",
+    "application/vnd.docker.distribution.manifest.v2+json",
+    "application/vnd.docker.distribution.manifest.list.v2+json",
+)
+CONFIG_MEDIA_TYPE = "application/vnd.cncf.helm.config.v1+json"
+CHART_LAYER_MEDIA_TYPE = "application/vnd.cncf.helm.chart.content.v1.tar+gzip"
+# Charts pushed by Helm 3.0-3.6 used this layer type; Helm still reads them.
+LEGACY_CHART_LAYER_MEDIA_TYPE = "application/tar+gzip"
+CHART_LAYER_MEDIA_TYPES = (CHART_LAYER_MEDIA_TYPE, LEGACY_CHART_LAYER_MEDIA_TYPE)
+
+ANNOTATION_TITLE = "org.opencontainers.image.title"
+ANNOTATION_VERSION = "org.opencontainers.image.version"
+ANNOTATION_DESCRIPTION = "org.opencontainers.image.description"
+
+
+@dataclass(frozen=True)
+class Descriptor:
+    """An OCI content descriptor: what a blob is, its digest and its size."""
+
+    media_type: str
+    digest: str
+    size: int
+
+    @classmethod
+    def of(cls, media_type: str, data: bytes) -> Descriptor:
+        return cls(media_type, f"sha256:{hashlib.sha256(data).hexdigest()}", len(data))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"mediaType": self.media_type, "digest": self.digest, "size": self.size}
+
+    def matches(self, data: bytes) -> bool:
+        """Whether `data` is the blob this descriptor names (size and sha256)."""
+        return len(data) == self.size and Descriptor.of(self.media_type, data) == self
+
+
+def chart_manifest(
+    metadata: ChartMetadata, config: Descriptor, layer: Descriptor
+) -> dict[str, Any]:
+    """The image manifest of one chart, built only from content (so it is deterministic)."""
+    annotations = {ANNOTATION_TITLE: metadata.name, ANNOTATION_VERSION: metadata.version}
+    if metadata.description:
+        annotations[ANNOTATION_DESCRIPTION] = metadata.description
+    return {
+        "schemaVersion": 2,
+        "mediaType": MANIFEST_MEDIA_TYPE,
+        "config": config.to_json(),
+        "layers": [layer.to_json()],
+        "annotations": annotations,
+    }
+
+
+def _descriptor(raw: Any) -> Descriptor | None:
+    if not isinstance(raw, Mapping):
+        return None
+    media_type, digest, size = raw.get("mediaType"), raw.get("digest"), raw.get("size")
+    if isinstance(media_type, str) and isinstance(digest, str) and isinstance(size, int):
+        return Descriptor(media_type, digest, size)
+    return None
+
+
+def chart_layer(manifest: Any, *, reference: str) -> Descriptor:
+    """The chart layer of a manifest; InvalidInputError when the artifact is not a Helm chart."""
+    config = _descriptor(manifest.get("config")) if isinstance(manifest, Mapping) else None
+    if config is None:
+        kind = manifest.get("mediaType") if isinstance(manifest, Mapping) else None
+        raise InvalidInputError(
+            f"not a Helm chart: the manifest ({kind or 'unknown media type'}) has no config",
+            obj=reference,
+        )
+    if config.media_type != CONFIG_MEDIA_TYPE:
+        raise InvalidInputError(
+            f"not a Helm chart: config media type is {config.media_type}, "
+            f"expected {CONFIG_MEDIA_TYPE}",
+            obj=reference,
+        )
+    layers = [_descriptor(raw) for raw in manifest.get("layers") or []]
+    charts = [d for d in layers if d is not None and d.media_type in CHART_LAYER_MEDIA_TYPES]
+    if len(charts) != 1:
+        raise InvalidInputError(
+            f"not a Helm chart: expected one layer of type {CHART_LAYER_MEDIA_TYPE}, "
+            f"found {len(charts)}",
+            obj=reference,
+        )
+    return charts[0]

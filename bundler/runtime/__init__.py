@@ -1,0 +1,1 @@
+"""Work queue, informer caches, reconcile loop, leader election and clock: no domain knowledge."""

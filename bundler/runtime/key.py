@@ -1,0 +1,23 @@
+"""The key of one object, `namespace/name`: what work queues hold and reconcilers receive."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bundler.store.protocol import Obj
+
+
+@dataclass(frozen=True, order=True)
+class Key:
+    """`namespace` is "" for cluster-scoped objects."""
+
+    namespace: str
+    name: str
+
+    @classmethod
+    def of(cls, obj: Obj) -> Key:
+        meta = obj.get("metadata", {})
+        return cls(meta.get("namespace") or "", meta["name"])
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.name}" if self.namespace else self.name

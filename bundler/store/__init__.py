@@ -1,0 +1,1 @@
+"""The store protocol controllers use, and its in-memory backend with Kubernetes semantics."""

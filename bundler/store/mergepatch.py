@@ -1,0 +1,36 @@
+"""JSON merge patch (RFC 7386) and copying of JSON-shaped values.
+
+Both work on plain JSON values (dicts, lists, strings, numbers, booleans, None) and never mutate
+their inputs, so the store can share what it holds with callers only through copies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+
+def json_copy(value: Any) -> Any:
+    """A deep copy of a JSON value; much cheaper than `copy.deepcopy` for this shape of data."""
+    if isinstance(value, Mapping):
+        return {key: json_copy(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_copy(item) for item in value]
+    return value
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """Apply `patch` to `target` per RFC 7386 and return the result as a new value.
+
+    A mapping in the patch merges key by key, `None` removes a key, anything else (lists included)
+    replaces the target's value wholesale.
+    """
+    if not isinstance(patch, Mapping):
+        return json_copy(patch)
+    result: dict[str, Any] = json_copy(target) if isinstance(target, Mapping) else {}
+    for key, item in patch.items():
+        if item is None:
+            result.pop(key, None)
+        else:
+            result[key] = merge_patch(result.get(key), item)
+    return result

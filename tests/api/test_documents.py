@@ -1,0 +1,86 @@
+from __future__ import annotations
+
+import pytest
+
+from bundler.api.bundle import Bundle
+from bundler.api.documents import parse_object, split_documents
+from bundler.errors import InvalidInputError
+
+HEAD = "apiVersion: bundler.dev/v1alpha1\nkind: Bundle\nmetadata: {name: b}\n"
+
+CASES = [
+    ("bad-yaml", "a: [1", "f.yaml:0", None, "malformed YAML"),
+    (
+        "bad-yaml-second-doc",
+        HEAD + "spec: {helm: {chart: c}}\n---\na: [",
+        "f.yaml:1",
+        None,
+        "malformed YAML",
+    ),
+    ("not-a-mapping", "- 1\n- 2", "f.yaml:0", None, "expected a mapping"),
+    (
+        "unknown-field",
+        HEAD + "spec: {helm: {chart: c, chrt: x}}",
+        "f.yaml:0",
+        "spec.helm.chrt",
+        "unknown field",
+    ),
+    ("missing-spec", HEAD, "f.yaml:0", "spec", "required field is missing"),
+    (
+        "bad-operator",
+        HEAD + "spec: {helm: {}, targets: [{clusterSelector: {matchExpressions: "
+        "[{key: a, operator: Has}]}}]}",
+        "f.yaml:0",
+        "spec.targets[0].clusterSelector.matchExpressions[0].operator",
+        "Input should be",
+    ),
+    (
+        "wrong-kind",
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}",
+        "f.yaml:0",
+        "kind",
+        "unsupported kind 'Pod'",
+    ),
+    (
+        "wrong-api-version",
+        "apiVersion: fleet.cattle.io/v1alpha1\nkind: Bundle\nmetadata: {name: p}",
+        "f.yaml:0",
+        "apiVersion",
+        "unsupported apiVersion",
+    ),
+    (
+        "bad-percent",
+        HEAD + "spec: {helm: {}, rolloutStrategy: {maxUnavailable: 10x}}",
+        "f.yaml:0",
+        "spec.rolloutStrategy.maxUnavailable",
+        "",
+    ),
+    (
+        "bad-duration",
+        HEAD + "spec: {helm: {timeout: 5 minutes}}",
+        "f.yaml:0",
+        "spec.helm.timeout",
+        "pattern",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "field", "message"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+)
+def test_invalid_documents_name_document_and_field(
+    text: str, where: str, field: str | None, message: str
+) -> None:
+    with pytest.raises(InvalidInputError) as err:
+        for doc in split_documents(text, "f.yaml"):
+            parse_object(doc)
+    assert err.value.obj == where
+    assert err.value.field == field
+    assert message in err.value.message
+
+
+def test_namespace_defaults_to_default_and_empty_documents_are_skipped() -> None:
+    docs = split_documents("---\n---\n" + HEAD + "spec: {helm: {chart: c}}\n", "f.yaml")
+    assert [d.index for d in docs] == [1]
+    obj = parse_object(docs[0])
+    assert isinstance(obj, Bundle) and obj.metadata.namespace == "default"

@@ -1,0 +1,244 @@
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from bundler.cli import main
+from tests.schemas import validate
+
+ROOT = Path(__file__).parents[2]
+EXAMPLES = ROOT / "examples"
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def render_json(capsys: pytest.CaptureFixture[str], *paths: Path) -> list[dict[str, Any]]:
+    args = [a for p in paths for a in ("-f", str(p))]
+    code, out, err = run(capsys, "render", *args, "--flux", "-o", "json")
+    assert code == 0, err
+    items: list[dict[str, Any]] = json.loads(out)["items"]
+    return items
+
+
+@pytest.mark.parametrize("example", ["podinfo", "calico", "oci"], ids=["podinfo", "calico", "oci"])
+def test_every_example_renders_and_flux_objects_validate(
+    capsys: pytest.CaptureFixture[str], example: str
+) -> None:
+    paths = [EXAMPLES / example] + ([EXAMPLES / "podinfo"] if example == "oci" else [])
+    items = render_json(capsys, *paths)
+    kinds = {i["kind"] for i in items}
+    assert "BundleDeployment" in kinds and "HelmRelease" in kinds
+    for item in items:
+        if item["kind"] != "BundleDeployment":
+            validate(item)
+            assert item["metadata"]["annotations"]["bundler.dev/cluster"]
+
+
+def _values_by_cluster(items: list[dict[str, Any]], bundle: str) -> dict[str, dict[str, Any]]:
+    return {
+        i["metadata"]["labels"]["bundler.dev/cluster-name"]: i["spec"]["options"]["helm"]["values"]
+        for i in items
+        if i["kind"] == "BundleDeployment"
+        and i["metadata"]["labels"]["bundler.dev/bundle-name"] == bundle
+    }
+
+
+def test_podinfo_values_per_environment_and_templated_from_labels(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    values = _values_by_cluster(render_json(capsys, EXAMPLES / "podinfo"), "podinfo")
+    assert sorted(values) == ["dev-1", "prod-eu-1", "prod-us-1", "staging-1", "staging-2"]
+    assert values["prod-eu-1"]["replicaCount"] == 3
+    assert values["staging-2"]["replicaCount"] == 2
+    assert values["dev-1"]["replicaCount"] == 1
+    assert values["prod-eu-1"]["ui"]["message"] == "podinfo on prod-eu-1 in eu-west"
+    assert values["prod-eu-1"]["podAnnotations"]["example.com/tier"] == "gold"
+    assert values["staging-1"]["podAnnotations"]["example.com/tier"] == "bronze"
+
+
+def test_calico_ip_pools_follow_each_clusters_pod_cidrs(capsys: pytest.CaptureFixture[str]) -> None:
+    items = render_json(capsys, EXAMPLES / "calico")
+    values = _values_by_cluster(items, "calico")
+    pools = {
+        c: [p["cidr"] for p in v["installation"]["calicoNetwork"]["ipPools"]]
+        for c, v in values.items()
+    }
+    assert pools == {
+        "capi-eu-1": ["192.168.0.0/16"],
+        "capi-us-1": ["10.244.0.0/16", "10.245.0.0/16"],
+    }
+    releases = [i for i in items if i["kind"] == "HelmRelease"]
+    assert {r["spec"]["kubeConfig"]["secretRef"]["name"] for r in releases} == {
+        "capi-eu-1-kubeconfig",
+        "capi-us-1-kubeconfig",
+    }
+
+
+def test_output_is_sorted_by_bundle_then_cluster(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "render", "-f", str(EXAMPLES))
+    assert code == 0
+    docs = [d for d in yaml.safe_load_all(out) if d]
+    keys = [
+        (
+            d["metadata"]["labels"]["bundler.dev/bundle-namespace"],
+            d["metadata"]["labels"]["bundler.dev/bundle-name"],
+            d["metadata"]["labels"]["bundler.dev/cluster-name"],
+        )
+        for d in docs
+    ]
+    assert keys == sorted(keys)
+    assert len(docs) == 5 + 2 + 2
+
+
+CLUSTERS = """
+apiVersion: bundler.dev/v1alpha1
+kind: Cluster
+metadata: {name: a, namespace: ws, labels: {tier: gold}}
+---
+apiVersion: bundler.dev/v1alpha1
+kind: Cluster
+metadata: {name: b, namespace: ws}
+"""
+
+BUNDLE = """
+apiVersion: bundler.dev/v1alpha1
+kind: Bundle
+metadata: {name: app, namespace: ws}
+spec:
+  helm:
+    repo: https://charts.example.com
+    chart: app
+    version: 1.0.0
+    values: {tier: "${ cluster.labels.tier }"}
+  targets: [{clusterSelector: {}}]
+"""
+
+
+def test_template_error_on_one_cluster_exits_1_and_others_still_print(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "in.yaml").write_text(CLUSTERS + "---" + BUNDLE)
+    code, out, err = run(capsys, "render", "-f", str(tmp_path))
+    assert code == 1
+    docs = [d for d in yaml.safe_load_all(out) if d]
+    assert [d["metadata"]["labels"]["bundler.dev/cluster-name"] for d in docs] == ["a"]
+    assert "ws/app" in err and "ws/b" in err and "values.tier" in err and "tier" in err
+    assert "Traceback" not in err
+
+
+BAD_INPUTS = [
+    ("bad-yaml", "kind: Bundle\nmetadata: {name: [x", "in.yaml:0: malformed YAML"),
+    (
+        "unknown-field",
+        BUNDLE.replace("chart: app", "chart: app\n    colour: blue"),
+        "in.yaml:0: spec.helm.colour: unknown field",
+    ),
+    (
+        "bad-selector-operator",
+        BUNDLE.replace(
+            "{clusterSelector: {}}",
+            "{clusterSelector: {matchExpressions: [{key: a, operator: Like}]}}",
+        ),
+        "in.yaml:0: spec.targets[0].clusterSelector.matchExpressions[0].operator:",
+    ),
+    (
+        "invalid-selector-values",
+        BUNDLE.replace(
+            "{clusterSelector: {}}",
+            "{clusterSelector: {matchExpressions: [{key: a, operator: In}]}}",
+        ),
+        "in.yaml:0: spec.targets[0].clusterSelector.matchExpressions[0].values:",
+    ),
+    (
+        "wrong-kind",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}",
+        "in.yaml:0: kind: unsupported kind 'ConfigMap'",
+    ),
+    (
+        "duplicate",
+        BUNDLE + "---" + BUNDLE,
+        "in.yaml:1: metadata.name: Bundle ws/app is also defined at",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"), [c[1:] for c in BAD_INPUTS], ids=[c[0] for c in BAD_INPUTS]
+)
+def test_invalid_input_exits_2_with_file_doc_field_message(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, text: str, message: str
+) -> None:
+    (tmp_path / "in.yaml").write_text(text)
+    code, out, err = run(capsys, "render", "-f", str(tmp_path / "in.yaml"))
+    assert code == 2
+    assert out == ""
+    assert message.replace("in.yaml", str(tmp_path / "in.yaml")) in err
+    assert "Traceback" not in err
+
+
+def test_missing_path_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, err = run(capsys, "render", "-f", str(tmp_path / "nope"))
+    assert code == 2 and "no such file or directory" in err
+
+
+def test_explain_names_the_deciding_target_and_failed_criteria(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = run(
+        capsys,
+        "explain",
+        "-f",
+        str(EXAMPLES / "podinfo"),
+        "--bundle",
+        "fleet-default/podinfo",
+        "--cluster",
+        "fleet-default/staging-1",
+    )
+    assert code == 0
+    assert "deployed by staging" in out
+    assert "prod: does not match (clusterSelector)" in out
+    assert "replicaCount: 2" in out
+
+
+def test_explain_unknown_bundle_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(
+        capsys,
+        "explain",
+        "-f",
+        str(EXAMPLES / "podinfo"),
+        "--bundle",
+        "x/y",
+        "--cluster",
+        "fleet-default/dev-1",
+    )
+    assert code == 2 and "--bundle" in err
+
+
+def test_crds_command_matches_crds_dir(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "crds")
+    assert code == 0
+    printed = [d for d in yaml.safe_load_all(out) if d]
+    on_disk = [yaml.safe_load(p.read_text()) for p in sorted((ROOT / "crds").glob("*.yaml"))]
+    assert sorted(printed, key=str) == sorted(on_disk, key=str)
+
+
+def test_python_dash_m_bundler_behaves_like_bundler() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "bundler", "render", "-f", str(EXAMPLES / "podinfo")],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "kind: BundleDeployment" in proc.stdout

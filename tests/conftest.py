@@ -1,0 +1,7 @@
+"""Fixtures shared by every test directory: the real OCI registry (docker-registry on 127.0.0.1)."""
+
+from tests.registry_fixtures import (  # noqa: F401
+    oci_registry,
+    oci_registry_basic_auth,
+    oci_registry_tls,
+)

@@ -1,0 +1,112 @@
+"""OCI test fixtures: real registries, an isolated Docker config, charts on disk, the CLI."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import re
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from bundler.errors import BundlerError, InvalidInputError
+from tests.registry_fixtures import oci_registry, oci_registry_basic_auth, oci_registry_tls
+
+__all__ = ["oci_registry", "oci_registry_basic_auth", "oci_registry_tls"]
+
+TEMPLATE = """apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ .Release.Name }}-config
+data:
+  greeting: {{ .Values.greeting | quote }}
+"""
+
+
+@pytest.fixture(autouse=True)
+def docker_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets an empty Docker config directory: the user's ~/.docker is never read."""
+    directory = tmp_path / "docker-config"
+    directory.mkdir()
+    monkeypatch.setenv("DOCKER_CONFIG", str(directory))
+    return directory / "config.json"
+
+
+MakeChart = Callable[..., Path]
+
+
+@pytest.fixture
+def make_chart(tmp_path: Path) -> MakeChart:
+    """Write a small chart directory; `files` adds or replaces files (relative path -> text)."""
+
+    def make(
+        name: str = "demo",
+        version: str = "1.0.0",
+        *,
+        files: Mapping[str, str] | None = None,
+        parent: Path | None = None,
+    ) -> Path:
+        root = (parent or tmp_path / "charts") / name
+        contents = {
+            "Chart.yaml": f"apiVersion: v2\nname: {name}\nversion: {version}\n"
+            "description: a test chart\n",
+            "values.yaml": "greeting: hello\n",
+            "templates/configmap.yaml": TEMPLATE,
+            **(files or {}),
+        }
+        for relative, text in contents.items():
+            path = root / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+        return root
+
+    return make
+
+
+@dataclass(frozen=True)
+class CliResult:
+    code: int
+    stdout: str
+    stderr: str
+
+
+RunCli = Callable[..., CliResult]
+
+
+def _parser() -> argparse.ArgumentParser:
+    # Imported here so the library tests do not depend on every command module importing cleanly.
+    from bundler.commands import chart as chart_command
+
+    parser = argparse.ArgumentParser(prog="bundler")
+    chart_command.register(parser.add_subparsers(dest="command", required=True))
+    return parser
+
+
+@pytest.fixture
+def run_cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> RunCli:
+    """Run `bundler chart ...` in-process, translating errors to exit codes as bundler.cli does."""
+
+    def run(*argv: str, stdin: str = "") -> CliResult:
+        monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+        args = _parser().parse_args(["chart", *argv])
+        try:
+            code = args.run(args)
+        except InvalidInputError as err:
+            print(f"error: {err}", file=sys.stderr)
+            code = 2
+        except BundlerError as err:
+            print(f"error: {err}", file=sys.stderr)
+            code = 1
+        captured = capsys.readouterr()
+        return CliResult(code, captured.out, captured.err)
+
+    return run
+
+
+@pytest.fixture
+def repo_path(request: pytest.FixtureRequest) -> Iterator[str]:
+    """A repository path unique to the test, so tests sharing a registry never collide."""
+    yield "t/" + re.sub(r"[^a-z0-9]+", "-", request.node.name.lower()).strip("-")

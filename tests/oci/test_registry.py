@@ -1,0 +1,367 @@
+"""Push, pull and list charts against a real registry (docker-registry on 127.0.0.1)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import socket
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urljoin
+
+import pytest
+import requests
+
+from bundler.errors import TransientError
+from bundler.oci import layout, package, registry
+from bundler.oci.reference import parse_repository
+from bundler.oci.repository import list_chart_versions
+from tests.oci.conftest import MakeChart, RunCli
+from tests.registry_fixtures import LocalRegistry
+
+PLAIN = "--plain-http"
+
+
+def _manifest(reg: LocalRegistry, repository: str, tag: str) -> requests.Response:
+    response = requests.get(
+        f"{reg.base_url}/v2/{repository}/manifests/{tag}",
+        headers={"Accept": layout.MANIFEST_MEDIA_TYPE},
+        timeout=10,
+    )
+    response.raise_for_status()
+    return response
+
+
+def _blob(reg: LocalRegistry, repository: str, digest: str) -> bytes:
+    response = requests.get(f"{reg.base_url}/v2/{repository}/blobs/{digest}", timeout=10)
+    response.raise_for_status()
+    return response.content
+
+
+def _put_blob(reg: LocalRegistry, repository: str, data: bytes) -> dict[str, object]:
+    digest = f"sha256:{hashlib.sha256(data).hexdigest()}"
+    started = requests.post(f"{reg.base_url}/v2/{repository}/blobs/uploads/", timeout=10)
+    location = urljoin(reg.base_url, started.headers["Location"])
+    separator = "&" if "?" in location else "?"
+    requests.put(f"{location}{separator}digest={digest}", data=data, timeout=10).raise_for_status()
+    return {"digest": digest, "size": len(data)}
+
+
+def _push_raw(
+    reg: LocalRegistry, repository: str, tag: str, config_type: str, layer_type: str
+) -> None:
+    """Push an artifact with the given media types, without bundler (for the not-a-chart case)."""
+    config = {"mediaType": config_type, **_put_blob(reg, repository, b"{}")}
+    layer = {"mediaType": layer_type, **_put_blob(reg, repository, b"just a file")}
+    manifest = {
+        "schemaVersion": 2,
+        "mediaType": layout.MANIFEST_MEDIA_TYPE,
+        "config": config,
+        "layers": [layer],
+    }
+    requests.put(
+        f"{reg.base_url}/v2/{repository}/manifests/{tag}",
+        data=json.dumps(manifest),
+        headers={"Content-Type": layout.MANIFEST_MEDIA_TYPE},
+        timeout=10,
+    ).raise_for_status()
+
+
+def _output_field(stdout: str, name: str) -> str:
+    for line in stdout.splitlines():
+        if line.startswith(f"{name}: "):
+            return line.split(": ", 1)[1]
+    raise AssertionError(f"no {name!r} line in {stdout!r}")
+
+
+def test_push_writes_helms_layout_and_tag(
+    oci_registry: LocalRegistry, make_chart: MakeChart, run_cli: RunCli, repo_path: str
+) -> None:
+    result = run_cli(
+        "push", str(make_chart("demo", "1.2.3+build.5")), oci_registry.oci(repo_path), PLAIN
+    )
+    assert result.code == 0, result.stderr
+    assert _output_field(result.stdout, "Pushed") == oci_registry.oci(
+        f"{repo_path}/demo:1.2.3_build.5"
+    )
+
+    response = _manifest(oci_registry, f"{repo_path}/demo", "1.2.3_build.5")
+    manifest = response.json()
+    assert (
+        _output_field(result.stdout, "Digest")
+        == f"sha256:{hashlib.sha256(response.content).hexdigest()}"
+    )
+    assert manifest["mediaType"] == "application/vnd.oci.image.manifest.v1+json"
+    assert manifest["config"]["mediaType"] == "application/vnd.cncf.helm.config.v1+json"
+    assert [layer["mediaType"] for layer in manifest["layers"]] == [
+        "application/vnd.cncf.helm.chart.content.v1.tar+gzip"
+    ]
+    assert "annotations" not in manifest["layers"][0]
+    assert "org.opencontainers.image.created" not in manifest["annotations"]
+    config = json.loads(_blob(oci_registry, f"{repo_path}/demo", manifest["config"]["digest"]))
+    assert config == {
+        "apiVersion": "v2",
+        "name": "demo",
+        "version": "1.2.3+build.5",
+        "description": "a test chart",
+    }
+
+
+def test_pushing_the_same_chart_twice_gives_the_same_digest(
+    oci_registry: LocalRegistry,
+    make_chart: MakeChart,
+    run_cli: RunCli,
+    repo_path: str,
+    tmp_path: Path,
+) -> None:
+    chart_dir = make_chart()
+    target = oci_registry.oci(repo_path)
+    first = run_cli("push", str(chart_dir), target, PLAIN)
+    second = run_cli("push", str(chart_dir), target, PLAIN)
+    packaged = run_cli("package", str(chart_dir), "-d", str(tmp_path / "out"))
+    from_tgz = run_cli("push", _output_field(packaged.stdout, "Packaged"), target, PLAIN)
+    digests = {_output_field(r.stdout, "Digest") for r in (first, second, from_tgz)}
+    assert len(digests) == 1
+
+
+def test_pull_returns_identical_bytes(
+    oci_registry: LocalRegistry,
+    make_chart: MakeChart,
+    run_cli: RunCli,
+    repo_path: str,
+    tmp_path: Path,
+) -> None:
+    chart_dir = make_chart("demo", "0.3.0")
+    assert run_cli("push", str(chart_dir), oci_registry.oci(repo_path), PLAIN).code == 0
+
+    result = run_cli(
+        "pull",
+        oci_registry.oci(f"{repo_path}/demo"),
+        "--version",
+        "0.3.0",
+        "-d",
+        str(tmp_path / "dl"),
+        PLAIN,
+    )
+    assert result.code == 0, result.stderr
+    saved = tmp_path / "dl" / "demo-0.3.0.tgz"
+    assert _output_field(result.stdout, "Saved") == str(saved)
+    assert saved.read_bytes() == package.build_archive(chart_dir).data
+
+
+def test_pull_untar_unpacks_the_chart(
+    oci_registry: LocalRegistry,
+    make_chart: MakeChart,
+    run_cli: RunCli,
+    repo_path: str,
+    tmp_path: Path,
+) -> None:
+    assert run_cli("push", str(make_chart()), oci_registry.oci(repo_path), PLAIN).code == 0
+    ref = oci_registry.oci(f"{repo_path}/demo")
+    result = run_cli("pull", ref, "--version", "1.0.0", "--untar", "-d", str(tmp_path), PLAIN)
+    assert result.code == 0, result.stderr
+    assert (tmp_path / "demo" / "values.yaml").read_text() == "greeting: hello\n"
+    again = run_cli("pull", ref, "--version", "1.0.0", "--untar", "-d", str(tmp_path), PLAIN)
+    assert again.code == 2 and "already exists" in again.stderr
+
+
+def test_pull_resolves_a_version_range(
+    oci_registry: LocalRegistry,
+    make_chart: MakeChart,
+    run_cli: RunCli,
+    repo_path: str,
+    tmp_path: Path,
+) -> None:
+    for version in ("1.0.0", "1.4.2", "2.0.0"):
+        chart_dir = make_chart("demo", version, parent=tmp_path / version)
+        assert run_cli("push", str(chart_dir), oci_registry.oci(repo_path), PLAIN).code == 0
+    result = run_cli(
+        "pull", oci_registry.oci(f"{repo_path}/demo"), "--version", "^1", "-d", str(tmp_path), PLAIN
+    )
+    assert result.code == 0, result.stderr
+    assert _output_field(result.stdout, "Pulled").endswith("/demo:1.4.2")
+    none = run_cli("pull", oci_registry.oci(f"{repo_path}/demo"), "--version", "~3.1", PLAIN)
+    assert none.code == 2 and "no version matches '~3.1'" in none.stderr
+
+
+def test_versions_lists_semver_tags_newest_first(
+    oci_registry: LocalRegistry,
+    make_chart: MakeChart,
+    run_cli: RunCli,
+    repo_path: str,
+    tmp_path: Path,
+) -> None:
+    for version in ("1.0.0", "1.10.0", "1.2.0+build.7", "2.0.0-rc.1", "1.9.9"):
+        chart_dir = make_chart("demo", version, parent=tmp_path / version)
+        assert run_cli("push", str(chart_dir), oci_registry.oci(repo_path), PLAIN).code == 0
+    # A tag that is not a version (as an image tool might add) is not listed.
+    manifest = _manifest(oci_registry, f"{repo_path}/demo", "1.0.0")
+    requests.put(
+        f"{oci_registry.base_url}/v2/{repo_path}/demo/manifests/latest",
+        data=manifest.content,
+        headers={"Content-Type": layout.MANIFEST_MEDIA_TYPE},
+        timeout=10,
+    ).raise_for_status()
+
+    result = run_cli("versions", oci_registry.oci(f"{repo_path}/demo"), PLAIN)
+    assert result.code == 0, result.stderr
+    assert result.stdout.splitlines() == ["2.0.0-rc.1", "1.10.0", "1.9.9", "1.2.0+build.7", "1.0.0"]
+    assert (
+        list_chart_versions(oci_registry.oci(repo_path), "demo", None, plain_http=True, timeout=10)
+        == result.stdout.splitlines()
+    )
+
+
+def test_missing_version_and_chart_name_the_reference(
+    oci_registry: LocalRegistry, make_chart: MakeChart, run_cli: RunCli, repo_path: str
+) -> None:
+    assert run_cli("push", str(make_chart()), oci_registry.oci(repo_path), PLAIN).code == 0
+    missing_tag = run_cli(
+        "pull", oci_registry.oci(f"{repo_path}/demo"), "--version", "9.9.9", PLAIN
+    )
+    assert missing_tag.code == 2
+    assert (
+        f"{oci_registry.oci(repo_path)}/demo:9.9.9: not found in the registry" in missing_tag.stderr
+    )
+    missing_repo = run_cli("versions", oci_registry.oci(f"{repo_path}/nothing"), PLAIN)
+    assert missing_repo.code == 2
+    assert (
+        f"{oci_registry.oci(repo_path)}/nothing: not found in the registry" in missing_repo.stderr
+    )
+
+
+@pytest.mark.parametrize(
+    ("config_type", "layer_type", "message"),
+    [
+        (
+            "application/vnd.oci.image.config.v1+json",
+            "application/vnd.oci.image.layer.v1.tar",
+            "config media type is application/vnd.oci.image.config.v1+json",
+        ),
+        (
+            layout.CONFIG_MEDIA_TYPE,
+            "application/vnd.oci.image.layer.v1.tar",
+            f"expected one layer of type {layout.CHART_LAYER_MEDIA_TYPE}, found 0",
+        ),
+    ],
+    ids=["image-config", "helm-config-without-chart-layer"],
+)
+def test_pulling_something_that_is_not_a_chart_says_so(
+    oci_registry: LocalRegistry,
+    run_cli: RunCli,
+    repo_path: str,
+    config_type: str,
+    layer_type: str,
+    message: str,
+) -> None:
+    _push_raw(oci_registry, f"{repo_path}/thing", "1.0.0", config_type, layer_type)
+    result = run_cli("pull", oci_registry.oci(f"{repo_path}/thing"), "--version", "1.0.0", PLAIN)
+    assert result.code == 2
+    assert f"{oci_registry.oci(repo_path)}/thing:1.0.0: not a Helm chart" in result.stderr
+    assert message in result.stderr
+
+
+def test_https_to_a_plain_http_registry_gives_a_hint(
+    oci_registry: LocalRegistry, make_chart: MakeChart, run_cli: RunCli, repo_path: str
+) -> None:
+    result = run_cli("push", str(make_chart()), oci_registry.oci(repo_path))
+    assert result.code == 2
+    assert "TLS with" in result.stderr and "--plain-http" in result.stderr
+
+
+def test_dead_port_is_a_transient_error_naming_the_reference(run_cli: RunCli) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    # The port is closed again: nothing listens there.
+    result = run_cli("versions", f"oci://127.0.0.1:{port}/charts/demo", PLAIN)
+    assert result.code == 1
+    assert (
+        f"oci://127.0.0.1:{port}/charts/demo: cannot reach registry 127.0.0.1:{port}"
+        in result.stderr
+    )
+
+
+@pytest.fixture
+def hanging_up_server() -> Iterator[tuple[int, list[int]]]:
+    """A TCP server that accepts connections and closes them at once, counting them."""
+    accepted: list[int] = []
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(0.2)
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except TimeoutError:
+                continue
+            accepted.append(1)
+            conn.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield server.getsockname()[1], accepted
+    finally:
+        stop.set()
+        thread.join()
+        server.close()
+
+
+def test_a_failing_registry_is_tried_once_not_retried(
+    hanging_up_server: tuple[int, list[int]],
+) -> None:
+    port, accepted = hanging_up_server
+    repository = parse_repository(f"oci://127.0.0.1:{port}/charts/demo")
+    with pytest.raises(TransientError, match=f"cannot reach registry 127.0.0.1:{port}"):
+        registry.list_tags(repository, registry.RegistryOptions(plain_http=True, timeout=5))
+    assert accepted == [1]
+
+
+def test_package_command_prints_path_and_digest(
+    make_chart: MakeChart, run_cli: RunCli, tmp_path: Path
+) -> None:
+    result = run_cli("package", str(make_chart("demo", "3.1.4")), "-d", str(tmp_path / "out"))
+    assert result.code == 0, result.stderr
+    target = tmp_path / "out" / "demo-3.1.4.tgz"
+    assert _output_field(result.stdout, "Packaged") == str(target)
+    assert (
+        _output_field(result.stdout, "Digest")
+        == f"sha256:{hashlib.sha256(target.read_bytes()).hexdigest()}"
+    )
+
+
+def test_package_command_reports_invalid_chart(
+    make_chart: MakeChart, run_cli: RunCli, tmp_path: Path
+) -> None:
+    chart_dir = make_chart(files={"Chart.yaml": "apiVersion: v2\nname: demo\n"})
+    result = run_cli("package", str(chart_dir), "-d", str(tmp_path))
+    assert result.code == 2
+    assert f"error: {chart_dir}/Chart.yaml: version: is required" in result.stderr
+
+
+def test_push_of_a_missing_path_is_invalid_input(run_cli: RunCli, tmp_path: Path) -> None:
+    result = run_cli("push", str(tmp_path / "nope"), "oci://127.0.0.1:1/charts", PLAIN)
+    assert result.code == 2 and "no such chart directory or archive" in result.stderr
+
+
+def test_invalid_registry_reference_is_invalid_input(
+    run_cli: RunCli, make_chart: MakeChart
+) -> None:
+    result = run_cli("push", str(make_chart()), "127.0.0.1:5000/charts", PLAIN)
+    assert result.code == 2 and "expected an oci://HOST/PATH reference" in result.stderr
+
+
+def test_localhost_and_dotted_paths_stay_on_the_local_registry(
+    oci_registry: LocalRegistry, make_chart: MakeChart, run_cli: RunCli, repo_path: str
+) -> None:
+    port = oci_registry.host.rsplit(":", 1)[1]
+    # A dotted first path component must not be read as a registry host, nor localhost as Hub.
+    target = f"oci://localhost:{port}/{repo_path}/my.org"
+    pushed = run_cli("push", str(make_chart()), target, PLAIN)
+    assert pushed.code == 0, pushed.stderr
+    assert _output_field(pushed.stdout, "Pushed") == f"{target}/demo:1.0.0"
+    manifest = _manifest(oci_registry, f"{repo_path}/my.org/demo", "1.0.0")
+    assert manifest.json()["config"]["mediaType"] == layout.CONFIG_MEDIA_TYPE

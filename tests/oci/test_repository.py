@@ -1,0 +1,112 @@
+"""Chart versions of HTTP Helm repositories (index.yaml) and the shared newest-first order."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import responses
+import yaml
+
+from bundler.errors import InvalidInputError, TransientError
+from bundler.oci.credentials import Credentials
+from bundler.oci.repository import list_chart_versions, newest_first
+
+REPO = "https://charts.example/stable"
+INDEX = f"{REPO}/index.yaml"
+
+
+def _index(entries: dict[str, list[str]]) -> str:
+    return yaml.safe_dump(
+        {
+            "apiVersion": "v1",
+            "entries": {
+                name: [{"name": name, "version": v, "urls": [f"{name}-{v}.tgz"]} for v in versions]
+                for name, versions in entries.items()
+            },
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    ("versions", "expected"),
+    [
+        (["1.0.0", "1.10.0", "1.9.0"], ["1.10.0", "1.9.0", "1.0.0"]),
+        (["1.0.0-rc.1", "1.0.0", "1.0.0-beta"], ["1.0.0", "1.0.0-rc.1", "1.0.0-beta"]),
+        (["latest", "1.0.0", "main"], ["1.0.0"]),
+        (["1.0.0+b", "1.0.0+a", "1.0.0+b"], ["1.0.0+b", "1.0.0+a"]),
+    ],
+    ids=[
+        "numeric-not-lexical",
+        "release-after-prereleases",
+        "non-semver-skipped",
+        "build-metadata-ties",
+    ],
+)
+def test_newest_first(versions: list[str], expected: list[str]) -> None:
+    assert newest_first(versions) == expected
+
+
+@responses.activate
+def test_index_versions_of_one_chart_newest_first() -> None:
+    responses.get(INDEX, body=_index({"podinfo": ["6.0.0", "6.10.1", "6.2.0"], "other": ["9.9.9"]}))
+    assert list_chart_versions(REPO, "podinfo", None, plain_http=False, timeout=5) == [
+        "6.10.1",
+        "6.2.0",
+        "6.0.0",
+    ]
+
+
+@responses.activate
+def test_index_is_fetched_with_basic_auth_and_trailing_slash_tolerated() -> None:
+    responses.get(
+        INDEX,
+        body=_index({"podinfo": ["1.0.0"]}),
+        match=[
+            responses.matchers.header_matcher(
+                {"Authorization": Credentials("u", "p").basic_header()}
+            )
+        ],
+    )
+    assert list_chart_versions(
+        f"{REPO}/", "podinfo", Credentials("u", "p"), plain_http=False, timeout=5
+    ) == ["1.0.0"]
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "error", "message"),
+    [
+        (
+            200,
+            _index({"other": ["1.0.0"]}),
+            InvalidInputError,
+            f"{INDEX}: chart 'podinfo' is not in this repository",
+        ),
+        (200, "entries: [", InvalidInputError, f"{INDEX}: invalid YAML"),
+        (200, "just: text", InvalidInputError, "not a Helm repository index"),
+        (404, "", InvalidInputError, f"{INDEX}: not found: is this a Helm repository?"),
+        (401, "", InvalidInputError, f"{INDEX}: the repository refused anonymous access (401)"),
+        (503, "", TransientError, f"{INDEX}: the repository answered 503"),
+    ],
+    ids=["chart-missing", "bad-yaml", "no-entries", "not-found", "unauthorized", "unavailable"],
+)
+@responses.activate
+def test_index_errors_name_the_url(
+    status: int, body: str, error: type[Exception], message: str
+) -> None:
+    responses.get(INDEX, status=status, body=body)
+    with pytest.raises(error, match=re.escape(message)):
+        list_chart_versions(REPO, "podinfo", None, plain_http=False, timeout=5)
+
+
+@responses.activate
+def test_unreachable_repository_is_transient() -> None:
+    with pytest.raises(TransientError, match=f"{INDEX}: cannot fetch"):
+        list_chart_versions(REPO, "podinfo", None, plain_http=False, timeout=5)
+
+
+def test_unsupported_scheme_is_invalid_input() -> None:
+    with pytest.raises(
+        InvalidInputError, match="unsupported repository 'git://x': expected oci://"
+    ):
+        list_chart_versions("git://x", "podinfo", None, plain_http=False, timeout=5)
