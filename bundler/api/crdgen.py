@@ -25,7 +25,7 @@ from bundler.api.resources import (
     Resource,
 )
 
-# Keywords a structural schema may carry; everything else pydantic emits (titles, defaults) is dropped.
+# Keywords a structural schema may carry; the rest of what pydantic emits (titles, defaults) goes.
 _KEEP: tuple[str, ...] = (
     "type",
     "enum",
