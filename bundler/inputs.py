@@ -13,6 +13,8 @@ from pathlib import Path
 from bundler.api.bundle import Bundle
 from bundler.api.cluster import Cluster, ClusterGroup
 from bundler.api.documents import Document, parse_object, split_documents
+from bundler.capi.render_inputs import import_documents, is_capi_input
+from bundler.core.capi_import import ImportMode
 from bundler.core.selectors import validate_selector
 from bundler.core.validation import validate_bundle
 from bundler.errors import InvalidInputError
@@ -54,10 +56,16 @@ def read_documents(paths: Sequence[str]) -> list[Document]:
     return docs
 
 
-def load_world(paths: Sequence[str]) -> World:
+def load_world(paths: Sequence[str], capi_import: ImportMode = ImportMode.LABELED) -> World:
+    """The objects the inputs declare; Cluster API Clusters (and their kubeconfig Secrets) become
+    Clusters and class ClusterGroups exactly as the manager's importer would make them."""
     world = World()
     seen: dict[tuple[str, str, str], str] = {}
+    capi_docs: list[Document] = []
     for doc in read_documents(paths):
+        if is_capi_input(doc.body):
+            capi_docs.append(doc)
+            continue
         obj = parse_object(doc)
         assert isinstance(obj, Bundle | Cluster | ClusterGroup)
         ident = (obj.kind, obj.metadata.namespace or "", obj.metadata.name)
@@ -69,6 +77,11 @@ def load_world(paths: Sequence[str]) -> World:
             )
         seen[ident] = doc.where
         _add(world, obj, doc)
+    imported = import_documents(
+        capi_docs, mode=capi_import, clusters=world.clusters, groups=world.groups
+    )
+    world.clusters.extend(imported.clusters)
+    world.groups.extend(imported.groups)
     return world
 
 

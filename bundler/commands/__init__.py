@@ -4,6 +4,6 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from bundler.commands import chart, render
+from bundler.commands import agent, chart, manager, render, sim
 
-COMMANDS: tuple[ModuleType, ...] = (render, chart)
+COMMANDS: tuple[ModuleType, ...] = (render, chart, manager, agent, sim)

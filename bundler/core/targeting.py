@@ -6,7 +6,8 @@ The two group criteria hold when one single group of the cluster satisfies both.
 in order: with FirstMatch the first matching target decides; with AllMatches every matching target
 contributes its overrides, in order. A deciding target with `doNotDeploy` keeps the bundle off the
 cluster (with AllMatches, any matching target with doNotDeploy does). Only clusters of the bundle's
-own workspace are ever candidates.
+own workspace are ever candidates, and never one an import gate holds back (an imported Cluster API
+cluster whose control plane is not initialized or whose kubeconfig Secret is missing).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from enum import StrEnum
 from bundler.api.bundle import Bundle, BundleTarget, TargetMode
 from bundler.api.cluster import Cluster, ClusterGroup
 from bundler.api.selector import LabelSelector
+from bundler.core.capi_import import is_gated
 from bundler.core.selectors import selector_matches
 
 
@@ -108,7 +110,7 @@ def match_targets(
     bundle: Bundle, cluster: Cluster, groups: Sequence[ClusterGroup]
 ) -> TargetDecision:
     """Decide whether and through which targets `bundle` deploys to `cluster`."""
-    if cluster.metadata.namespace != bundle.metadata.namespace:
+    if cluster.metadata.namespace != bundle.metadata.namespace or is_gated(cluster):
         return TargetDecision((), (), None)
     cluster_groups = groups_of(cluster, groups)
     results = tuple(

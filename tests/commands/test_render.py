@@ -97,7 +97,10 @@ def test_output_is_sorted_by_bundle_then_cluster(capsys: pytest.CaptureFixture[s
         for d in docs
     ]
     assert keys == sorted(keys)
-    assert len(docs) == 5 + 2 + 2
+    per_bundle = {(ns, name): sum(1 for k in keys if k[:2] == (ns, name)) for ns, name, _ in keys}
+    assert per_bundle[("fleet-default", "podinfo")] == 5
+    assert per_bundle[("fleet-default", "podinfo-oci")] == 2
+    assert per_bundle[("capi-fleet", "calico")] == 2
 
 
 CLUSTERS = """

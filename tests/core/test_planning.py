@@ -164,3 +164,17 @@ def test_invalid_bundles_name_the_field(spec: dict[str, Any], field: str) -> Non
         plan_bundle(bundle(helm=helm, **spec), CLUSTERS, [])
     assert err.value.field == field
     assert err.value.obj == f"Bundle {WS}/app"
+
+
+def test_gated_clusters_get_no_bundle_deployments() -> None:
+    gated = cluster("capi-1", {"env": "prod"})
+    gated = gated.model_copy(
+        update={
+            "metadata": gated.metadata.model_copy(
+                update={"annotations": {"bundler.dev/import-gate": "ControlPlaneNotInitialized"}}
+            )
+        }
+    )
+    plan = plan_bundle(bundle([{"clusterSelector": {}}]), [*CLUSTERS, gated], [])
+    assert f"{WS}/capi-1" not in [d.cluster for d in plan.deployments]
+    assert f"{WS}/capi-1" not in plan.targeted

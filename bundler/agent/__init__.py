@@ -1,0 +1,1 @@
+"""The per-cluster agent: BundleDeployments to Flux objects, status back."""

@@ -1,0 +1,129 @@
+"""The agent of one cluster: a controller on a runtime Host that turns BundleDeployments into Flux
+objects and reports the HelmReleases back.
+
+Keys are the BundleDeployments of the cluster namespace, plus one housekeeping key (the Cluster
+itself) that fills the caches and sends the heartbeat. Every reconcile is level-triggered: it
+compares what the BundleDeployment asks for with what lives downstream and corrects the difference,
+whether it was woken by a BundleDeployment, by a Flux object it wrote, or by a resync. A
+BundleDeployment that no longer exists (or is being deleted) has its Flux objects removed; so do
+objects found at start-up whose BundleDeployment was deleted while the agent was down. Nothing is
+ever deleted because a read failed: until the BundleDeployment cache is filled, work waits.
+
+Errors: anything transient (the management cluster unreachable, a conflict) is raised and retried
+with backoff by the runtime, leaving what is deployed in place. Failures worth reporting (Flux not
+installed, a write refused) are written to the BundleDeployment's conditions first.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+
+from pydantic import ValidationError
+
+from bundler import __version__
+from bundler.agent.caches import AgentCaches, FluxNotInstalledError
+from bundler.agent.config import AgentConfig
+from bundler.agent.dependencies import DependencyIndex
+from bundler.agent.deploy import Deployer, ReportedError
+from bundler.agent.writer import DownstreamWriter
+from bundler.api.cluster import AgentMode
+from bundler.api.resources import CLUSTER, NAMESPACE
+from bundler.runtime.controller import Result
+from bundler.runtime.host import Host
+from bundler.runtime.key import Key
+from bundler.store.errors import AlreadyExists, Forbidden, NotFound
+from bundler.store.memory_meta import rfc3339
+from bundler.store.protocol import Store
+
+log = logging.getLogger(__name__)
+
+
+class Agent:
+    """Start with `start()` on a Host (running or not); `stop()` removes it from the Host."""
+
+    def __init__(
+        self, host: Host, management: Store, downstream: Store, config: AgentConfig
+    ) -> None:
+        self.host = host
+        self.config = config
+        self.management = management
+        self.downstream = downstream
+        self.name = f"agent:{config.ref}"
+        self.caches = AgentCaches(config, management, downstream, host.timers)
+        self.deployer = Deployer(
+            config, management, self.caches, DownstreamWriter(downstream, self.caches), host.clock
+        )
+        self._housekeeping = Key(config.workspace, config.cluster)
+        self._dependencies = DependencyIndex()
+
+    def start(self) -> None:
+        controller = self.host.add_controller(
+            self.name,
+            self.reconcile,
+            primary=self.caches.bundle_deployments,
+            resync_period=self.config.resync_period,
+        )
+        controller.watch(self.caches.bundle_deployments, self._dependencies.dependents)
+        for informer in self.caches.downstream.values():
+            controller.watch(informer, self.caches.bd_key_of)
+        controller.enqueue(self._housekeeping)
+
+    def stop(self) -> None:
+        self.host.remove_controller(self.name)
+        self.caches.stop()
+
+    # -- reconcile ----------------------------------------------------------------------------
+
+    def reconcile(self, key: Key) -> Result | None:
+        if key == self._housekeeping:
+            return self._housekeep()
+        self.caches.ensure_management()
+        observed = self.caches.bundle_deployment(key.name)
+        if observed is None or observed["metadata"].get("deletionTimestamp"):
+            self._dependencies.forget(key)
+            self.deployer.undeploy(key.name, observed)
+            return None
+        try:
+            self.deployer.reconcile(observed)
+        except ValidationError as err:
+            self.deployer.report_unreadable(observed, err)
+        except ReportedError as err:
+            # Reported on the BundleDeployment already; the raise only buys the backoff.
+            raise err.cause from None
+        return None
+
+    def _housekeep(self) -> Result:
+        """Fill the caches, make sure the Flux namespace exists, and send the heartbeat."""
+        self.caches.ensure_management()
+        if self.config.mode is AgentMode.PULL:
+            self._ensure_flux_namespace()
+        try:
+            self.caches.ensure_downstream()
+        except FluxNotInstalledError as missing:
+            # Each BundleDeployment reports it and retries with its own backoff.
+            log.info("agent %s: Flux is not installed (%s)", self.config.ref, missing)
+        self.heartbeat()
+        return Result(requeue_after=self.config.heartbeat_interval)
+
+    def heartbeat(self) -> None:
+        """Patch Cluster.status.agent: lastSeen now, and this agent's version."""
+        seen = {"lastSeen": rfc3339(self.host.clock.now()), "version": __version__}
+        try:
+            self.management.patch_status(
+                CLUSTER, self.config.cluster, {"status": {"agent": seen}}, self.config.workspace
+            )
+        except NotFound:
+            log.warning("agent %s: the Cluster does not exist (yet)", self.config.ref)
+
+    def _ensure_flux_namespace(self) -> None:
+        namespace = self.config.flux_namespace
+        try:
+            self.downstream.get(NAMESPACE, namespace)
+        except NotFound:
+            body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
+            with contextlib.suppress(AlreadyExists):
+                self.downstream.create(NAMESPACE, body)
+        except Forbidden:
+            # An agent may read only its own namespace; it exists, since the agent runs in it.
+            pass

@@ -1,0 +1,128 @@
+"""The agent's view of the world: informer caches on the management and downstream stores.
+
+Management: the BundleDeployments of the cluster namespace. Downstream: the HelmReleases, sources
+and Secrets this agent wrote (selected by its labels) in the Flux namespace. Nothing here owns a
+thread: the caches are started from reconciles (so failures back off like any other work), and
+their events only map objects to BundleDeployment keys.
+
+A cluster without Flux does not serve the Flux kinds: starting those caches raises
+FluxNotInstalledError with the kinds, and the next attempt tries again, so installing Flux later
+needs no agent restart.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+
+from bundler.agent.config import AgentConfig
+from bundler.api.resources import (
+    BUNDLE_DEPLOYMENT,
+    HELM_RELEASE,
+    HELM_REPOSITORY,
+    OCI_REPOSITORY,
+    SECRET,
+    Resource,
+)
+from bundler.core.labels import LABEL_BUNDLE_DEPLOYMENT
+from bundler.errors import TransientError
+from bundler.runtime.informer import Informer
+from bundler.runtime.key import Key
+from bundler.runtime.timers import Timers
+from bundler.store.errors import KindNotServed
+from bundler.store.protocol import Obj, Store
+
+FLUX_KINDS = (HELM_RELEASE, HELM_REPOSITORY, OCI_REPOSITORY)
+# Apply order: credentials before the source that reads them, the source before the release.
+OWNED_KINDS = (SECRET, HELM_REPOSITORY, OCI_REPOSITORY, HELM_RELEASE)
+
+
+class FluxNotInstalledError(Exception):
+    """The downstream cluster does not serve these Flux kinds (Flux is not installed)."""
+
+    def __init__(self, kinds: Iterable[str]) -> None:
+        self.kinds = sorted(set(kinds))
+        super().__init__(", ".join(self.kinds))
+
+
+class AgentCaches:
+    def __init__(
+        self, config: AgentConfig, management: Store, downstream: Store, timers: Timers
+    ) -> None:
+        self.config = config
+        self.bundle_deployments = Informer(
+            management, BUNDLE_DEPLOYMENT, timers, namespace=config.cluster_namespace
+        )
+        labels = config.owned_labels()
+        self.downstream = {
+            res: Informer(downstream, res, timers, namespace=config.flux_namespace, labels=labels)
+            for res in OWNED_KINDS
+        }
+        self._lock = threading.Lock()
+
+    def informers(self) -> list[Informer]:
+        return [self.bundle_deployments, *self.downstream.values()]
+
+    def ensure_management(self) -> None:
+        """Fill the BundleDeployment cache; store errors propagate (the caller retries)."""
+        with self._lock:
+            _start(self.bundle_deployments)
+
+    def ensure_downstream(self) -> None:
+        """Fill the downstream caches; FluxNotInstalledError when Flux kinds are not served."""
+        missing: list[str] = []
+        with self._lock:
+            for res, informer in self.downstream.items():
+                try:
+                    _start(informer)
+                except KindNotServed:
+                    if res not in FLUX_KINDS:
+                        raise
+                    missing.append(f"{res.plural}.{res.group}")
+        if missing:
+            raise FluxNotInstalledError(missing)
+
+    def stop(self) -> None:
+        for informer in self.informers():
+            informer.stop()
+
+    # -- reads --------------------------------------------------------------------------------
+
+    def bundle_deployment(self, name: str) -> Obj | None:
+        if not self.bundle_deployments.has_synced:
+            raise TransientError(
+                "the BundleDeployment cache has not been filled yet",
+                obj=f"namespace {self.config.cluster_namespace}",
+            )
+        return self.bundle_deployments.get(self.config.cluster_namespace, name)
+
+    def siblings(self) -> list[Obj]:
+        return self.bundle_deployments.list(self.config.cluster_namespace)
+
+    def owned_by(self, bd_name: str) -> list[tuple[Resource, Obj]]:
+        """Downstream objects written for the BundleDeployment `bd_name`, in apply order."""
+        wanted = {LABEL_BUNDLE_DEPLOYMENT: bd_name}
+        return [
+            (res, obj)
+            for res, informer in self.downstream.items()
+            if informer.has_synced
+            for obj in informer.list(self.config.flux_namespace, wanted)
+        ]
+
+    def live(self, res: Resource, name: str) -> Obj | None:
+        return self.downstream[res].get(self.config.flux_namespace, name)
+
+    def bd_key_of(self, obj: Obj) -> list[Key]:
+        """The BundleDeployment a downstream object was written for (none: not one of ours)."""
+        labels = obj.get("metadata", {}).get("labels") or {}
+        owner = labels.get(LABEL_BUNDLE_DEPLOYMENT)
+        return [Key(self.config.cluster_namespace, owner)] if owner else []
+
+
+def _start(informer: Informer) -> None:
+    if informer.has_synced:
+        return
+    informer.start()
+    if not informer.has_synced:
+        # Another start is listing right now (or the list was overtaken by a stop): try again.
+        raise TransientError(f"{informer} is still filling")

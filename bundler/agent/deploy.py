@@ -1,0 +1,215 @@
+"""One BundleDeployment's round trip: decide, apply (or undeploy) downstream, write status back.
+
+The decision and the status are bundler.core.agent_plan's pure functions; this module does the I/O
+around them and turns store errors into apply outcomes:
+- the Flux kinds not served: FluxNotInstalled (Ready=False too), retried with backoff;
+- the credentials Secret missing on the management cluster: CredentialsNotFound, retried;
+- a write refused (Invalid, Forbidden): ApplyFailed with the server's message, retried;
+- options that cannot become Flux objects: InvalidOptions, not retried until the spec changes;
+- anything transient (unreachable, conflict): raised as is, nothing reported, retried.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+
+from pydantic import ValidationError
+
+from bundler.agent.caches import FLUX_KINDS, AgentCaches, FluxNotInstalledError
+from bundler.agent.config import AgentConfig
+from bundler.agent.desired import Desired, desired_objects, keeps_release
+from bundler.agent.writer import DownstreamWriter
+from bundler.api.bundledeployment import BundleDeployment
+from bundler.api.cluster import AgentMode
+from bundler.api.meta import ConditionStatus
+from bundler.api.resources import BUNDLE_DEPLOYMENT, HELM_RELEASE, SECRET
+from bundler.core.agent_plan import (
+    APPLIED,
+    ApplyOutcome,
+    Decision,
+    Observation,
+    Reason,
+    Step,
+    decide,
+    flux_not_installed_message,
+    next_status,
+    read_release,
+    status_changed,
+    status_patch,
+    unready_dependencies,
+)
+from bundler.core.flux import bundle_name, release_object_name
+from bundler.core.state import ConditionType, condition
+from bundler.errors import InvalidInputError, TransientError
+from bundler.runtime.clock import Clock
+from bundler.store.errors import Forbidden, Invalid, KindNotServed, NotFound
+from bundler.store.memory_meta import rfc3339
+from bundler.store.protocol import Obj, Store
+
+log = logging.getLogger(__name__)
+
+FLUX_KIND_NAMES = [f"{res.plural}.{res.group}" for res in FLUX_KINDS]
+
+# Outcomes that heal without a new spec: report them, then retry with backoff.
+_RETRIED = frozenset({Reason.FLUX_NOT_INSTALLED, Reason.CREDENTIALS_NOT_FOUND, Reason.APPLY_FAILED})
+
+
+class ReportedError(Exception):
+    """The failure is reported on the BundleDeployment; `cause` is raised for the backoff."""
+
+    def __init__(self, cause: TransientError) -> None:
+        self.cause = cause
+        super().__init__(str(cause))
+
+
+class Deployer:
+    def __init__(
+        self,
+        config: AgentConfig,
+        management: Store,
+        caches: AgentCaches,
+        writer: DownstreamWriter,
+        clock: Clock,
+    ) -> None:
+        self.config = config
+        self.management = management
+        self.caches = caches
+        self.writer = writer
+        self.clock = clock
+
+    # -- present BundleDeployments ------------------------------------------------------------
+
+    def reconcile(self, observed: Obj) -> None:
+        """Apply `observed` (unless paused or waiting) and write its status; ValidationError
+        when it cannot be read as a BundleDeployment."""
+        bd = BundleDeployment.model_validate(observed)
+        decision = decide(bd, unready_dependencies(bd, self._siblings(bd)))
+        outcome: ApplyOutcome | None = None
+        release = self._cached_release(bd)
+        if decision.step is Step.APPLY:
+            outcome, written = self._apply(bd)
+            release = written or release
+        self._write_status(bd, decision, outcome, release)
+        if outcome is not None and outcome.reason in _RETRIED:
+            raise ReportedError(TransientError(outcome.message, obj=_describe(bd)))
+
+    def _siblings(self, bd: BundleDeployment) -> list[BundleDeployment]:
+        """The cluster's other BundleDeployments that parse (only needed for dependsOn)."""
+        if not bd.spec.options.dependsOn:
+            return []
+        readable = []
+        for other in self.caches.siblings():
+            try:
+                readable.append(BundleDeployment.model_validate(other))
+            except ValidationError:
+                continue
+        return readable
+
+    def _cached_release(self, bd: BundleDeployment) -> Obj | None:
+        if not self.caches.downstream[HELM_RELEASE].has_synced:
+            return None
+        return self.caches.live(HELM_RELEASE, release_object_name(bundle_name(bd)))
+
+    def _apply(self, bd: BundleDeployment) -> tuple[ApplyOutcome, Obj | None]:
+        try:
+            desired = desired_objects(bd, self.config, self._credentials(bd))
+        except InvalidInputError as err:
+            return ApplyOutcome(Reason.INVALID_OPTIONS, str(err)), None
+        except NotFound as err:
+            message = f"repository credentials Secret not found in the cluster namespace: {err}"
+            return ApplyOutcome(Reason.CREDENTIALS_NOT_FOUND, message), None
+        try:
+            self.caches.ensure_downstream()
+            written = self._write(bd, desired)
+        except (FluxNotInstalledError, KindNotServed) as err:
+            kinds = err.kinds if isinstance(err, FluxNotInstalledError) else FLUX_KIND_NAMES
+            return ApplyOutcome(Reason.FLUX_NOT_INSTALLED, flux_not_installed_message(kinds)), None
+        except (Invalid, Forbidden, NotFound) as err:
+            return ApplyOutcome(Reason.APPLY_FAILED, str(err)), None
+        return APPLIED, written
+
+    def _credentials(self, bd: BundleDeployment) -> Obj | None:
+        ref = bd.spec.options.helm.secretRef
+        if ref is None or self.config.mode is AgentMode.REMOTE:
+            return None
+        return self.management.get(SECRET, ref.name, self.config.cluster_namespace)
+
+    def _write(self, bd: BundleDeployment, desired: Desired) -> Obj:
+        release: Obj | None = None
+        for res, obj in desired.objects:
+            written = self.writer.put(res, obj)
+            if res == HELM_RELEASE:
+                release = written
+        wanted = desired.names()
+        for res, live in self.caches.owned_by(bd.metadata.name):
+            if (res.plural, live["metadata"]["name"]) not in wanted:
+                self.writer.remove(res, live, keep_release=keeps_release(live))
+        return release if release is not None else desired.release
+
+    def _write_status(
+        self,
+        bd: BundleDeployment,
+        decision: Decision,
+        outcome: ApplyOutcome | None,
+        release: Obj | None,
+    ) -> None:
+        now = rfc3339(self.clock.now())
+        new = next_status(bd, Observation(decision, outcome, read_release(release), now))
+        if not status_changed(bd.status, new):
+            return
+        self.management.patch_status(
+            BUNDLE_DEPLOYMENT, bd.metadata.name, status_patch(new), bd.metadata.namespace
+        )
+
+    def report_unreadable(self, observed: Obj, err: ValidationError) -> None:
+        """A BundleDeployment that does not parse: say so on its Deployed condition."""
+        meta = observed["metadata"]
+        first = err.errors()[0] if err.errors() else {"loc": (), "msg": str(err)}
+        where = ".".join(str(part) for part in first["loc"])
+        message = f"the BundleDeployment cannot be read: {where}: {first['msg']}"
+        previous = (observed.get("status") or {}).get("conditions") or []
+        conditions = condition(
+            ConditionType.DEPLOYED,
+            ConditionStatus.FALSE,
+            Reason.INVALID_OPTIONS,
+            message,
+            rfc3339(self.clock.now()),
+            [],
+            observed_generation=meta.get("generation"),
+        )
+        wire = [c.to_wire() for c in conditions]
+        if [_timeless(c) for c in previous] == [_timeless(c) for c in wire]:
+            return
+        self.management.patch_status(
+            BUNDLE_DEPLOYMENT, meta["name"], {"status": {"conditions": wire}}, meta["namespace"]
+        )
+
+    # -- gone BundleDeployments ---------------------------------------------------------------
+
+    def undeploy(self, bd_name: str, observed: Obj | None) -> None:
+        """Remove what was written for `bd_name`; releases of keepResources bundles stay."""
+        # Without the Flux kinds nothing of ours exists downstream but Secrets, whose cache starts.
+        with contextlib.suppress(FluxNotInstalledError):
+            self.caches.ensure_downstream()
+        keep_from_spec = _keeps_resources(observed)
+        for res, live in self.caches.owned_by(bd_name):
+            keep = keep_from_spec if keep_from_spec is not None else keeps_release(live)
+            self.writer.remove(res, live, keep_release=keep)
+
+
+def _keeps_resources(observed: Obj | None) -> bool | None:
+    if observed is None:
+        return None
+    options = (observed.get("spec") or {}).get("options") or {}
+    return bool(options.get("keepResources", False))
+
+
+def _describe(bd: BundleDeployment) -> str:
+    return f"BundleDeployment {bd.metadata.namespace}/{bd.metadata.name}"
+
+
+def _timeless(c: object) -> object:
+    if isinstance(c, dict):
+        return {k: v for k, v in c.items() if k != "lastTransitionTime"}
+    return c

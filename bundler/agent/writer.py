@@ -1,0 +1,64 @@
+"""Writes to the downstream store: create, update what the agent owns, suspend, delete.
+
+Reads come from the agent's caches; a write that finds the cache stale (AlreadyExists on create, a
+Conflict on update) reads the object fresh once and retries, else leaves it to the next reconcile.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from bundler.agent.caches import AgentCaches
+from bundler.agent.ownership import merged, needs_write
+from bundler.api.resources import HELM_RELEASE, Resource
+from bundler.store.errors import AlreadyExists, Conflict, NotFound
+from bundler.store.memory_meta import describe
+from bundler.store.protocol import Obj, Store
+
+log = logging.getLogger(__name__)
+
+
+class DownstreamWriter:
+    def __init__(self, store: Store, caches: AgentCaches) -> None:
+        self.store = store
+        self.caches = caches
+
+    def put(self, res: Resource, desired: Obj) -> Obj:
+        """Make the agent's part of the object `desired`; returns the object as it now is."""
+        name = desired["metadata"]["name"]
+        live = self.caches.live(res, name)
+        if live is None:
+            try:
+                return self.store.create(res, desired)
+            except AlreadyExists:
+                live = self._fresh(res, name)
+        return self._update(res, desired, live)
+
+    def _update(self, res: Resource, desired: Obj, live: Obj) -> Obj:
+        if not needs_write(desired, live):
+            return live
+        try:
+            return self.store.update(res, merged(desired, live))
+        except Conflict:
+            fresh = self._fresh(res, desired["metadata"]["name"])
+            if not needs_write(desired, fresh):
+                return fresh
+            return self.store.update(res, merged(desired, fresh))
+
+    def _fresh(self, res: Resource, name: str) -> Obj:
+        return self.store.get(res, name, self.caches.config.flux_namespace)
+
+    def remove(self, res: Resource, obj: Obj, *, keep_release: bool) -> None:
+        """Delete `obj`; a HelmRelease whose release must stay is suspended first, so Flux
+        removes its finalizer without uninstalling."""
+        meta = obj["metadata"]
+        if meta.get("deletionTimestamp"):
+            return
+        name, namespace = meta["name"], meta.get("namespace")
+        try:
+            if res == HELM_RELEASE and keep_release and not obj.get("spec", {}).get("suspend"):
+                self.store.patch(res, name, {"spec": {"suspend": True}}, namespace)
+            self.store.delete(res, name, namespace)
+        except NotFound:
+            return
+        log.info("deleted %s", describe(res, namespace, name))

@@ -1,0 +1,1 @@
+"""Cluster API import: CAPI Clusters become bundler Clusters."""

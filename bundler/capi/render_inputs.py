@@ -1,0 +1,177 @@
+"""Cluster API import for offline input: CAPI Cluster, Secret and Namespace documents in, the
+Clusters and ClusterGroups the manager's importer would write out.
+
+`bundler render` (through bundler.inputs) hands over the documents `is_capi_input` accepts, with
+the Clusters and ClusterGroups written by hand; the import mode, the gate (control plane status
+and the `<name>-kubeconfig` Secret among the inputs) and the class groups are the manager's own
+(bundler.core.capi_import), and so is the rule that a hand-written Cluster or ClusterGroup of the
+same name wins. Errors name the document (`FILE:DOC-INDEX`) and the field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from bundler.api.cluster import AgentMode, Cluster, ClusterGroup
+from bundler.api.documents import DEFAULT_NAMESPACE, Document, describe_validation_error
+from bundler.core.capi_import import (
+    CAPI_GROUP,
+    ImportMode,
+    class_groups,
+    imported_cluster,
+    is_capi_cluster,
+    kubeconfig_present,
+    kubeconfig_secret_name,
+    should_import,
+)
+from bundler.errors import InvalidInputError
+
+CAPI_API_VERSIONS = (f"{CAPI_GROUP}/v1beta2", f"{CAPI_GROUP}/v1beta1")
+CORE_KINDS = ("Secret", "Namespace")
+
+ObjectRef = tuple[str, str]
+
+
+def is_capi_input(body: Mapping[str, Any]) -> bool:
+    """Whether a document is for the CAPI import: a CAPI Cluster, or a v1 Secret or Namespace."""
+    return is_capi_cluster(body) or (
+        body.get("apiVersion") == "v1" and body.get("kind") in CORE_KINDS
+    )
+
+
+@dataclass(frozen=True)
+class ImportedInputs:
+    """What the import adds to the inputs: Clusters in input order, class ClusterGroups sorted."""
+
+    clusters: tuple[Cluster, ...] = ()
+    groups: tuple[ClusterGroup, ...] = ()
+
+
+@dataclass
+class _Inputs:
+    capi: list[tuple[Document, dict[str, Any]]] = field(default_factory=list)
+    secrets: dict[ObjectRef, dict[str, Any]] = field(default_factory=dict)
+    namespace_labels: dict[str, Mapping[str, str]] = field(default_factory=dict)
+
+
+def import_documents(
+    docs: Sequence[Document],
+    *,
+    mode: ImportMode = ImportMode.LABELED,
+    clusters: Sequence[Cluster] = (),
+    groups: Sequence[ClusterGroup] = (),
+    default_agent_mode: AgentMode = AgentMode.REMOTE,
+) -> ImportedInputs:
+    """The Clusters and ClusterGroups the importer would add, given the CAPI input `docs` and the
+    hand-written `clusters` and `groups` (which win over imported ones of the same name)."""
+    inputs = _collect(docs)
+    taken = {(c.metadata.namespace or "", c.metadata.name) for c in clusters}
+    imported: list[tuple[Document, dict[str, Any]]] = []
+    for doc, capi in inputs.capi:
+        meta = capi["metadata"]
+        namespace, name = meta["namespace"], meta["name"]
+        labels = inputs.namespace_labels.get(namespace, {})
+        if (namespace, name) in taken or not should_import(mode, meta.get("labels") or {}, labels):
+            continue
+        secret = inputs.secrets.get((namespace, kubeconfig_secret_name(name)))
+        try:
+            cluster = imported_cluster(
+                capi,
+                kubeconfig_present=kubeconfig_present(secret),
+                default_agent_mode=default_agent_mode,
+            )
+        except InvalidInputError as err:
+            raise InvalidInputError(err.message, obj=doc.where, field=err.field) from None
+        imported.append((doc, cluster))
+    hand_made = {(g.metadata.namespace or "", g.metadata.name) for g in groups}
+    new_groups = [
+        g
+        for g in class_groups(c for _, c in imported)
+        if (g["metadata"]["namespace"], g["metadata"]["name"]) not in hand_made
+    ]
+    return ImportedInputs(
+        clusters=tuple(validated_cluster(doc, c) for doc, c in imported),
+        groups=tuple(ClusterGroup.model_validate(g) for g in new_groups),
+    )
+
+
+def _collect(docs: Sequence[Document]) -> _Inputs:
+    inputs = _Inputs()
+    seen: dict[tuple[str, str, str], str] = {}
+    for doc in docs:
+        body = _with_namespace(doc)
+        meta = body["metadata"]
+        kind = "CAPI Cluster" if is_capi_cluster(body) else str(body.get("kind"))
+        namespace = meta.get("namespace", "")
+        ident = (kind, namespace, meta["name"])
+        if ident in seen:
+            name = f"{namespace}/{meta['name']}" if namespace else meta["name"]
+            raise InvalidInputError(
+                f"{kind} {name} is also defined at {seen[ident]}",
+                obj=doc.where,
+                field="metadata.name",
+            )
+        seen[ident] = doc.where
+        if is_capi_cluster(body):
+            inputs.capi.append((doc, _checked_capi(doc, body)))
+        elif body.get("kind") == "Secret" and body.get("apiVersion") == "v1":
+            inputs.secrets[(meta["namespace"], meta["name"])] = body
+        elif body.get("kind") == "Namespace" and body.get("apiVersion") == "v1":
+            inputs.namespace_labels[meta["name"]] = _labels(doc, meta)
+        else:
+            raise InvalidInputError(
+                f"not a Cluster API input (apiVersion {body.get('apiVersion')!r}, "
+                f"kind {body.get('kind')!r})",
+                obj=doc.where,
+                field="kind",
+            )
+    return inputs
+
+
+def _with_namespace(doc: Document) -> dict[str, Any]:
+    """The document with metadata.name checked and the namespace defaulted (not for Namespaces)."""
+    body = dict(doc.body)
+    meta = body.get("metadata")
+    if not isinstance(meta, Mapping) or not isinstance(meta.get("name"), str) or not meta["name"]:
+        raise InvalidInputError("required field is missing", obj=doc.where, field="metadata.name")
+    meta = dict(meta)
+    if body.get("kind") != "Namespace":
+        meta["namespace"] = meta.get("namespace") or DEFAULT_NAMESPACE
+    body["metadata"] = meta
+    return body
+
+
+def _checked_capi(doc: Document, body: dict[str, Any]) -> dict[str, Any]:
+    if body["apiVersion"] not in CAPI_API_VERSIONS:
+        raise InvalidInputError(
+            f"unsupported apiVersion {body['apiVersion']!r} (expected "
+            f"{' or '.join(CAPI_API_VERSIONS)})",
+            obj=doc.where,
+            field="apiVersion",
+        )
+    _labels(doc, body["metadata"])
+    return body
+
+
+def _labels(doc: Document, meta: Mapping[str, Any]) -> Mapping[str, str]:
+    labels = meta.get("labels") or {}
+    if not isinstance(labels, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in labels.items()
+    ):
+        raise InvalidInputError(
+            "must map strings to strings", obj=doc.where, field="metadata.labels"
+        )
+    return labels
+
+
+def validated_cluster(doc: Document, obj: dict[str, Any]) -> Cluster:
+    """`obj` as a Cluster model; a failure names the document it was imported from."""
+    try:
+        return Cluster.model_validate(obj)
+    except ValidationError as err:
+        path, message = describe_validation_error(err)
+        raise InvalidInputError(message, obj=doc.where, field=path) from None

@@ -1,0 +1,139 @@
+"""`bundler agent`: run one cluster's agent (pull mode), or the agents of every remote-mode Cluster
+from the management cluster (remote mode), until SIGTERM or SIGINT.
+
+Pull mode talks to the management cluster through --management-kubeconfig (a credential that sees
+only the cluster namespace) and writes Flux objects into --namespace on its own cluster
+(--kubeconfig, else $KUBECONFIG, else the in-cluster service account). Remote mode needs only the
+management cluster: Flux there deploys through each cluster's kubeconfig Secret.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from typing import Any
+
+from bundler.agent.agent import Agent
+from bundler.agent.config import DEFAULT_HEARTBEAT_INTERVAL, AgentConfig, parse_cluster_ref
+from bundler.agent.remote import RemoteAgents, RemoteSettings
+from bundler.api.cluster import AgentMode
+from bundler.core.flux import DEFAULT_AGENT_NAMESPACE
+from bundler.errors import InvalidInputError
+from bundler.kube.store import KubeStore, load_store
+from bundler.runtime.host import Host
+
+EXIT_OK = 0
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+PULL_WORKERS = 2
+REMOTE_WORKERS = 4
+
+log = logging.getLogger(__name__)
+
+
+def register(sub: Any) -> None:
+    agent = sub.add_parser(
+        "agent",
+        help="run a cluster's agent: BundleDeployments in, Flux HelmReleases out, status back",
+        description="Watch the cluster namespace on the management cluster, write the Flux "
+        "source and HelmRelease of every BundleDeployment, and report the HelmReleases back. "
+        "Runs until SIGTERM or SIGINT.",
+    )
+    agent.add_argument(
+        "--cluster",
+        metavar="NS/NAME",
+        help="the Cluster this agent serves (required in pull mode; in remote mode, serve only it)",
+    )
+    agent.add_argument(
+        "--management-kubeconfig",
+        required=True,
+        metavar="PATH",
+        help="kubeconfig of the management cluster",
+    )
+    agent.add_argument(
+        "--kubeconfig",
+        metavar="PATH",
+        help="kubeconfig of this cluster (pull mode; default: $KUBECONFIG, else in-cluster)",
+    )
+    agent.add_argument(
+        "--mode",
+        choices=[m.value for m in AgentMode],
+        default=AgentMode.PULL.value,
+        help="pull: run in the downstream cluster (default); remote: run on the management "
+        "cluster for every Cluster with agentMode remote",
+    )
+    agent.add_argument(
+        "--namespace",
+        default=DEFAULT_AGENT_NAMESPACE,
+        help=f"pull mode: the Flux objects' namespace here (default {DEFAULT_AGENT_NAMESPACE})",
+    )
+    agent.add_argument(
+        "--workspace",
+        action="append",
+        default=[],
+        metavar="NS",
+        help="remote mode: serve Clusters of this workspace only (repeatable; default: all)",
+    )
+    agent.add_argument(
+        "--heartbeat-interval",
+        type=float,
+        default=DEFAULT_HEARTBEAT_INTERVAL,
+        metavar="SECONDS",
+        help=f"how often Cluster.status.agent.lastSeen is written (default "
+        f"{DEFAULT_HEARTBEAT_INTERVAL:g})",
+    )
+    agent.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"reconcile workers (default {PULL_WORKERS} in pull mode, {REMOTE_WORKERS} in remote)",
+    )
+    agent.set_defaults(run=run_agent)
+
+
+def run_agent(args: argparse.Namespace) -> int:
+    mode = AgentMode(args.mode)
+    if args.workers is not None and args.workers < 1:
+        raise InvalidInputError(f"must be at least 1, got {args.workers}", field="--workers")
+    serve = _pull_config(args) if mode is AgentMode.PULL else _remote_settings(args)
+    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
+    stores: list[KubeStore] = []
+    try:
+        management = KubeStore.from_kubeconfig(args.management_kubeconfig)
+        stores.append(management)
+        if isinstance(serve, AgentConfig):
+            downstream = load_store(args.kubeconfig)
+            stores.append(downstream)
+            host = Host(management, workers=args.workers or PULL_WORKERS, name="agent")
+            Agent(host, management, downstream, serve).start()
+        else:
+            host = Host(management, workers=args.workers or REMOTE_WORKERS, name="remote-agents")
+            RemoteAgents(host, management, serve).start()
+        received = host.run_until_signal()
+        log.info("agent stopped on %s", received.name)
+    finally:
+        for store in stores:
+            store.close()
+    return EXIT_OK
+
+
+def _pull_config(args: argparse.Namespace) -> AgentConfig:
+    if not args.cluster:
+        raise InvalidInputError("pull mode needs the cluster it serves", field="--cluster")
+    workspace, name = parse_cluster_ref(args.cluster)
+    return AgentConfig(
+        workspace=workspace,
+        cluster=name,
+        agent_namespace=args.namespace,
+        heartbeat_interval=args.heartbeat_interval,
+    )
+
+
+def _remote_settings(args: argparse.Namespace) -> RemoteSettings:
+    workspaces, only = tuple(args.workspace), None
+    if args.cluster:
+        workspace, only = parse_cluster_ref(args.cluster)
+        workspaces = (workspace,)
+    return RemoteSettings(
+        workspaces=workspaces, heartbeat_interval=args.heartbeat_interval, only=only
+    )

@@ -1,0 +1,139 @@
+"""`bundler manager`: run the management cluster's controllers until SIGTERM or SIGINT.
+
+Connects with `--kubeconfig`/`--context` (else $KUBECONFIG, else the pod's service account),
+watches the workspaces named by `--namespace` (repeatable; default: every namespace), and with
+`--leader-elect` works only while holding the Lease `bundler-manager` in `--lease-namespace`
+(default: the first `--namespace`, else `default`). A kubeconfig that cannot be loaded exits 2; a
+server that cannot be reached at start exits 1; a signal stops the manager cleanly and exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from typing import Any
+
+from bundler.capi.cleanup import DEFAULT_CLEANUP_TIMEOUT
+from bundler.capi.start import CapiImportOptions, start_capi_importer
+from bundler.core.capi_import import ImportMode
+from bundler.core.naming import is_dns1123_label
+from bundler.errors import InvalidInputError
+from bundler.kube.store import load_store
+from bundler.manager.app import Manager
+from bundler.manager.options import DEFAULT_OFFLINE_AFTER, ManagerOptions
+from bundler.runtime.host import DEFAULT_WORKERS
+
+EXIT_OK = 0
+
+log = logging.getLogger(__name__)
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser(
+        "manager",
+        help="run the controllers of the management cluster",
+        description="Expand Bundles into per-cluster BundleDeployments, give every Cluster its "
+        "namespace and agent identity, and roll status up, until SIGTERM or SIGINT.",
+    )
+    parser.add_argument(
+        "--kubeconfig", metavar="PATH", help="default: $KUBECONFIG, else in-cluster"
+    )
+    parser.add_argument("--context", metavar="NAME", help="kubeconfig context (default: current)")
+    parser.add_argument(
+        "-n",
+        "--namespace",
+        dest="namespaces",
+        action="append",
+        default=[],
+        metavar="WS",
+        help="workspace to watch (repeatable; default: all namespaces)",
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=DEFAULT_WORKERS,
+        metavar="N",
+        help=f"reconcile workers (default {DEFAULT_WORKERS})",
+    )
+    parser.add_argument(
+        "--leader-elect", action="store_true", help="work only while holding the leader Lease"
+    )
+    parser.add_argument(
+        "--lease-namespace",
+        metavar="NS",
+        help="namespace of the Lease (default: the first --namespace, else default)",
+    )
+    parser.add_argument(
+        "--offline-after",
+        type=float,
+        default=DEFAULT_OFFLINE_AFTER,
+        metavar="SECONDS",
+        help="an agent silent this long makes its cluster Offline "
+        f"(default {DEFAULT_OFFLINE_AFTER:g})",
+    )
+    parser.add_argument(
+        "--capi-import",
+        type=ImportMode,
+        choices=list(ImportMode),
+        default=ImportMode.LABELED,
+        help="import Cluster API Clusters as Clusters: labeled (default: CAPI Clusters or their "
+        'namespaces labelled bundler.dev/import: "true"), all, or off',
+    )
+    parser.add_argument(
+        "--capi-cleanup-timeout",
+        type=float,
+        default=DEFAULT_CLEANUP_TIMEOUT,
+        metavar="SECONDS",
+        help="force the cleanup of a deleted CAPI cluster's Cluster after this long, when its "
+        f"workload cluster no longer answers (default {DEFAULT_CLEANUP_TIMEOUT:g})",
+    )
+    parser.set_defaults(run=run_manager)
+
+
+def options_from(args: argparse.Namespace) -> ManagerOptions:
+    """The manager options the arguments ask for; InvalidInputError names the bad flag."""
+    if args.workers < 1:
+        raise InvalidInputError(f"must be at least 1, got {args.workers}", field="--workers")
+    if args.offline_after <= 0:
+        raise InvalidInputError("must be positive", field="--offline-after")
+    if args.capi_cleanup_timeout < 0:
+        raise InvalidInputError("must not be negative", field="--capi-cleanup-timeout")
+    for name in [*args.namespaces, *([args.lease_namespace] if args.lease_namespace else [])]:
+        if not is_dns1123_label(name):
+            raise InvalidInputError(f"{name!r} is not a namespace name", field="--namespace")
+    return ManagerOptions(
+        namespaces=tuple(args.namespaces),
+        workers=args.workers,
+        leader_elect=args.leader_elect,
+        lease_namespace=args.lease_namespace,
+        offline_after=args.offline_after,
+    )
+
+
+def run_manager(args: argparse.Namespace) -> int:
+    options = options_from(args)
+    if not logging.getLogger().handlers:
+        logging.basicConfig(
+            level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+        )
+    with load_store(args.kubeconfig, args.context) as store:
+        manager = Manager(store, options)
+        # bundler.manager and bundler.capi are sibling layers: the command joins them on one host.
+        start_capi_importer(
+            manager.host,
+            CapiImportOptions(
+                mode=args.capi_import,
+                namespaces=options.workspaces,
+                cleanup_timeout=args.capi_cleanup_timeout,
+                resync_period=options.resync_period,
+            ),
+        )
+        log.info(
+            "bundler manager: watching %s with %d workers%s",
+            ", ".join(options.workspaces) or "all namespaces",
+            options.workers,
+            " (leader election on)" if options.leader_elect else "",
+        )
+        received = manager.run_until_signal()
+    log.info("bundler manager: stopped on %s", received.name)
+    return EXIT_OK

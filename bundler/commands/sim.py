@@ -1,0 +1,147 @@
+"""`bundler sim`: the manager, one agent per cluster and a simulated Flux, in one process.
+
+Exit 0 when the fleet came to rest (injected failures are reported, not fatal), 1 when it did not
+within --timeout, 2 for invalid input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from bundler.errors import InvalidInputError
+from bundler.inputs import load_world
+from bundler.runtime.clock import SystemClock
+from bundler.sim.failures import FailurePolicy, parse_label
+from bundler.sim.fleet import DEFAULT_FLUX_DELAY, DEFAULT_WORKERS, FleetOptions
+from bundler.sim.generated import busiest_workspace, generated_clusters
+from bundler.sim.report import format_table
+from bundler.sim.run import DEFAULT_TIMEOUT, RunOptions, run_fleet
+
+EXIT_CONVERGED = 0
+EXIT_TIMED_OUT = 1
+
+
+def register(sub: Any) -> None:
+    sim = sub.add_parser(
+        "sim",
+        help="simulate a fleet: manager, agents and Flux in one process, in memory",
+        description="Run the manager, one agent per cluster and a simulated Flux helm-controller "
+        "per cluster in one process over in-memory stores, with the production controllers. "
+        "Progress goes to stderr every second; at the end a table per bundle (or --json) goes to "
+        "stdout. Exit 0: the fleet came to rest (injected failures are reported, not fatal); "
+        "1: it did not within --timeout; 2: invalid input.",
+    )
+    sim.add_argument(
+        "-f",
+        "--filename",
+        dest="paths",
+        action="append",
+        required=True,
+        metavar="PATH",
+        help="YAML file or directory of Bundle, Cluster and ClusterGroup documents (repeatable)",
+    )
+    sim.add_argument(
+        "--clusters",
+        type=_count,
+        default=0,
+        metavar="N",
+        help="add N generated clusters with varied env/region labels, in the workspace with the "
+        "most bundles (default 0)",
+    )
+    sim.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed for generated clusters, delays and --fail-rate (default 0)",
+    )
+    sim.add_argument("--json", action="store_true", help="print a JSON summary instead of tables")
+    failures = sim.add_argument_group("injected failures (the simulated Flux fails these releases)")
+    failures.add_argument(
+        "--fail-version",
+        action="append",
+        default=[],
+        metavar="VERSION",
+        help="chart version whose install/upgrade fails everywhere (repeatable)",
+    )
+    failures.add_argument(
+        "--fail-label",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="releases fail on clusters carrying this label; several must all match (repeatable)",
+    )
+    failures.add_argument(
+        "--fail-rate",
+        type=float,
+        default=0.0,
+        metavar="R",
+        help="fraction (0..1) of the other releases that fail, drawn from --seed (default 0)",
+    )
+    tuning = sim.add_argument_group("tuning")
+    tuning.add_argument(
+        "--flux-delay",
+        type=float,
+        default=DEFAULT_FLUX_DELAY,
+        metavar="SECONDS",
+        help=f"mean time a simulated Helm action takes (default {DEFAULT_FLUX_DELAY})",
+    )
+    tuning.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT,
+        metavar="SECONDS",
+        help=f"give up when not at rest after this long (default {DEFAULT_TIMEOUT:g})",
+    )
+    tuning.add_argument(
+        "--workers",
+        type=_count,
+        default=DEFAULT_WORKERS,
+        metavar="N",
+        help=f"worker threads shared by all agents and Flux instances (default {DEFAULT_WORKERS})",
+    )
+    sim.set_defaults(run=run_sim)
+
+
+def run_sim(args: argparse.Namespace) -> int:
+    world = load_world(args.paths)
+    world.clusters.extend(generated_clusters(args.clusters, busiest_workspace(world), args.seed))
+    failures = FailurePolicy(
+        versions=frozenset(args.fail_version),
+        labels=dict(parse_label(text) for text in args.fail_label),
+        rate=args.fail_rate,
+        seed=args.seed,
+    )
+    if args.flux_delay < 0 or args.timeout <= 0:
+        raise InvalidInputError("--flux-delay must be >= 0 and --timeout > 0")
+    options = FleetOptions(
+        flux_delay=args.flux_delay,
+        failures=failures,
+        seed=args.seed,
+        workers=args.workers,
+        manager_workers=args.workers,
+    )
+    report = run_fleet(
+        world, options, SystemClock(), RunOptions(timeout=args.timeout), progress=_to_stderr
+    )
+    if args.json:
+        print(json.dumps(report.to_json(), indent=2))
+    else:
+        print(format_table(report), end="")
+    return EXIT_CONVERGED if report.converged else EXIT_TIMED_OUT
+
+
+def _to_stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is negative")
+    return value

@@ -1,0 +1,174 @@
+"""The objects that give one Cluster's agent its own, narrow identity on the management cluster.
+
+Per Cluster the manager keeps:
+- the cluster namespace, labelled with the Cluster it belongs to;
+- ServiceAccount `bundler-agent` there, the identity the agent authenticates as;
+- Role `bundler-agent` there: read BundleDeployments, write their status, read Secrets (the
+  registry credentials copied into the namespace) - nothing in any other namespace;
+- Role `bundler-agent-<cluster>` in the workspace, limited by resourceNames to its own Cluster:
+  read it and write its status (the agent's heartbeat), and nothing else of the workspace;
+- a RoleBinding for each Role, to that ServiceAccount.
+
+Every object carries bundler's managed-by label and the cluster labels, so the manager can watch
+exactly these objects and map each back to its Cluster. Pure builders: no I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from bundler.api.resources import (
+    BUNDLE_DEPLOYMENT,
+    CLUSTER,
+    GROUP,
+    NAMESPACE,
+    ROLE,
+    ROLE_BINDING,
+    SERVICE_ACCOUNT,
+    Resource,
+)
+from bundler.core.labels import (
+    LABEL_CLUSTER_NAME,
+    LABEL_CLUSTER_NAMESPACE,
+    LABEL_MANAGED_BY,
+    MANAGED_BY_BUNDLER,
+)
+from bundler.core.naming import DNS1123_SUBDOMAIN_MAX, cluster_namespace, shorten_name
+
+AGENT_NAME = "bundler-agent"
+RBAC_GROUP = "rbac.authorization.k8s.io"
+
+Obj = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class IdentityObject:
+    """One object of an agent identity: its kind and its desired body."""
+
+    res: Resource
+    body: Obj
+
+    @property
+    def name(self) -> str:
+        name: str = self.body["metadata"]["name"]
+        return name
+
+    @property
+    def namespace(self) -> str | None:
+        namespace: str | None = self.body["metadata"].get("namespace")
+        return namespace
+
+
+def identity_labels(workspace: str, cluster: str) -> dict[str, str]:
+    return {
+        LABEL_MANAGED_BY: MANAGED_BY_BUNDLER,
+        LABEL_CLUSTER_NAME: cluster,
+        LABEL_CLUSTER_NAMESPACE: workspace,
+    }
+
+
+def workspace_role_name(cluster: str) -> str:
+    """The name of the Role in the workspace that lets one cluster's agent write its status."""
+    return shorten_name(f"{AGENT_NAME}-{cluster}", DNS1123_SUBDOMAIN_MAX)
+
+
+def namespace_object(workspace: str, cluster: str) -> Obj:
+    return {
+        "apiVersion": NAMESPACE.api_version,
+        "kind": NAMESPACE.kind,
+        "metadata": {
+            "name": cluster_namespace(workspace, cluster),
+            "labels": identity_labels(workspace, cluster),
+        },
+    }
+
+
+def agent_identity(
+    workspace: str, cluster: str, cluster_uid: str | None = None
+) -> tuple[IdentityObject, ...]:
+    """The namespace-scoped identity objects of one Cluster's agent, in creation order.
+
+    The workspace Role and RoleBinding are owned by the Cluster (`cluster_uid`), so the garbage
+    collector removes them with it even if the manager is not running.
+    """
+    namespace = cluster_namespace(workspace, cluster)
+    labels = identity_labels(workspace, cluster)
+    ws_role = workspace_role_name(cluster)
+    owner = _owner(cluster, cluster_uid)
+    return (
+        IdentityObject(SERVICE_ACCOUNT, _object(SERVICE_ACCOUNT, AGENT_NAME, namespace, labels)),
+        IdentityObject(
+            ROLE, {**_object(ROLE, AGENT_NAME, namespace, labels), "rules": namespace_rules()}
+        ),
+        IdentityObject(
+            ROLE_BINDING, _binding(AGENT_NAME, namespace, labels, AGENT_NAME, namespace)
+        ),
+        IdentityObject(
+            ROLE,
+            {**_object(ROLE, ws_role, workspace, labels, owner), "rules": cluster_rules(cluster)},
+        ),
+        IdentityObject(
+            ROLE_BINDING, _binding(ws_role, workspace, labels, ws_role, namespace, owner)
+        ),
+    )
+
+
+def namespace_rules() -> list[Obj]:
+    """What the agent may do in its cluster namespace."""
+    return [
+        _rule(GROUP, BUNDLE_DEPLOYMENT.plural, ["get", "list", "watch"]),
+        _rule(GROUP, f"{BUNDLE_DEPLOYMENT.plural}/status", ["get", "update", "patch"]),
+        _rule("", "secrets", ["get", "list", "watch"]),
+    ]
+
+
+def cluster_rules(cluster: str) -> list[Obj]:
+    """What the agent may do in the workspace: read its own Cluster and write its status."""
+    return [
+        _rule(GROUP, CLUSTER.plural, ["get"], [cluster]),
+        _rule(GROUP, f"{CLUSTER.plural}/status", ["get", "update", "patch"], [cluster]),
+    ]
+
+
+def _rule(group: str, resource: str, verbs: list[str], names: list[str] | None = None) -> Obj:
+    rule: Obj = {"apiGroups": [group], "resources": [resource], "verbs": verbs}
+    if names is not None:
+        rule["resourceNames"] = names
+    return rule
+
+
+def _owner(cluster: str, uid: str | None) -> list[Obj]:
+    if uid is None:
+        return []
+    return [{"apiVersion": CLUSTER.api_version, "kind": CLUSTER.kind, "name": cluster, "uid": uid}]
+
+
+def _object(
+    res: Resource,
+    name: str,
+    namespace: str,
+    labels: dict[str, str],
+    owners: list[Obj] | None = None,
+) -> Obj:
+    meta: Obj = {"name": name, "namespace": namespace, "labels": dict(labels)}
+    if owners:
+        meta["ownerReferences"] = owners
+    return {"apiVersion": res.api_version, "kind": res.kind, "metadata": meta}
+
+
+def _binding(
+    name: str,
+    namespace: str,
+    labels: dict[str, str],
+    role: str,
+    subject_namespace: str,
+    owners: list[Obj] | None = None,
+) -> Obj:
+    return {
+        **_object(ROLE_BINDING, name, namespace, labels, owners),
+        "roleRef": {"apiGroup": RBAC_GROUP, "kind": ROLE.kind, "name": role},
+        "subjects": [
+            {"kind": SERVICE_ACCOUNT.kind, "name": AGENT_NAME, "namespace": subject_namespace}
+        ],
+    }

@@ -1,0 +1,285 @@
+"""What the agent decides for one BundleDeployment, and the status it writes back. Pure.
+
+The agent observes a BundleDeployment, its sibling BundleDeployments (for dependsOn) and the live
+HelmRelease, then:
+- `decide` picks one step: APPLY the options (write the Flux objects), WAIT for dependencies (a new
+  deploymentID is held back while a bundle it depends on is not Ready on this cluster), or HOLD a
+  paused BundleDeployment (report status, change nothing);
+- `read_release` turns the HelmRelease into readiness as Flux reports it: Ready means
+  `status.observedGeneration == metadata.generation` and condition `Ready=True`; otherwise Flux's
+  own reason and message (InstallFailed, UpgradeFailed, ArtifactFailed, ...) are passed on;
+- `next_status` builds the BundleDeployment status following bundler.core.state's convention
+  (`Deployed` = the last apply attempt, `Ready` = the release), and `status_changed` says whether
+  it is worth writing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from bundler.api.bundledeployment import BundleDeployment, BundleDeploymentStatus, ReleaseStatus
+from bundler.api.meta import ConditionStatus
+from bundler.core.flux import bundle_name
+from bundler.core.state import ConditionType, condition, conditions_equal_ignoring_time
+
+# On a HelmRelease: "true" when the bundle keeps its release installed after undeploying.
+ANNOTATION_KEEP_RESOURCES = "bundler.dev/keep-resources"
+
+FLUX_READY = "Ready"
+
+
+class Reason(StrEnum):
+    """Reasons the agent itself writes (Flux's own reasons are copied verbatim)."""
+
+    APPLIED = "Applied"
+    PAUSED = "Paused"
+    DEPENDENCY_NOT_READY = "DependencyNotReady"
+    FLUX_NOT_INSTALLED = "FluxNotInstalled"
+    INVALID_OPTIONS = "InvalidOptions"
+    CREDENTIALS_NOT_FOUND = "CredentialsNotFound"
+    APPLY_FAILED = "ApplyFailed"
+    NOT_DEPLOYED = "NotDeployed"
+    PROGRESSING = "Progressing"
+    UNINSTALLING = "Uninstalling"
+    SUSPENDED = "Suspended"
+
+
+FLUX_NOT_INSTALLED_MESSAGE = (
+    "the cluster does not serve {kinds}: install Flux's helm-controller and source-controller "
+    "(e.g. `flux install --components=source-controller,helm-controller`)"
+)
+
+
+class Step(StrEnum):
+    APPLY = "apply"
+    WAIT = "wait-dependencies"
+    HOLD = "hold-paused"
+
+
+@dataclass(frozen=True)
+class Decision:
+    step: Step
+    # Bundles named in dependsOn that are not Ready on this cluster (WAIT only), sorted.
+    waiting_on: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ApplyOutcome:
+    """How the apply went: `reason` None means the Flux objects are in place."""
+
+    reason: Reason | None = None
+    message: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.reason is None
+
+
+APPLIED = ApplyOutcome()
+
+
+@dataclass(frozen=True)
+class ReleaseReport:
+    """The HelmRelease as the BundleDeployment's status sees it."""
+
+    ready: bool
+    reason: str
+    message: str
+    release: ReleaseStatus | None = None
+
+
+@dataclass(frozen=True)
+class Observation:
+    """Everything `next_status` needs besides the BundleDeployment itself."""
+
+    decision: Decision
+    outcome: ApplyOutcome | None
+    report: ReleaseReport
+    now_iso: str
+
+
+# -- deciding ------------------------------------------------------------------------------------
+
+
+def is_bd_ready(bd: BundleDeployment) -> bool:
+    """Deployed as currently specified and its release Ready: what a dependent waits for."""
+    status = bd.status
+    return (
+        status is not None and status.ready and status.appliedDeploymentID == bd.spec.deploymentID
+    )
+
+
+def unready_dependencies(bd: BundleDeployment, siblings: Iterable[BundleDeployment]) -> list[str]:
+    """Bundles named in `bd`'s dependsOn with no Ready BundleDeployment among `siblings`."""
+    ready = {bundle_name(other) for other in siblings if is_bd_ready(other)}
+    wanted = dict.fromkeys(dep.name for dep in bd.spec.options.dependsOn)
+    return sorted(name for name in wanted if name not in ready)
+
+
+def decide(bd: BundleDeployment, unready: Sequence[str]) -> Decision:
+    """HOLD when paused; WAIT while a dependency is not Ready and the options are new; else APPLY.
+
+    Once a deploymentID is applied, the agent keeps it in place (and corrects drift) even if a
+    dependency later stops being Ready: only new options wait.
+    """
+    if bd.spec.paused:
+        return Decision(Step.HOLD)
+    applied = bd.status.appliedDeploymentID if bd.status is not None else None
+    if unready and applied != bd.spec.deploymentID:
+        return Decision(Step.WAIT, tuple(sorted(unready)))
+    return Decision(Step.APPLY)
+
+
+# -- reading the HelmRelease -------------------------------------------------------------------
+
+
+def read_release(release: Mapping[str, Any] | None) -> ReleaseReport:
+    """Readiness, reason, message and release details of a live HelmRelease (None: absent)."""
+    if release is None:
+        return ReleaseReport(False, Reason.NOT_DEPLOYED, "no HelmRelease has been written yet")
+    meta = release.get("metadata") or {}
+    spec = release.get("spec") or {}
+    status = release.get("status") or {}
+    where = f"HelmRelease {meta.get('namespace')}/{meta.get('name')}"
+    details = _release_details(status)
+    if meta.get("deletionTimestamp"):
+        return ReleaseReport(False, Reason.UNINSTALLING, f"{where} is being deleted", details)
+    if spec.get("suspend"):
+        return ReleaseReport(False, Reason.SUSPENDED, f"{where} is suspended", details)
+    generation = meta.get("generation")
+    ready = _flux_condition(status, FLUX_READY)
+    current = ready is not None and ready.get("observedGeneration") in (None, generation)
+    if ready is not None and current and ready.get("status") == ConditionStatus.TRUE.value:
+        if status.get("observedGeneration") == generation:
+            return ReleaseReport(True, ready.get("reason", ""), ready.get("message", ""), details)
+    elif ready is not None and current:
+        return ReleaseReport(False, ready.get("reason", ""), ready.get("message", ""), details)
+    observed = status.get("observedGeneration")
+    message = (
+        f"waiting for Flux to reconcile {where} "
+        f"(generation {generation}, observed {observed if observed is not None else 'none'})"
+    )
+    return ReleaseReport(False, Reason.PROGRESSING, message, details)
+
+
+def _flux_condition(status: Mapping[str, Any], type: str) -> Mapping[str, Any] | None:
+    conditions = status.get("conditions") or []
+    return next((c for c in conditions if isinstance(c, Mapping) and c.get("type") == type), None)
+
+
+def _release_details(status: Mapping[str, Any]) -> ReleaseStatus | None:
+    """Name, namespace, chart version and revision of the newest entry of Flux's history."""
+    history = status.get("history") or []
+    if not history or not isinstance(history[0], Mapping):
+        return None
+    latest = history[0]
+    revision = latest.get("version")
+    return ReleaseStatus(
+        name=latest.get("name"),
+        namespace=latest.get("namespace"),
+        chartVersion=latest.get("chartVersion"),
+        revision=revision if isinstance(revision, int) else None,
+    )
+
+
+# -- the status ----------------------------------------------------------------------------------
+
+
+def next_status(bd: BundleDeployment, seen: Observation) -> BundleDeploymentStatus:
+    """The status the agent wants on `bd` after observing (and maybe applying) it."""
+    previous = bd.status or BundleDeploymentStatus()
+    applied = previous.appliedDeploymentID
+    if seen.decision.step is Step.APPLY and seen.outcome is not None and seen.outcome.ok:
+        applied = bd.spec.deploymentID
+    deployed = _deployed_condition(bd, seen, applied)
+    ready = _ready_condition(seen)
+    conditions = condition(
+        ConditionType.DEPLOYED,
+        deployed[0],
+        deployed[1],
+        deployed[2],
+        seen.now_iso,
+        previous.conditions,
+        observed_generation=bd.metadata.generation,
+    )
+    conditions = condition(
+        ConditionType.READY, ready[0], ready[1], ready[2], seen.now_iso, conditions
+    )
+    return BundleDeploymentStatus(
+        appliedDeploymentID=applied,
+        ready=seen.report.ready,
+        nonModified=True,
+        release=seen.report.release,
+        conditions=conditions,
+    )
+
+
+ConditionParts = tuple[ConditionStatus, str, str]
+
+
+def _deployed_condition(
+    bd: BundleDeployment, seen: Observation, applied: str | None
+) -> ConditionParts:
+    outcome, decision = seen.outcome, seen.decision
+    if outcome is not None and not outcome.ok:
+        return ConditionStatus.FALSE, str(outcome.reason), outcome.message
+    current = applied == bd.spec.deploymentID
+    if current:
+        return ConditionStatus.TRUE, Reason.APPLIED, f"deployment {short_id(applied)} is applied"
+    if decision.step is Step.WAIT:
+        return ConditionStatus.UNKNOWN, Reason.DEPENDENCY_NOT_READY, waiting_message(decision)
+    return (
+        ConditionStatus.UNKNOWN,
+        Reason.PAUSED,
+        f"the BundleDeployment is paused: deployment {short_id(bd.spec.deploymentID)} waits",
+    )
+
+
+def _ready_condition(seen: Observation) -> ConditionParts:
+    outcome, report = seen.outcome, seen.report
+    if outcome is not None and outcome.reason is Reason.FLUX_NOT_INSTALLED:
+        return ConditionStatus.FALSE, outcome.reason, outcome.message
+    if seen.decision.step is Step.WAIT and report.reason == Reason.NOT_DEPLOYED:
+        return ConditionStatus.FALSE, Reason.DEPENDENCY_NOT_READY, waiting_message(seen.decision)
+    status = ConditionStatus.TRUE if report.ready else ConditionStatus.FALSE
+    return status, report.reason, report.message
+
+
+def waiting_message(decision: Decision) -> str:
+    names = ", ".join(decision.waiting_on)
+    plural = "s" if len(decision.waiting_on) > 1 else ""
+    return f"waiting for bundle{plural} {names} to be Ready on this cluster (dependsOn)"
+
+
+def flux_not_installed_message(kinds: Iterable[str]) -> str:
+    return FLUX_NOT_INSTALLED_MESSAGE.format(kinds=", ".join(sorted(kinds)))
+
+
+def short_id(deployment_id: str | None) -> str:
+    """A deploymentID shortened for messages: `s-` and 12 hex digits."""
+    return (deployment_id or "")[:14]
+
+
+def status_changed(old: BundleDeploymentStatus | None, new: BundleDeploymentStatus) -> bool:
+    """Whether `new` says anything `old` does not (condition timestamps alone do not count)."""
+    if old is None:
+        return True
+    same = (
+        old.appliedDeploymentID == new.appliedDeploymentID
+        and old.ready == new.ready
+        and old.nonModified == new.nonModified
+        and old.release == new.release
+        and conditions_equal_ignoring_time(old.conditions, new.conditions)
+    )
+    return not same
+
+
+def status_patch(status: BundleDeploymentStatus) -> dict[str, Any]:
+    """A merge patch that makes the status exactly `status` (absent fields are removed)."""
+    wire = status.to_wire()
+    body: dict[str, Any] = dict.fromkeys(BundleDeploymentStatus.model_fields)
+    body.update(wire)
+    return {"status": body}

@@ -1,0 +1,1 @@
+"""Controllers on the management cluster: Cluster, Bundle and status roll-up."""

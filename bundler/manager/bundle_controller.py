@@ -1,0 +1,319 @@
+"""The bundle controller: a Bundle in, its BundleDeployments out.
+
+One pass: make sure the cleanup finalizer is on the Bundle; decide which clusters it targets,
+resolve its version ranges, render each targeted cluster's row (memoized), let the rollout strategy
+decide which clusters get their new deployment now, write only the BundleDeployments whose spec or
+bundler labels differ, and delete those of clusters no longer targeted. The manager owns a
+BundleDeployment's spec and labels; its status is the agent's and is never touched here.
+
+A Bundle that is invalid, or whose range cannot be resolved, is rejected for the pass: its
+BundleDeployments stay exactly as they are and the status controller reports Ready=False. A
+template error is confined to its cluster, which keeps what it runs.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from functools import partial
+
+from pydantic import ValidationError
+
+from bundler.api.bundle import Bundle
+from bundler.api.bundledeployment import BundleDeployment
+from bundler.api.resources import BUNDLE, BUNDLE_DEPLOYMENT
+from bundler.core.planning import key as ref
+from bundler.core.rollout import RolloutDecision, RolloutTarget, plan_rollout
+from bundler.core.validation import validate_bundle
+from bundler.errors import BundlerError, InvalidInputError, TransientError
+from bundler.manager.context import Context, split_ref
+from bundler.manager.outcomes import Outcome, Rejection
+from bundler.manager.resolve import query_for
+from bundler.manager.rows import BundleRows, Row
+from bundler.manager.scope import Scope
+from bundler.manager.work import Stage
+from bundler.manager.writes import (
+    adding_finalizer,
+    create_or_update,
+    delete_if_present,
+    has_finalizer,
+    is_deleting,
+    removing_finalizer,
+    same,
+    update_with_retry,
+)
+from bundler.runtime.controller import Result
+from bundler.runtime.key import Key
+from bundler.store.protocol import Obj
+
+log = logging.getLogger(__name__)
+
+BUNDLE_FINALIZER = "bundler.dev/bundle-cleanup"
+REASON_INVALID = "InvalidSpec"
+REASON_UNRESOLVED = "VersionNotResolved"
+
+SpecFor = Callable[[Obj | None], Obj]
+
+
+class BundleController:
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+
+    def reconcile(self, key: Key) -> Result | None:
+        scope = self.ctx.scopes.of(key.namespace)
+        if scope is None:
+            return None
+        bundle_ref = ref(key.namespace, key.name)
+        observed = scope.bundles.get(key.namespace, key.name)
+        if observed is None:
+            self._forget(scope, bundle_ref)
+            return None
+        if is_deleting(observed):
+            self._finalize(scope, bundle_ref, observed)
+            return None
+        generation = int(observed["metadata"].get("generation") or 0)
+        try:
+            bundle = _parse(observed)
+            validate_bundle(bundle)
+        except InvalidInputError as invalid:
+            self._reject(scope, bundle_ref, generation, Rejection(REASON_INVALID, str(invalid)))
+            return None
+        planned = self._plan(scope, bundle_ref, bundle)
+        if planned is None:
+            return None
+        self._apply(scope, observed, bundle, planned)
+        poll = self.ctx.resolution.seconds_until_poll(bundle)
+        return Result(requeue_after=poll) if poll is not None else None
+
+    # -- planning -----------------------------------------------------------------------------
+
+    def _plan(self, scope: Scope, bundle_ref: str, bundle: Bundle) -> BundleRows | None:
+        """The bundle's rows, or None after rejecting it (a TransientError is re-raised)."""
+        workspace = bundle.metadata.namespace or ""
+        generation = bundle.metadata.generation or 0
+        decided = self.ctx.memo.decide(
+            bundle, scope.live_clusters(workspace), scope.groups_in(workspace), scope.memberships
+        )
+        try:
+            resolved = self.ctx.resolution.resolve(bundle, decided.queries)
+        except (InvalidInputError, TransientError) as failed:
+            self._reject(scope, bundle_ref, generation, Rejection(REASON_UNRESOLVED, str(failed)))
+            if isinstance(failed, TransientError):
+                raise
+            return None
+        try:
+            return self.ctx.memo.render(bundle, decided, resolved)
+        except InvalidInputError as invalid:
+            self._reject(scope, bundle_ref, generation, Rejection(REASON_INVALID, str(invalid)))
+            return None
+
+    def _reject(self, scope: Scope, bundle_ref: str, generation: int, why: Rejection) -> None:
+        log.info("%s rejected: %s", bundle_ref, why.message)
+        self._record(scope, bundle_ref, Outcome(generation, None, rejection=why))
+
+    def _record(self, scope: Scope, bundle_ref: str, outcome: Outcome) -> None:
+        recorded = self.ctx.outcomes.record(bundle_ref, outcome)
+        self.ctx.wake_clusters(scope, recorded.clusters)
+        if recorded.differs:
+            self.ctx.work.add(Stage.BUNDLE_STATUS, split_ref(bundle_ref))
+        self.ctx.work.release(bundle_ref)
+
+    # -- writing ------------------------------------------------------------------------------
+
+    def _apply(self, scope: Scope, observed: Obj, bundle: Bundle, planned: BundleRows) -> None:
+        bundle_ref = ref(bundle.metadata.namespace, bundle.metadata.name)
+        existing = scope.deployment_models.of_bundle(bundle_ref)
+        writable = [
+            row
+            for row in planned.rows
+            if row.planned is not None
+            and (row.key in existing or scope.namespace_ready(row.planned.namespace))
+        ]
+        targets = [_target(row, existing.get(row.key)) for row in writable]
+        strategy = bundle.spec.rolloutStrategy
+        decisions = plan_rollout(
+            strategy,
+            targets,
+            scope.groups_in(bundle.metadata.namespace or ""),
+            bundle_paused=bundle.spec.paused,
+        )
+        held = len(writable) < sum(1 for r in planned.rows if r.planned is not None) or any(
+            _holds(d, t) for d, t in zip(decisions, targets, strict=True)
+        )
+        outcome = _outcome(bundle, planned, held)
+        # Recorded before any write (so status roll-ups never wait on a failing write), and before
+        # creating deployments (so the cluster controller never takes one for a stray).
+        self._record(scope, bundle_ref, outcome)
+        update_with_retry(self.ctx.store, BUNDLE, observed, adding_finalizer(BUNDLE_FINALIZER))
+        failures: list[BundlerError] = []
+        for row, decision, target in zip(writable, decisions, targets, strict=True):
+            self._attempt(failures, partial(self._write, scope, row, decision, target.current))
+        for cluster, stale in existing.items():
+            if outcome.targeted is not None and cluster not in outcome.targeted:
+                self._attempt(failures, partial(_delete, self.ctx, stale))
+        if failures:
+            raise failures[0]
+
+    def _attempt(self, failures: list[BundlerError], write: Callable[[], object]) -> None:
+        """Run one write; a failure is kept for the end so the other clusters still proceed."""
+        try:
+            write()
+        except BundlerError as error:
+            failures.append(error)
+
+    def _write(
+        self, scope: Scope, row: Row, decision: RolloutDecision, current: BundleDeployment | None
+    ) -> None:
+        planned = row.planned
+        assert planned is not None
+        if current is not None and _in_sync(current, row, decision):
+            return
+        observed = scope.deployments.get(planned.namespace, planned.name)
+        spec_for = _spec_for(row, decision)
+        if observed is None and not decision.create:
+            return
+        desired = planned.to_object()
+        desired["spec"] = spec_for(None if observed is None else observed.get("spec"))
+        self.ctx.own_writes.expect(
+            Key(planned.namespace, planned.name), desired["spec"], planned.labels
+        )
+        create_or_update(
+            self.ctx.store, BUNDLE_DEPLOYMENT, desired, observed, _syncing(desired, spec_for)
+        )
+
+    # -- deletion -----------------------------------------------------------------------------
+
+    def _finalize(self, scope: Scope, bundle_ref: str, observed: Obj) -> None:
+        """Delete the bundle's deployments, then let it go. Until it is gone it targets nothing."""
+        generation = int(observed["metadata"].get("generation") or 0)
+        self._record(scope, bundle_ref, Outcome(generation, frozenset()))
+        if has_finalizer(observed, BUNDLE_FINALIZER):
+            for deployment in scope.deployment_models.of_bundle(bundle_ref).values():
+                _delete(self.ctx, deployment)
+            update_with_retry(
+                self.ctx.store, BUNDLE, observed, removing_finalizer(BUNDLE_FINALIZER)
+            )
+
+    def _forget(self, scope: Scope, bundle_ref: str) -> None:
+        self.ctx.memo.forget(bundle_ref)
+        self.ctx.resolution.forget(bundle_ref)
+        self.ctx.wake_clusters(scope, self.ctx.outcomes.forget(bundle_ref))
+        self.ctx.work.release(bundle_ref)
+
+
+def _parse(observed: Obj) -> Bundle:
+    body = {k: observed[k] for k in ("apiVersion", "kind", "metadata", "spec") if k in observed}
+    try:
+        return Bundle.model_validate(body)
+    except ValidationError as error:
+        meta = observed["metadata"]
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise InvalidInputError(
+            first["msg"], obj=f"Bundle {meta.get('namespace')}/{meta['name']}", field=where
+        ) from None
+
+
+def _target(row: Row, current: BundleDeployment | None) -> RolloutTarget:
+    assert row.planned is not None
+    return RolloutTarget(row.cluster, row.planned.deployment_id, current)
+
+
+def _holds(decision: RolloutDecision, target: RolloutTarget) -> bool:
+    """The rollout keeps this cluster from its desired deployment for now."""
+    return decision.stage or (target.current is None and not decision.create)
+
+
+def _in_sync(current: BundleDeployment, row: Row, decision: RolloutDecision) -> bool:
+    """Whether the observed deployment already is what this decision asks for (the cheap check
+    that spares reading the raw object for every cluster on every pass)."""
+    planned = row.planned
+    assert planned is not None
+    spec = current.spec
+    labels = current.metadata.labels
+    if spec.paused != row.cluster.spec.paused or any(
+        labels.get(k) != v for k, v in planned.labels.items()
+    ):
+        return False
+    if decision.promote or decision.create:
+        return (
+            spec.deploymentID == planned.deployment_id
+            and spec.options == planned.options
+            and spec.stagedOptions is None
+            and spec.stagedDeploymentID is None
+        )
+    if decision.stage:
+        return (
+            spec.stagedDeploymentID == planned.deployment_id
+            and spec.stagedOptions == planned.options
+        )
+    return True
+
+
+def _spec_for(row: Row, decision: RolloutDecision) -> SpecFor:
+    """The spec the BundleDeployment should have, given the spec it has (None: none yet)."""
+    planned = row.planned
+    assert planned is not None
+    wanted = {"options": planned.options.to_wire(), "deploymentID": planned.deployment_id}
+    paused = row.cluster.spec.paused
+
+    def spec_for(current: Obj | None) -> Obj:
+        spec: Obj
+        if current is None or decision.promote or decision.create:
+            spec = dict(wanted)
+        elif decision.stage:
+            spec = {
+                **current,
+                "stagedOptions": wanted["options"],
+                "stagedDeploymentID": wanted["deploymentID"],
+            }
+        else:
+            spec = dict(current)
+        spec.pop("paused", None)
+        if paused:
+            spec["paused"] = True
+        return spec
+
+    return spec_for
+
+
+def _syncing(desired: Obj, spec_for: SpecFor) -> Callable[[Obj], bool]:
+    """Bring an observed BundleDeployment's bundler labels and spec to what is desired."""
+    labels = desired["metadata"]["labels"]
+
+    def mutate(obj: Obj) -> bool:
+        changed = False
+        current_labels = obj["metadata"].setdefault("labels", {})
+        for name, value in labels.items():
+            if current_labels.get(name) != value:
+                current_labels[name] = value
+                changed = True
+        spec = spec_for(obj.get("spec"))
+        if not same(spec, obj.get("spec")):
+            obj["spec"] = spec
+            changed = True
+        return changed
+
+    return mutate
+
+
+def _delete(ctx: Context, deployment: BundleDeployment) -> None:
+    meta = deployment.metadata
+    if not meta.deletionTimestamp:
+        delete_if_present(ctx.store, BUNDLE_DEPLOYMENT, meta.name, meta.namespace)
+
+
+def _outcome(bundle: Bundle, planned: BundleRows, held: bool) -> Outcome:
+    return Outcome(
+        generation=bundle.metadata.generation or 0,
+        targeted=frozenset(row.key for row in planned.rows),
+        errors={row.key: row.error for row in planned.rows if row.error is not None},
+        resolved_version=_resolved_version(bundle, planned),
+        held=held,
+    )
+
+
+def _resolved_version(bundle: Bundle, planned: BundleRows) -> str | None:
+    """The concrete version the Bundle's own `spec.helm.version` range resolved to, if a range."""
+    query = query_for(bundle.spec.helm.to_wire())
+    return None if query is None else planned.resolved.get(query.key)

@@ -1,0 +1,146 @@
+"""The cluster controller: a Cluster's namespace, its agent's identity, and their cleanup.
+
+One pass: make sure the cleanup finalizer is on the Cluster; create (or repair) the cluster
+namespace and the agent identity (bundler.core.agent_identity) from what the informers show, record
+`status.namespace`, and delete BundleDeployments in the namespace whose Bundle is gone or no longer
+targets the cluster. Deleting a Cluster deletes its namespace, which takes its BundleDeployments and
+identity with it, and the workspace Role and RoleBinding; then the finalizer is removed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from bundler.api.resources import (
+    BUNDLE_DEPLOYMENT,
+    CLUSTER,
+    NAMESPACE,
+    ROLE,
+    ROLE_BINDING,
+    SERVICE_ACCOUNT,
+    Resource,
+)
+from bundler.core.agent_identity import (
+    IdentityObject,
+    agent_identity,
+    namespace_object,
+    workspace_role_name,
+)
+from bundler.core.naming import cluster_namespace
+from bundler.core.planning import key as ref
+from bundler.manager.context import Context, split_ref
+from bundler.manager.scope import Scope
+from bundler.manager.writes import (
+    adding_finalizer,
+    create_or_update,
+    delete_if_present,
+    has_finalizer,
+    is_deleting,
+    patch_status_if_changed,
+    removing_finalizer,
+    same,
+    update_with_retry,
+)
+from bundler.runtime.controller import Result
+from bundler.runtime.informer import Informer
+from bundler.runtime.key import Key
+from bundler.store.protocol import Obj
+
+CLUSTER_FINALIZER = "bundler.dev/cluster-cleanup"
+
+# How long to wait for the namespace of a deleted namesake Cluster to finish terminating.
+TERMINATING_NAMESPACE_RETRY = 5.0
+
+_ENVELOPE = ("apiVersion", "kind", "metadata")
+
+
+class ClusterController:
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+
+    def reconcile(self, key: Key) -> Result | None:
+        scope = self.ctx.scopes.of(key.namespace)
+        if scope is None:
+            return None
+        observed = scope.clusters.get(key.namespace, key.name)
+        if observed is None:
+            return None
+        namespace = cluster_namespace(key.namespace, key.name)
+        if is_deleting(observed):
+            self._finalize(observed, key, namespace)
+            return None
+        store = self.ctx.store
+        observed = update_with_retry(store, CLUSTER, observed, adding_finalizer(CLUSTER_FINALIZER))
+        current_namespace = scope.namespaces.get(None, namespace)
+        if current_namespace is not None and is_deleting(current_namespace):
+            return Result(requeue_after=TERMINATING_NAMESPACE_RETRY)
+        _ensure(self.ctx, NAMESPACE, namespace_object(key.namespace, key.name), current_namespace)
+        for wanted in agent_identity(key.namespace, key.name, observed["metadata"].get("uid")):
+            _ensure(self.ctx, wanted.res, wanted.body, _observed(scope, wanted))
+        patch_status_if_changed(store, CLUSTER, observed, {"namespace": namespace})
+        self._remove_strays(scope, key, namespace)
+        return None
+
+    def _remove_strays(self, scope: Scope, key: Key, namespace: str) -> None:
+        """Delete deployments of Bundles that are gone or whose plan no longer targets us."""
+        cluster = ref(key.namespace, key.name)
+        bundles = set(scope.keys_in(scope.bundles, key.namespace))
+        for bundle_ref, deployment in scope.deployment_models.in_namespace(namespace).items():
+            gone = split_ref(bundle_ref) not in bundles
+            outcome = self.ctx.outcomes.get(bundle_ref)
+            untargeted = (
+                outcome is not None
+                and outcome.targeted is not None
+                and cluster not in outcome.targeted
+            )
+            if (gone or untargeted) and not deployment.metadata.deletionTimestamp:
+                delete_if_present(
+                    self.ctx.store,
+                    BUNDLE_DEPLOYMENT,
+                    deployment.metadata.name,
+                    deployment.metadata.namespace,
+                )
+
+    def _finalize(self, observed: Obj, key: Key, namespace: str) -> None:
+        self.ctx.liveness.forget(ref(key.namespace, key.name))
+        if not has_finalizer(observed, CLUSTER_FINALIZER):
+            return
+        store = self.ctx.store
+        delete_if_present(store, NAMESPACE, namespace, None)
+        role = workspace_role_name(key.name)
+        delete_if_present(store, ROLE_BINDING, role, key.namespace)
+        delete_if_present(store, ROLE, role, key.namespace)
+        update_with_retry(store, CLUSTER, observed, removing_finalizer(CLUSTER_FINALIZER))
+
+
+def _observed(scope: Scope, wanted: IdentityObject) -> Obj | None:
+    informers: Mapping[Resource, Informer] = {
+        SERVICE_ACCOUNT: scope.service_accounts,
+        ROLE: scope.roles,
+        ROLE_BINDING: scope.role_bindings,
+    }
+    return informers[wanted.res].get(wanted.namespace, wanted.name)
+
+
+def _ensure(ctx: Context, res: Resource, desired: Obj, observed: Obj | None) -> None:
+    """Create `desired`, or bring the observed object's labels, owners and body to it."""
+
+    def mutate(obj: Obj) -> bool:
+        changed = False
+        meta, wanted_meta = obj["metadata"], desired["metadata"]
+        labels = meta.setdefault("labels", {})
+        for name, value in wanted_meta.get("labels", {}).items():
+            if labels.get(name) != value:
+                labels[name] = value
+                changed = True
+        owners = wanted_meta.get("ownerReferences")
+        if owners and not same(meta.get("ownerReferences"), owners):
+            meta["ownerReferences"] = owners
+            changed = True
+        for field, value in desired.items():
+            if field not in _ENVELOPE and not same(obj.get(field), value):
+                obj[field] = value
+                changed = True
+        return changed
+
+    create_or_update(ctx.store, res, desired, observed, mutate)

@@ -1,0 +1,56 @@
+"""What every manager controller shares: the store, the clock, the observed world and the memos."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from bundler.manager.echoes import OwnWrites
+from bundler.manager.liveness import Liveness
+from bundler.manager.outcomes import Outcomes
+from bundler.manager.resolve import VersionResolution
+from bundler.manager.rows import RowMemo
+from bundler.manager.scope import Scope, Scopes
+from bundler.manager.work import Stage, Work
+from bundler.runtime.clock import Clock
+from bundler.runtime.key import Key
+from bundler.store.memory_meta import rfc3339
+from bundler.store.protocol import Store
+
+
+def split_ref(ref: str) -> Key:
+    """A `namespace/name` reference as a queue key."""
+    namespace, _, name = ref.partition("/")
+    return Key(namespace, name)
+
+
+@dataclass(frozen=True)
+class Context:
+    store: Store
+    clock: Clock
+    scopes: Scopes
+    outcomes: Outcomes
+    liveness: Liveness
+    memo: RowMemo
+    resolution: VersionResolution
+    work: Work
+    own_writes: OwnWrites
+
+    def now_iso(self) -> str:
+        return rfc3339(self.clock.now())
+
+    def wake_clusters(self, scope: Scope, clusters: Iterable[str]) -> None:
+        """Recompute the status of these clusters and of the groups that contain them."""
+        for ref in clusters:
+            key = split_ref(ref)
+            self.work.add(Stage.CLUSTER_STATUS, key)
+            self.work.add_all(Stage.GROUP_STATUS, self.groups_of(scope, key))
+
+    def groups_of(self, scope: Scope, cluster: Key) -> list[Key]:
+        """The groups containing a cluster; every group of its workspace once it is gone."""
+        model = scope.cluster_models.get(cluster.namespace, cluster.name)
+        if model is None:
+            return scope.keys_in(scope.groups, cluster.namespace)
+        return [
+            Key(g.metadata.namespace or "", g.metadata.name) for g in scope.groups_containing(model)
+        ]

@@ -1,0 +1,225 @@
+"""The parsed indexes the manager keeps beside its informers, fed by informer events.
+
+Clusters and ClusterGroups are indexed as API models (spec and metadata; status stays out, so an
+unexpected status field never hides an object), BundleDeployments by bundle and by cluster namespace
+(from bundler's labels), and two small facts kept apart from the models: each Cluster's agent
+check-in time and which cluster namespaces are ready. Each index is updated on the informer's thread
+before any routing handler runs, so work a change causes always sees the change.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Hashable, Mapping
+from typing import Generic, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from bundler.api.bundledeployment import BundleDeployment
+from bundler.api.cluster import Cluster, ClusterGroup
+from bundler.api.meta import ObjectMeta
+from bundler.core.labels import (
+    LABEL_BUNDLE_NAME,
+    LABEL_BUNDLE_NAMESPACE,
+    LABEL_CLUSTER_NAME,
+    LABEL_CLUSTER_NAMESPACE,
+)
+from bundler.core.planning import key as ref
+from bundler.runtime.key import Key
+from bundler.store.protocol import EventType, Obj
+
+log = logging.getLogger(__name__)
+
+M = TypeVar("M", bound=BaseModel)
+
+LabelsFingerprint = tuple[tuple[str, str], ...]
+
+# A cluster's group memberships as targeting sees them: group names with their labels.
+Memberships = tuple[tuple[str, LabelsFingerprint], ...]
+
+
+def labels_fingerprint(labels: Mapping[str, str]) -> LabelsFingerprint:
+    """Labels (or annotations) as a hashable value that compares equal exactly when they do."""
+    return tuple(sorted(labels.items()))
+
+
+def _parse(model: type[M], obj: Obj, fields: tuple[str, ...] | None = None) -> M | None:
+    body = obj if fields is None else {k: obj[k] for k in fields if k in obj}
+    try:
+        return model.model_validate(body)
+    except ValidationError as error:
+        meta = obj.get("metadata", {})
+        log.warning(
+            "ignoring %s %s/%s that does not parse: %s",
+            model.__name__,
+            meta.get("namespace"),
+            meta.get("name"),
+            error.errors()[0]["msg"] if error.errors() else error,
+        )
+        return None
+
+
+def parse_cluster(obj: Obj) -> Cluster | None:
+    # Status is the agent's and the manager's business, not the targeting's: never let an
+    # unexpected status field hide a cluster.
+    return _parse(Cluster, obj, ("apiVersion", "kind", "metadata", "spec"))
+
+
+def parse_group(obj: Obj) -> ClusterGroup | None:
+    return _parse(ClusterGroup, obj, ("apiVersion", "kind", "metadata", "spec"))
+
+
+def parse_deployment(obj: Obj) -> BundleDeployment | None:
+    full = _parse(BundleDeployment, obj)
+    return full or _parse(BundleDeployment, obj, ("apiVersion", "kind", "metadata", "spec"))
+
+
+def identity_fingerprint(
+    meta: ObjectMeta,
+) -> tuple[str | None, int | None, LabelsFingerprint, str | None]:
+    """What targeting reads of an object's metadata besides its spec (tracked by generation)."""
+    return (meta.uid, meta.generation, labels_fingerprint(meta.labels), meta.deletionTimestamp)
+
+
+class ModelIndex(Generic[M]):
+    """Parsed models of one informer's objects, by namespace then name.
+
+    `version` changes whenever an object is added, removed, or changes its spec, labels or
+    deletion, not on status writes: caches derived from the models key on it.
+    """
+
+    def __init__(
+        self, parse: Callable[[Obj], M | None], fingerprint: Callable[[M], Hashable]
+    ) -> None:
+        self._parse = parse
+        self._fingerprint = fingerprint
+        self._lock = threading.Lock()
+        self._by_ns: dict[str, dict[str, M]] = {}
+        self.version = 0
+
+    def on_event(self, event: EventType, obj: Obj) -> None:
+        key = Key.of(obj)
+        model = None if event is EventType.DELETED else self._parse(obj)
+        with self._lock:
+            bucket = self._by_ns.setdefault(key.namespace, {})
+            old = bucket.pop(key.name, None)
+            if model is not None:
+                bucket[key.name] = model
+            before = None if old is None else self._fingerprint(old)
+            after = None if model is None else self._fingerprint(model)
+            if before != after:
+                self.version += 1
+
+    def get(self, namespace: str, name: str) -> M | None:
+        with self._lock:
+            return self._by_ns.get(namespace, {}).get(name)
+
+    def in_namespace(self, namespace: str) -> list[M]:
+        with self._lock:
+            return list(self._by_ns.get(namespace, {}).values())
+
+
+class DeploymentIndex:
+    """Parsed BundleDeployments by bundle ("ns/name") and by cluster namespace, per their labels."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_bundle: dict[str, dict[str, BundleDeployment]] = {}
+        self._by_namespace: dict[str, dict[str, BundleDeployment]] = {}
+        self._placed: dict[Key, tuple[str, str]] = {}
+
+    def on_event(self, event: EventType, obj: Obj) -> None:
+        key = Key.of(obj)
+        model = None if event is EventType.DELETED else parse_deployment(obj)
+        placed = None if model is None else placement_of(obj)
+        with self._lock:
+            old = self._placed.pop(key, None)
+            if old is not None:
+                self._by_bundle.get(old[0], {}).pop(old[1], None)
+                self._by_namespace.get(key.namespace, {}).pop(old[0], None)
+            if model is None or placed is None:
+                return
+            self._placed[key] = placed
+            self._by_bundle.setdefault(placed[0], {})[placed[1]] = model
+            self._by_namespace.setdefault(key.namespace, {})[placed[0]] = model
+
+    def of_bundle(self, bundle: str) -> dict[str, BundleDeployment]:
+        """The bundle's deployments by cluster key."""
+        with self._lock:
+            return dict(self._by_bundle.get(bundle, {}))
+
+    def in_namespace(self, namespace: str) -> dict[str, BundleDeployment]:
+        """The deployments in one cluster namespace by bundle key."""
+        with self._lock:
+            return dict(self._by_namespace.get(namespace, {}))
+
+
+class AgentCheckIns:
+    """`status.agent.lastSeen` of each Cluster: the agent's heartbeat, kept out of the models."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._seen: dict[Key, str | None] = {}
+
+    def on_event(self, event: EventType, obj: Obj) -> None:
+        key = Key.of(obj)
+        with self._lock:
+            if event is EventType.DELETED:
+                self._seen.pop(key, None)
+            else:
+                self._seen[key] = last_seen(obj)
+
+    def get(self, key: Key) -> str | None:
+        with self._lock:
+            return self._seen.get(key)
+
+
+class ReadyNamespaces:
+    """Names of the watched namespaces that exist and are not terminating."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._ready: set[str] = set()
+
+    def on_event(self, event: EventType, obj: Obj) -> None:
+        meta = obj.get("metadata", {})
+        with self._lock:
+            if event is EventType.DELETED or meta.get("deletionTimestamp"):
+                self._ready.discard(meta["name"])
+            else:
+                self._ready.add(meta["name"])
+
+    def __contains__(self, name: object) -> bool:
+        with self._lock:
+            return name in self._ready
+
+
+def last_seen(cluster: Obj) -> str | None:
+    agent = (cluster.get("status") or {}).get("agent") or {}
+    seen = agent.get("lastSeen")
+    return seen if isinstance(seen, str) else None
+
+
+def placement_of(obj: Obj) -> tuple[str, str] | None:
+    """(bundle key, cluster key) of a BundleDeployment from bundler's labels, if it has them."""
+    labels = obj.get("metadata", {}).get("labels") or {}
+    parts = [
+        labels.get(name)
+        for name in (
+            LABEL_BUNDLE_NAMESPACE,
+            LABEL_BUNDLE_NAME,
+            LABEL_CLUSTER_NAMESPACE,
+            LABEL_CLUSTER_NAME,
+        )
+    ]
+    if not all(parts):
+        return None
+    return ref(parts[0], str(parts[1])), ref(parts[2], str(parts[3]))
+
+
+def cluster_of(obj: Obj) -> Key | None:
+    """The Cluster an identity object or namespace belongs to, from bundler's labels."""
+    labels = obj.get("metadata", {}).get("labels") or {}
+    workspace, name = labels.get(LABEL_CLUSTER_NAMESPACE), labels.get(LABEL_CLUSTER_NAME)
+    return Key(workspace, name) if workspace and name else None

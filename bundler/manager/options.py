@@ -1,0 +1,66 @@
+"""How one manager runs: the workspaces it watches, its workers, leader election, time limits, and
+the version resolver it asks about ranges.
+
+Defaults and their reasons:
+- `namespaces` empty: every namespace is a workspace.
+- the leader Lease `bundler-manager` lives in `lease_namespace`, else in the first watched
+  workspace, else in `default`: namespaces that exist wherever the manager may write, so leader
+  election never needs a namespace created for it.
+- `offline_after` 5 minutes: a Cluster whose agent last checked in longer ago counts as Offline.
+  An agent that never checked in is given the same grace from the Cluster's creation, so a freshly
+  registered cluster reads Pending/WaitApplied, not Offline, while its agent starts.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from bundler.runtime.host import DEFAULT_WORKERS
+from bundler.runtime.leader import LeaseConfig
+
+# (repository, chart, version constraint, repository credentials Secret data or None) -> version.
+# Raise InvalidInputError when the range can never resolve as written, TransientError otherwise.
+VersionResolver = Callable[[str, str, str, Mapping[str, str] | None], str]
+
+LEASE_NAME = "bundler-manager"
+DEFAULT_LEASE_NAMESPACE = "default"
+DEFAULT_OFFLINE_AFTER = 300.0
+DEFAULT_RESYNC_PERIOD = 600.0
+
+
+def default_identity() -> str:
+    """Who this process is among leader candidates: host, pid and a random part."""
+    return f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+
+
+@dataclass(frozen=True)
+class ManagerOptions:
+    namespaces: tuple[str, ...] = ()
+    workers: int = DEFAULT_WORKERS
+    leader_elect: bool = False
+    lease_namespace: str | None = None
+    identity: str = field(default_factory=default_identity)
+    offline_after: float = DEFAULT_OFFLINE_AFTER
+    resync_period: float = DEFAULT_RESYNC_PERIOD
+    resolver: VersionResolver | None = None
+
+    def __post_init__(self) -> None:
+        if self.workers < 1:
+            raise ValueError(f"manager: workers must be at least 1, got {self.workers}")
+        if self.offline_after <= 0 or self.resync_period <= 0:
+            raise ValueError("manager: offline_after and resync_period must be positive")
+
+    @property
+    def workspaces(self) -> tuple[str, ...]:
+        """The watched workspaces without repeats, in the order given."""
+        return tuple(dict.fromkeys(self.namespaces))
+
+    def lease(self) -> LeaseConfig | None:
+        if not self.leader_elect:
+            return None
+        namespace = self.lease_namespace or next(iter(self.workspaces), DEFAULT_LEASE_NAMESPACE)
+        return LeaseConfig(name=LEASE_NAME, namespace=namespace, identity=self.identity)

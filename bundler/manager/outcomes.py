@@ -1,0 +1,83 @@
+"""The last planning outcome of each Bundle, shared by the controllers that roll status up.
+
+The bundle controller decides which clusters a Bundle targets and which of them failed to render;
+the status controllers read that here instead of planning again. Replacing an outcome reports the
+clusters whose placement changed, so exactly their status is recomputed.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """Why a whole Bundle was not planned: a Ready=False reason and message."""
+
+    reason: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one pass of the bundle controller decided for a Bundle generation.
+
+    `targeted` is None when the Bundle was rejected: which clusters it targets is then unknown and
+    its existing BundleDeployments are left as they are. `held` is True while the rollout strategy
+    holds some cluster back, so deployment status changes must wake the bundle controller.
+    """
+
+    generation: int
+    targeted: frozenset[str] | None
+    errors: Mapping[str, str] = field(default_factory=dict)
+    rejection: Rejection | None = None
+    resolved_version: str | None = None
+    held: bool = False
+
+    def placement(self, cluster: str) -> tuple[bool, str | None]:
+        targeted = self.targeted is not None and cluster in self.targeted
+        return targeted, self.errors.get(cluster)
+
+
+@dataclass(frozen=True)
+class Recorded:
+    differs: bool
+    clusters: set[str]
+
+
+class Outcomes:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_bundle: dict[str, Outcome] = {}
+
+    def get(self, bundle: str) -> Outcome | None:
+        with self._lock:
+            return self._by_bundle.get(bundle)
+
+    def record(self, bundle: str, outcome: Outcome) -> Recorded:
+        """Record `outcome`: did it differ, and whose placement of this bundle changed."""
+        with self._lock:
+            old = self._by_bundle.get(bundle)
+            self._by_bundle[bundle] = outcome
+        return Recorded(old != outcome, _changed(old, outcome))
+
+    def forget(self, bundle: str) -> set[str]:
+        """Drop a deleted bundle; returns the clusters it was placed on."""
+        with self._lock:
+            old = self._by_bundle.pop(bundle, None)
+        return _changed(old, None)
+
+
+def _changed(old: Outcome | None, new: Outcome | None) -> set[str]:
+    before = (old.targeted if old else None) or frozenset()
+    after = (new.targeted if new else None) or frozenset()
+    if (old is None or old.targeted is None) != (new is None or new.targeted is None):
+        # Switching between planned and rejected changes how every placement is derived.
+        return set(before | after)
+    return {
+        cluster
+        for cluster in before | after
+        if (old.placement(cluster) if old else None) != (new.placement(cluster) if new else None)
+    }

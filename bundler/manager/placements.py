@@ -1,0 +1,81 @@
+"""Placements (bundle x cluster, with its deployment, liveness and template error) as the status
+roll-ups of bundler.core.summary need them, read from the informer indexes and the outcomes.
+
+For a Bundle whose last pass planned it, its placements are the clusters it targets. For a Bundle
+that was rejected, which clusters it targets is unknown, so its placements are the clusters where
+it still has a BundleDeployment (they stay as they are while it is invalid). A Bundle being deleted
+targets nothing.
+"""
+
+from __future__ import annotations
+
+from bundler.api.cluster import Cluster
+from bundler.core.naming import cluster_namespace
+from bundler.core.planning import key as ref
+from bundler.core.summary import Placement
+from bundler.manager.context import Context, split_ref
+from bundler.manager.outcomes import Outcome
+from bundler.manager.scope import Scope
+from bundler.manager.work import Stage
+from bundler.runtime.key import Key
+
+
+def awaiting_plans(ctx: Context, scope: Scope, workspace: str, stage: Stage, key: Key) -> bool:
+    """Whether some Bundle of the workspace has no plan yet (just started, or just leading).
+
+    A cluster's placements are only known once every bundle is planned; rolling up before that
+    would write a status that the plans then correct. The roll-up is deferred until they are.
+    """
+    missing = _unplanned(ctx, scope, workspace)
+    if not missing:
+        return False
+    ctx.work.defer(missing, stage, key)
+    # A plan recorded between the check and the deferral released nothing: look again.
+    return bool(_unplanned(ctx, scope, workspace))
+
+
+def _unplanned(ctx: Context, scope: Scope, workspace: str) -> list[str]:
+    refs = (ref(k.namespace, k.name) for k in scope.keys_in(scope.bundles, workspace))
+    return [bundle for bundle in refs if ctx.outcomes.get(bundle) is None]
+
+
+def is_offline(ctx: Context, scope: Scope, cluster: Cluster) -> bool:
+    key = Key(cluster.metadata.namespace or "", cluster.metadata.name)
+    return ctx.liveness.offline(cluster, scope.check_ins.get(key))
+
+
+def of_bundle(ctx: Context, scope: Scope, bundle: str, outcome: Outcome) -> list[Placement]:
+    deployments = scope.deployment_models.of_bundle(bundle)
+    clusters = outcome.targeted if outcome.targeted is not None else deployments.keys()
+    placements = []
+    for cluster_ref in sorted(clusters):
+        key = split_ref(cluster_ref)
+        cluster = scope.cluster_models.get(key.namespace, key.name)
+        offline = cluster is not None and is_offline(ctx, scope, cluster)
+        placements.append(
+            Placement(
+                bundle,
+                cluster_ref,
+                deployments.get(cluster_ref),
+                offline,
+                outcome.errors.get(cluster_ref),
+            )
+        )
+    return placements
+
+
+def of_cluster(ctx: Context, scope: Scope, cluster: Cluster, offline: bool) -> list[Placement]:
+    workspace = cluster.metadata.namespace or ""
+    cluster_ref = ref(workspace, cluster.metadata.name)
+    here = scope.deployment_models.in_namespace(cluster_namespace(workspace, cluster.metadata.name))
+    placements = []
+    for bundle_key in sorted(scope.keys_in(scope.bundles, workspace)):
+        bundle = ref(bundle_key.namespace, bundle_key.name)
+        outcome = ctx.outcomes.get(bundle)
+        if outcome is not None and outcome.targeted is not None:
+            targeted, error = outcome.placement(cluster_ref)
+            if targeted:
+                placements.append(Placement(bundle, cluster_ref, here.get(bundle), offline, error))
+        elif bundle in here:
+            placements.append(Placement(bundle, cluster_ref, here[bundle], offline))
+    return placements

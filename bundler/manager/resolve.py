@@ -1,0 +1,154 @@
+"""Version ranges: resolved centrally, once per Bundle generation (or every pollInterval).
+
+Every cluster of a Bundle must get the same concrete version, so ranges are resolved here, before
+any cluster is rendered, by the pluggable resolver (issue 5 plugs in OCI tags and index.yaml). Exact
+versions never reach the resolver. A range without a resolver, or one the resolver cannot answer,
+rejects the whole Bundle for this pass: no BundleDeployment changes, Ready=False says why.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from bundler.api.bundle import Bundle
+from bundler.api.resources import SECRET
+from bundler.core.planning import ResolvedVersions
+from bundler.core.validation import bundle_ref
+from bundler.core.versions import is_exact_version
+from bundler.errors import InvalidInputError, TransientError
+from bundler.manager.options import VersionResolver
+from bundler.runtime.clock import Clock
+from bundler.store.errors import NotFound
+from bundler.store.protocol import Store
+
+_DURATION_PART = re.compile(r"([0-9]+(?:\.[0-9]+)?)(ms|s|m|h)")
+_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+@dataclass(frozen=True)
+class VersionQuery:
+    """One range to resolve, with the repository credentials Secret it may need."""
+
+    repo: str
+    chart: str
+    constraint: str
+    secret: str | None = None
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.repo, self.chart, self.constraint)
+
+
+def query_for(helm: Mapping[str, object]) -> VersionQuery | None:
+    """The query a merged `helm` needs, or None when its version is exact (or unset)."""
+    version, repo, chart = helm.get("version"), helm.get("repo"), helm.get("chart")
+    if not isinstance(version, str) or is_exact_version(version):
+        return None
+    secret_ref = helm.get("secretRef")
+    secret = secret_ref.get("name") if isinstance(secret_ref, Mapping) else None
+    return VersionQuery(str(repo), str(chart), version, secret)
+
+
+def duration_seconds(text: str) -> float:
+    """Flux/Go duration text (`10m`, `1h30m`, `500ms`) in seconds."""
+    return sum(float(n) * _UNIT_SECONDS[unit] for n, unit in _DURATION_PART.findall(text))
+
+
+@dataclass(frozen=True)
+class _Resolved:
+    uid: str
+    generation: int
+    at: float
+    versions: Mapping[tuple[str, str, str], str]
+
+
+class VersionResolution:
+    """Resolves a Bundle's ranges and remembers the answers for its generation."""
+
+    def __init__(self, resolver: VersionResolver | None, store: Store, clock: Clock) -> None:
+        self._resolver = resolver
+        self._store = store
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._by_bundle: dict[str, _Resolved] = {}
+
+    def resolve(self, bundle: Bundle, queries: Iterable[VersionQuery]) -> ResolvedVersions:
+        """A concrete version for every query; raises InvalidInputError or TransientError."""
+        wanted = {q.key: q for q in queries}
+        if not wanted:
+            return {}
+        ident = _ident(bundle)
+        cached = self._cached(bundle)
+        if cached is not None and set(wanted) <= set(cached.versions):
+            return {k: cached.versions[k] for k in wanted}
+        versions = {k: self._resolve_one(bundle, q) for k, q in sorted(wanted.items())}
+        with self._lock:
+            self._by_bundle[ident] = _Resolved(
+                bundle.metadata.uid or "",
+                bundle.metadata.generation or 0,
+                self._clock.monotonic(),
+                versions,
+            )
+        return versions
+
+    def seconds_until_poll(self, bundle: Bundle) -> float | None:
+        """When the ranges of `bundle` are due to be resolved again (pollInterval), if ever."""
+        interval = bundle.spec.helm.pollInterval
+        cached = self._cached(bundle)
+        if interval is None or cached is None or not cached.versions:
+            return None
+        return max(0.0, cached.at + duration_seconds(interval) - self._clock.monotonic())
+
+    def forget(self, bundle: str) -> None:
+        with self._lock:
+            self._by_bundle.pop(bundle, None)
+
+    def _cached(self, bundle: Bundle) -> _Resolved | None:
+        with self._lock:
+            cached = self._by_bundle.get(_ident(bundle))
+        if cached is None or (cached.uid, cached.generation) != (
+            bundle.metadata.uid or "",
+            bundle.metadata.generation or 0,
+        ):
+            return None
+        interval = bundle.spec.helm.pollInterval
+        if interval is not None and self._clock.monotonic() - cached.at >= duration_seconds(
+            interval
+        ):
+            return None
+        return cached
+
+    def _resolve_one(self, bundle: Bundle, query: VersionQuery) -> str:
+        if self._resolver is None:
+            raise InvalidInputError(
+                f"version {query.constraint!r} of chart {query.chart!r} in {query.repo} is a "
+                "range and cannot be resolved: this manager has no version resolver; use an "
+                "exact version",
+                obj=bundle_ref(bundle),
+                field="spec.helm.version",
+            )
+        secret = self._secret_data(bundle, query.secret)
+        return self._resolver(query.repo, query.chart, query.constraint, secret)
+
+    def _secret_data(self, bundle: Bundle, name: str | None) -> dict[str, str] | None:
+        if name is None:
+            return None
+        workspace = bundle.metadata.namespace or ""
+        try:
+            secret = self._store.get(SECRET, name, workspace)
+        except NotFound:
+            raise TransientError(
+                f"Secret {workspace}/{name} with the repository credentials does not exist",
+                obj=bundle_ref(bundle),
+                field="spec.helm.secretRef",
+            ) from None
+        data = secret.get("data") or {}
+        return {k: base64.b64decode(v).decode("utf-8", "replace") for k, v in data.items()}
+
+
+def _ident(bundle: Bundle) -> str:
+    return f"{bundle.metadata.namespace}/{bundle.metadata.name}"

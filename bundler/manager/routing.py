@@ -1,0 +1,171 @@
+"""Which work each informer event causes: exactly the keys whose outcome the change can affect.
+
+Every route remembers a fingerprint per object of what its controller reads, and fires only when
+that fingerprint changes (or the object appears or goes). So the manager's own status writes, and
+an agent's heartbeat while it stays online, wake nothing; a Cluster's label change wakes the
+Bundles of its workspace (each then re-renders only that cluster's row) and its groups; a
+BundleDeployment's status change wakes the status of its Bundle, its Cluster and their groups.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Hashable
+from typing import Any
+
+from bundler.core.labels import ANNOTATION_IMPORT_GATE
+from bundler.manager.context import Context, split_ref
+from bundler.manager.indexes import cluster_of, labels_fingerprint, last_seen, placement_of
+from bundler.manager.scope import Scope
+from bundler.manager.work import Stage
+from bundler.manager.writes import canonical
+from bundler.runtime.key import Key
+from bundler.store.protocol import EventType, Obj
+
+_GONE = object()
+
+
+class Changes:
+    """Fingerprints last seen per key: `changed` is True when an object appears, goes or differs."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._seen: dict[Key, Hashable] = {}
+
+    def changed(self, key: Key, event: EventType, fingerprint: Hashable) -> bool:
+        with self._lock:
+            before = self._seen.pop(key, _GONE)
+            if event is not EventType.DELETED:
+                self._seen[key] = fingerprint
+        return event is EventType.DELETED or before is _GONE or before != fingerprint
+
+
+def _meta(obj: Obj) -> dict[str, Any]:
+    meta: dict[str, Any] = obj.get("metadata", {})
+    return meta
+
+
+def _identity(obj: Obj) -> tuple[Any, ...]:
+    meta = _meta(obj)
+    return (
+        meta.get("uid"),
+        meta.get("generation"),
+        labels_fingerprint(meta.get("labels") or {}),
+        meta.get("deletionTimestamp"),
+    )
+
+
+class Router:
+    """The event handlers of one scope's informers."""
+
+    def __init__(self, ctx: Context, scope: Scope) -> None:
+        self.ctx = ctx
+        self.scope = scope
+        self._bundles = Changes()
+        self._cluster_setup = Changes()
+        self._cluster_status = Changes()
+        self._cluster_targeting = Changes()
+        self._cluster_membership = Changes()
+        self._groups = Changes()
+        self._deployment_specs = Changes()
+        self._namespaces = Changes()
+        self._identities = Changes()
+
+    def attach(self) -> None:
+        scope = self.scope
+        scope.bundles.add_handler(self.on_bundle)
+        scope.clusters.add_handler(self.on_cluster)
+        scope.groups.add_handler(self.on_group)
+        scope.deployments.add_handler(self.on_deployment)
+        scope.namespaces.add_handler(self.on_namespace)
+        for informer in (scope.service_accounts, scope.roles, scope.role_bindings):
+            informer.add_handler(self.on_identity)
+
+    def on_bundle(self, event: EventType, obj: Obj) -> None:
+        key = Key.of(obj)
+        fingerprint = (*_identity(obj), tuple(_meta(obj).get("finalizers") or ()))
+        if self._bundles.changed(key, event, fingerprint):
+            self.ctx.work.add(Stage.BUNDLE, key)
+
+    def on_cluster(self, event: EventType, obj: Obj) -> None:
+        key = Key.of(obj)
+        meta, work = _meta(obj), self.ctx.work
+        identity = _identity(obj)
+        setup = (
+            identity,
+            tuple(meta.get("finalizers") or ()),
+            (obj.get("status") or {}).get("namespace"),
+        )
+        if self._cluster_setup.changed(key, event, setup):
+            work.add(Stage.CLUSTER, key)
+        gate = (meta.get("annotations") or {}).get(ANNOTATION_IMPORT_GATE)
+        if self._cluster_status.changed(key, event, (identity, self._offline(obj), gate)):
+            work.add(Stage.CLUSTER_STATUS, key)
+        targeting = (identity, labels_fingerprint(meta.get("annotations") or {}))
+        if self._cluster_targeting.changed(key, event, targeting):
+            work.add_all(Stage.BUNDLE, self.scope.keys_in(self.scope.bundles, key.namespace))
+        membership = (meta.get("uid"), identity[2], identity[3])
+        if self._cluster_membership.changed(key, event, membership):
+            work.add_all(Stage.GROUP_STATUS, self.scope.keys_in(self.scope.groups, key.namespace))
+
+    def on_group(self, event: EventType, obj: Obj) -> None:
+        key = Key.of(obj)
+        if self._groups.changed(key, event, _identity(obj)):
+            self.ctx.work.add(Stage.GROUP_STATUS, key)
+            self.ctx.work.add_all(
+                Stage.BUNDLE, self.scope.keys_in(self.scope.bundles, key.namespace)
+            )
+
+    def on_deployment(self, event: EventType, obj: Obj) -> None:
+        placed = placement_of(obj)
+        if placed is None:
+            return
+        bundle_ref, cluster_ref = placed
+        bundle, cluster = split_ref(bundle_ref), split_ref(cluster_ref)
+        work = self.ctx.work
+        work.add(Stage.BUNDLE_STATUS, bundle)
+        self.ctx.wake_clusters(self.scope, (cluster_ref,))
+        outcome = self.ctx.outcomes.get(bundle_ref)
+        key = Key.of(obj)
+        spec_changed = self._deployment_specs.changed(key, event, _identity(obj))
+        if event is EventType.DELETED:
+            self.ctx.own_writes.forget(key)
+        elif spec_changed and self.ctx.own_writes.is_echo(obj):
+            spec_changed = False
+        if spec_changed or (outcome is not None and outcome.held):
+            work.add(Stage.BUNDLE, bundle)
+        if outcome is None:
+            # No plan (yet) for its bundle: it may be a stray the cluster controller removes.
+            work.add(Stage.CLUSTER, cluster)
+
+    def on_namespace(self, event: EventType, obj: Obj) -> None:
+        cluster = cluster_of(obj)
+        if cluster is None:
+            return
+        if self._namespaces.changed(Key.of(obj), event, _identity(obj)):
+            self.ctx.work.add(Stage.CLUSTER, cluster)
+            self.ctx.work.add_all(
+                Stage.BUNDLE, self.scope.keys_in(self.scope.bundles, cluster.namespace)
+            )
+
+    def on_identity(self, event: EventType, obj: Obj) -> None:
+        cluster = cluster_of(obj)
+        if cluster is None:
+            return
+        body = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind", "metadata")}
+        fingerprint = (
+            _identity(obj),
+            canonical(body),
+            canonical(_meta(obj).get("ownerReferences")),
+        )
+        key = Key(f"{obj.get('kind')}/{_meta(obj).get('namespace')}", _meta(obj).get("name", ""))
+        if self._identities.changed(key, event, fingerprint):
+            self.ctx.work.add(Stage.CLUSTER, cluster)
+
+    def _offline(self, obj: Obj) -> bool | None:
+        key = Key.of(obj)
+        # The scope's index handler ran before this one: it holds this very version.
+        cluster = self.scope.cluster_models.get(key.namespace, key.name)
+        if cluster is None:
+            return None
+        return self.ctx.liveness.offline(cluster, last_seen(obj))

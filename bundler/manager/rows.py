@@ -1,0 +1,174 @@
+"""Planning a Bundle over its workspace, one memoized row per (bundle, cluster).
+
+A row is what one cluster gets from one Bundle: whether it is targeted and, if so, its rendered
+BundleDeployment or its template error. Rendering is the expensive part, so each row is kept with
+what it was computed from: the Bundle's uid and generation, the Cluster's uid, generation, labels
+and annotations, the groups that pick the Cluster, and the concrete version it was rendered with.
+When one cluster's labels change, every Bundle of the workspace is looked at again, but only that
+cluster's rows are recomputed; `rendered` counts the renders so this stays observable.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from bundler.api.bundle import Bundle
+from bundler.api.cluster import Cluster, ClusterGroup
+from bundler.core.planning import (
+    PlannedDeployment,
+    ResolvedVersions,
+    key,
+    merged_helm,
+    plan_deployment,
+    render_options,
+)
+from bundler.core.targeting import TargetDecision, match_targets
+from bundler.errors import TemplateError
+from bundler.manager.indexes import LabelsFingerprint, Memberships, labels_fingerprint
+from bundler.manager.resolve import VersionQuery, query_for
+
+_Fingerprint = tuple[str | None, int | None, LabelsFingerprint, LabelsFingerprint, Memberships]
+
+
+@dataclass(frozen=True)
+class Row:
+    """One targeted cluster: its planned BundleDeployment, or why it could not be rendered."""
+
+    cluster: Cluster
+    planned: PlannedDeployment | None
+    error: str | None = None
+
+    @property
+    def key(self) -> str:
+        return key(self.cluster.metadata.namespace, self.cluster.metadata.name)
+
+
+@dataclass(frozen=True)
+class BundleRows:
+    rows: tuple[Row, ...]
+    resolved: ResolvedVersions
+
+
+@dataclass(frozen=True)
+class Decided:
+    """The targeted clusters of one pass, before rendering."""
+
+    ident: tuple[str, int]
+    entries: Mapping[str, _Entry]
+
+    @property
+    def queries(self) -> list[VersionQuery]:
+        return [e.query for e in self.entries.values() if e.query is not None]
+
+    @property
+    def targeted(self) -> frozenset[str]:
+        return frozenset(k for k, e in self.entries.items() if e.decision.deploy)
+
+
+@dataclass(frozen=True)
+class _Entry:
+    cluster: Cluster
+    fingerprint: _Fingerprint
+    decision: TargetDecision
+    query: VersionQuery | None
+    row: Row | None = None
+    rendered_with: str | None = None
+
+
+class RowMemo:
+    """Rows of every Bundle, kept for the Bundle's current generation only."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._bundles: dict[str, tuple[tuple[str, int], dict[str, _Entry]]] = {}
+        self.rendered = 0
+
+    def decide(
+        self,
+        bundle: Bundle,
+        clusters: Sequence[Cluster],
+        groups: Sequence[ClusterGroup],
+        memberships: Callable[[Cluster], Memberships],
+    ) -> Decided:
+        """Which clusters `bundle` targets, and the version ranges their rows need resolved."""
+        ident = (bundle.metadata.uid or "", bundle.metadata.generation or 0)
+        with self._lock:
+            known_ident, known = self._bundles.get(_bundle_key(bundle), (ident, {}))
+        previous = known if known_ident == ident else {}
+        entries = {}
+        for cluster in sorted(clusters, key=lambda c: c.metadata.name):
+            cluster_key = key(cluster.metadata.namespace, cluster.metadata.name)
+            entries[cluster_key] = self._decide(
+                bundle, cluster, groups, memberships(cluster), previous.get(cluster_key)
+            )
+        return Decided(ident, entries)
+
+    def render(self, bundle: Bundle, decided: Decided, resolved: ResolvedVersions) -> BundleRows:
+        """A row per targeted cluster, rendered unless its inputs are unchanged since last time.
+
+        Errors other than a TemplateError (confined to its row) mean the bundle is invalid: they
+        propagate.
+        """
+        entries = {
+            k: self._render(bundle, e, resolved) if e.decision.deploy else e
+            for k, e in decided.entries.items()
+        }
+        with self._lock:
+            self._bundles[_bundle_key(bundle)] = (decided.ident, entries)
+        rows = tuple(e.row for e in entries.values() if e.row is not None)
+        return BundleRows(rows, resolved)
+
+    def forget(self, bundle: str) -> None:
+        with self._lock:
+            self._bundles.pop(bundle, None)
+
+    def _decide(
+        self,
+        bundle: Bundle,
+        cluster: Cluster,
+        groups: Sequence[ClusterGroup],
+        memberships: Memberships,
+        previous: _Entry | None,
+    ) -> _Entry:
+        meta = cluster.metadata
+        fingerprint: _Fingerprint = (
+            meta.uid,
+            meta.generation,
+            labels_fingerprint(meta.labels),
+            labels_fingerprint(meta.annotations),
+            memberships,
+        )
+        if previous is not None and previous.fingerprint == fingerprint:
+            if previous.cluster is cluster:
+                return previous
+            # Same inputs; the newer model only differs in what rendering does not read.
+            row = previous.row and replace(previous.row, cluster=cluster)
+            return replace(previous, cluster=cluster, row=row)
+        decision = match_targets(bundle, cluster, groups)
+        query = query_for(merged_helm(bundle, decision)) if decision.deploy else None
+        return _Entry(cluster, fingerprint, decision, query)
+
+    def _render(self, bundle: Bundle, entry: _Entry, resolved: ResolvedVersions) -> _Entry:
+        version = resolved.get(entry.query.key) if entry.query is not None else None
+        if entry.row is not None and entry.rendered_with == version:
+            return entry
+        with self._lock:
+            self.rendered += 1
+        row = _render_row(bundle, entry.cluster, entry.decision, resolved)
+        return replace(entry, row=row, rendered_with=version)
+
+
+def _bundle_key(bundle: Bundle) -> str:
+    return key(bundle.metadata.namespace, bundle.metadata.name)
+
+
+def _render_row(
+    bundle: Bundle, cluster: Cluster, decision: TargetDecision, resolved: ResolvedVersions
+) -> Row:
+    try:
+        options = render_options(bundle, cluster, decision, resolved)
+    except TemplateError as err:
+        return Row(cluster, None, str(err))
+    return Row(cluster, plan_deployment(bundle, cluster, options))

@@ -1,0 +1,177 @@
+"""The status controllers: Bundle, Cluster and ClusterGroup status rolled up from deployments.
+
+Each computes the status with bundler.core.summary from the informer indexes and the bundle
+outcomes, and merge-patches only the fields the manager owns, only when they differ from what the
+informer shows (conditions keep their lastTransitionTime while unchanged, so an unchanged world
+compares equal and costs no request). A Cluster's `status.agent` is the agent's and is never sent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from bundler.api.meta import Condition
+from bundler.api.resources import BUNDLE, CLUSTER, CLUSTER_GROUP
+from bundler.core.capi_import import gate_message, is_gated
+from bundler.core.naming import cluster_namespace
+from bundler.core.planning import key as ref
+from bundler.core.selectors import selector_matches
+from bundler.core.state import ConditionType, condition
+from bundler.core.summary import bundle_status, cluster_group_status, cluster_status
+from bundler.manager import placements
+from bundler.manager.context import Context, split_ref
+from bundler.manager.work import Stage
+from bundler.manager.writes import is_deleting, patch_status_if_changed
+from bundler.runtime.controller import Result
+from bundler.runtime.key import Key
+from bundler.store.protocol import Obj
+
+BUNDLE_FIELDS = (
+    "observedGeneration",
+    "resolvedVersion",
+    "summary",
+    "display",
+    "nonReady",
+    "conditions",
+)
+CLUSTER_FIELDS = ("summary", "display", "nonReadyBundles", "conditions")
+GROUP_FIELDS = (
+    "clusterCount",
+    "nonReadyClusterCount",
+    "nonReadyClusters",
+    "summary",
+    "display",
+    "conditions",
+)
+
+
+def owned(status: BaseModel, fields: Sequence[str]) -> dict[str, Any]:
+    """The `fields` of a status model as JSON; unset ones as None, so a patch removes them."""
+    wire = status.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return {name: wire.get(name) for name in fields}
+
+
+def previous_conditions(observed: Obj) -> list[Condition]:
+    conditions = []
+    for raw in (observed.get("status") or {}).get("conditions") or []:
+        try:
+            conditions.append(Condition.model_validate(raw))
+        except ValidationError:
+            continue
+    return conditions
+
+
+class BundleStatusController:
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+
+    def reconcile(self, key: Key) -> None:
+        scope = self.ctx.scopes.of(key.namespace)
+        observed = scope.bundles.get(key.namespace, key.name) if scope else None
+        bundle = ref(key.namespace, key.name)
+        outcome = self.ctx.outcomes.get(bundle)
+        if scope is None or observed is None or is_deleting(observed) or outcome is None:
+            return
+        previous = previous_conditions(observed)
+        now = self.ctx.now_iso()
+        resolved = outcome.resolved_version
+        if outcome.rejection is not None:
+            resolved = (observed.get("status") or {}).get("resolvedVersion")
+        status = bundle_status(
+            placements.of_bundle(self.ctx, scope, bundle, outcome),
+            observed_generation=outcome.generation,
+            resolved_version=resolved,
+            previous=previous,
+            now=now,
+        )
+        if outcome.rejection is not None:
+            why = outcome.rejection
+            rejected = condition(
+                ConditionType.READY.value, False, why.reason, why.message, now, previous
+            )
+            status = status.model_copy(update={"conditions": rejected})
+        patch_status_if_changed(self.ctx.store, BUNDLE, observed, owned(status, BUNDLE_FIELDS))
+
+
+class ClusterStatusController:
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+
+    def reconcile(self, key: Key) -> Result | None:
+        scope = self.ctx.scopes.of(key.namespace)
+        cluster_ref = ref(key.namespace, key.name)
+        observed = scope.clusters.get(key.namespace, key.name) if scope else None
+        cluster = scope.cluster_models.get(key.namespace, key.name) if scope else None
+        if scope is None or observed is None or cluster is None or is_deleting(observed):
+            self.ctx.liveness.forget(cluster_ref)
+            return None
+        seen = scope.check_ins.get(key)
+        offline = self.ctx.liveness.offline(cluster, seen)
+        if self.ctx.liveness.record(cluster_ref, offline):
+            self._wake_viewers(key)
+        until = self.ctx.liveness.seconds_until_offline(cluster, seen)
+        requeue = Result(requeue_after=until) if until is not None else None
+        if placements.awaiting_plans(self.ctx, scope, key.namespace, Stage.CLUSTER_STATUS, key):
+            return requeue
+        status = cluster_status(
+            placements.of_cluster(self.ctx, scope, cluster, offline),
+            namespace=None,
+            agent=None,
+            previous=previous_conditions(observed),
+            now=self.ctx.now_iso(),
+        )
+        if gate := is_gated(cluster):
+            message = gate_message(gate, cluster)
+            # The gate replaces the roll-up's Ready; the observed one keeps lastTransitionTime.
+            previous = previous_conditions(observed)
+            now = self.ctx.now_iso()
+            conditions = condition(ConditionType.READY.value, False, gate, message, now, previous)
+            status = status.model_copy(update={"conditions": conditions})
+        patch_status_if_changed(self.ctx.store, CLUSTER, observed, owned(status, CLUSTER_FIELDS))
+        return requeue
+
+    def _wake_viewers(self, key: Key) -> None:
+        """The cluster went on- or offline: the bundles placed on it and its groups must show it."""
+        scope = self.ctx.scopes.of(key.namespace)
+        assert scope is not None
+        here = scope.deployment_models.in_namespace(cluster_namespace(key.namespace, key.name))
+        self.ctx.work.add_all(Stage.BUNDLE_STATUS, (split_ref(b) for b in here))
+        self.ctx.work.add_all(Stage.GROUP_STATUS, self.ctx.groups_of(scope, key))
+
+
+class GroupStatusController:
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+
+    def reconcile(self, key: Key) -> None:
+        scope = self.ctx.scopes.of(key.namespace)
+        observed = scope.groups.get(key.namespace, key.name) if scope else None
+        group = scope.group_models.get(key.namespace, key.name) if scope else None
+        if scope is None or observed is None or group is None or is_deleting(observed):
+            return
+        if placements.awaiting_plans(self.ctx, scope, key.namespace, Stage.GROUP_STATUS, key):
+            return
+        members = [
+            c
+            for c in scope.live_clusters(key.namespace)
+            if selector_matches(group.spec.selector, c.metadata.labels)
+        ]
+        on_members = [
+            p
+            for c in members
+            for p in placements.of_cluster(
+                self.ctx, scope, c, placements.is_offline(self.ctx, scope, c)
+            )
+        ]
+        status = cluster_group_status(
+            [ref(c.metadata.namespace, c.metadata.name) for c in members],
+            on_members,
+            previous=previous_conditions(observed),
+            now=self.ctx.now_iso(),
+        )
+        patch_status_if_changed(
+            self.ctx.store, CLUSTER_GROUP, observed, owned(status, GROUP_FIELDS)
+        )

@@ -1,0 +1,1 @@
+"""Simulated clusters and Flux for the local demo and the benchmarks."""

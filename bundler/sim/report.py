@@ -1,0 +1,157 @@
+"""What `bundler sim` prints: progress lines while it runs, then a table per bundle (or JSON).
+
+Everything is read from the statuses the manager wrote, so the report shows exactly what a user of
+a real management cluster would see on the Bundles and Clusters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from bundler.api.resources import BUNDLE, CLUSTER
+from bundler.api.summary import DeploymentState
+from bundler.store.protocol import Obj, Store
+
+_READY = DeploymentState.READY.value
+_COUNT_FIELDS = (
+    "ready",
+    "notReady",
+    "errApplied",
+    "waitApplied",
+    "pending",
+    "outOfSync",
+    "modified",
+    "offline",
+)
+
+
+@dataclass(frozen=True)
+class NonReadyCluster:
+    cluster: str
+    state: str
+    message: str
+
+
+@dataclass(frozen=True)
+class BundleReport:
+    bundle: str
+    ready: int
+    desired: int
+    state: str
+    counts: dict[str, int]
+    non_ready: list[NonReadyCluster] = field(default_factory=list)
+    # Not-ready clusters beyond those the Bundle status lists (it keeps at most 10).
+    unlisted: int = 0
+
+
+@dataclass(frozen=True)
+class FleetReport:
+    converged: bool
+    elapsed: float
+    clusters: int
+    clusters_ready: int
+    bundles: list[BundleReport]
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def collect(store: Store, *, converged: bool, elapsed: float) -> FleetReport:
+    bundles = sorted(store.list(BUNDLE).items, key=_ref)
+    clusters = store.list(CLUSTER).items
+    return FleetReport(
+        converged=converged,
+        elapsed=round(elapsed, 3),
+        clusters=len(clusters),
+        clusters_ready=sum(1 for c in clusters if _is_ready(c)),
+        bundles=[_bundle_report(b) for b in bundles],
+    )
+
+
+def progress_line(store: Store, elapsed: float) -> str:
+    """`t=3.0s bundles ready 2/3, clusters 10/12`."""
+    bundles = store.list(BUNDLE).items
+    clusters = store.list(CLUSTER).items
+    bundles_ready = sum(1 for b in bundles if _is_ready(b))
+    clusters_ready = sum(1 for c in clusters if _is_ready(c))
+    return (
+        f"t={elapsed:.1f}s bundles ready {bundles_ready}/{len(bundles)}, "
+        f"clusters {clusters_ready}/{len(clusters)}"
+    )
+
+
+def format_table(report: FleetReport) -> str:
+    verdict = "converged" if report.converged else "did NOT converge"
+    lines = [
+        f"{verdict} in {report.elapsed:.1f}s: "
+        f"{report.clusters_ready}/{report.clusters} clusters ready, "
+        f"{len(report.bundles)} bundles",
+        "",
+    ]
+    rows = [("BUNDLE", "READY", "STATE", "COUNTS")]
+    rows += [
+        (b.bundle, f"{b.ready}/{b.desired}", b.state or "-", _counts_text(b.counts))
+        for b in report.bundles
+    ]
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    for index, row in enumerate(rows):
+        lines.append(
+            "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:3])) + "  " + row[3]
+        )
+        if index == 0:
+            continue
+        lines.extend(_non_ready_lines(report.bundles[index - 1]))
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _non_ready_lines(bundle: BundleReport) -> list[str]:
+    lines = [f"    {n.cluster}  {n.state}  {n.message}".rstrip() for n in bundle.non_ready]
+    if bundle.unlisted:
+        lines.append(f"    ... and {bundle.unlisted} more not ready")
+    return lines
+
+
+def _counts_text(counts: dict[str, int]) -> str:
+    shown = [f"{name}={counts[name]}" for name in _COUNT_FIELDS if counts.get(name)]
+    return " ".join(shown) or "-"
+
+
+def _bundle_report(bundle: Obj) -> BundleReport:
+    status = bundle.get("status") or {}
+    summary = status.get("summary") or {}
+    listed = [
+        NonReadyCluster(
+            str(entry.get("cluster", "")),
+            str(entry.get("state", "")),
+            str(entry.get("message", "")),
+        )
+        for entry in status.get("nonReady") or []
+    ]
+    desired = int(summary.get("desiredReady", 0))
+    ready = int(summary.get("ready", 0))
+    return BundleReport(
+        bundle=_ref(bundle),
+        ready=ready,
+        desired=desired,
+        state=_display_state(bundle) or "",
+        counts={name: int(summary.get(name, 0)) for name in _COUNT_FIELDS},
+        non_ready=listed,
+        unlisted=max(0, desired - ready - len(listed)),
+    )
+
+
+def _is_ready(obj: Obj) -> bool:
+    """The Ready condition: a Cluster without bundles is Ready though it shows no state."""
+    conditions = (obj.get("status") or {}).get("conditions") or []
+    return any(c.get("type") == _READY and c.get("status") == "True" for c in conditions)
+
+
+def _display_state(obj: Obj) -> str | None:
+    state: str | None = ((obj.get("status") or {}).get("display") or {}).get("state")
+    return state
+
+
+def _ref(obj: Obj) -> str:
+    meta = obj["metadata"]
+    return f"{meta.get('namespace')}/{meta['name']}"

@@ -1,0 +1,118 @@
+"""`bundler agent` as a process: pull mode against two test API servers, stopped by SIGTERM."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bundler.api.resources import BUNDLE_DEPLOYMENT, CLUSTER, NAMESPACE
+from bundler.apiserver import ApiServer
+from bundler.commands import agent as agent_command
+from bundler.core.naming import cluster_namespace
+from bundler.errors import InvalidInputError
+from bundler.runtime.host import Host
+from bundler.sim.flux import SimulatedFlux
+from tests.agent.http_fleet import eventually
+from tests.agent.objects import bd_object
+from tests.builders import WS, cluster
+
+# Runs the command module the way bundler.cli would, without depending on its command list.
+LAUNCHER = """
+import argparse, sys
+from bundler.commands import agent
+parser = argparse.ArgumentParser(prog="bundler")
+agent.register(parser.add_subparsers(dest="command", required=True))
+args = parser.parse_args(sys.argv[1:])
+sys.exit(args.run(args))
+"""
+STOP_WAIT = 20.0
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="bundler")
+    agent_command.register(parser.add_subparsers(dest="command", required=True))
+    return parser.parse_args(["agent", *argv])
+
+
+@pytest.fixture
+def servers() -> Iterator[tuple[ApiServer, ApiServer]]:
+    with ApiServer() as management, ApiServer() as downstream:
+        yield management, downstream
+
+
+def test_pull_agent_deploys_reports_and_stops_on_sigterm(
+    servers: tuple[ApiServer, ApiServer], tmp_path: Path
+) -> None:
+    management, downstream = servers
+    namespace = cluster_namespace(WS, "c1")
+    for name in (WS, namespace):
+        management.store.create(NAMESPACE, {"metadata": {"name": name}})
+    management.store.create(CLUSTER, cluster("c1").to_wire())
+    management.store.create(BUNDLE_DEPLOYMENT, bd_object())
+    flux_host = Host(downstream.store, workers=1)
+    flux = SimulatedFlux(flux_host, downstream.store, lambda _: (f"{WS}/c1", {}))
+    flux.start()
+    flux_host.start()
+    argv = [
+        "agent",
+        "--cluster",
+        f"{WS}/c1",
+        "--management-kubeconfig",
+        str(management.kubeconfig(tmp_path / "management")),
+        "--kubeconfig",
+        str(downstream.kubeconfig(tmp_path / "downstream")),
+    ]
+    process = subprocess.Popen(
+        [sys.executable, "-c", LAUNCHER, *argv], stderr=subprocess.PIPE, text=True
+    )
+    try:
+
+        def ready() -> bool:
+            status = management.store.get(BUNDLE_DEPLOYMENT, "app", namespace).get("status")
+            return bool(status and status.get("ready"))
+
+        eventually(ready, "the BundleDeployment to be Ready")
+        agent_status = management.store.get(CLUSTER, "c1", WS)["status"]["agent"]
+        assert agent_status["lastSeen"]
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=STOP_WAIT)
+        assert process.returncode == 0, stderr
+        assert "stopped on SIGTERM" in stderr
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+        flux_host.stop()
+        flux.informer.stop()
+
+
+@pytest.mark.parametrize(
+    ("argv", "field"),
+    [
+        (["--management-kubeconfig", "x"], "--cluster"),
+        (["--management-kubeconfig", "x", "--cluster", "no-slash"], "--cluster"),
+        (["--management-kubeconfig", "x", "--cluster", "ws/c1", "--workers", "0"], "--workers"),
+        (
+            ["--management-kubeconfig", "x", "--cluster", "ws/c1", "--heartbeat-interval", "0"],
+            "heartbeat",
+        ),
+        (["--management-kubeconfig", "/nonexistent/kubeconfig", "--mode", "remote"], "not found"),
+    ],
+    ids=[
+        "pull-without-cluster",
+        "cluster-not-ns-name",
+        "no-workers",
+        "no-heartbeat",
+        "kubeconfig-missing",
+    ],
+)
+def test_invalid_arguments(argv: list[str], field: str) -> None:
+    args = parse(argv)
+    with pytest.raises(InvalidInputError, match=field):
+        args.run(args)

@@ -1,0 +1,180 @@
+"""Cleanup of deleted imports over the test API server. The manager and Flux are played by the test
+(their finalizers, the namespace deletion, the uninstall), so each can be made to hang:
+
+- a deleted import's Cluster stays until its cluster namespace is gone, then goes at once;
+- when the workload cluster is unreachable (Flux never uninstalls) or the manager never finishes,
+  the deletion is forced after the bound, on the runtime clock;
+- hand-registered Clusters and foreign finalizers are never forced.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from bundler.api.resources import (
+    BUNDLE_DEPLOYMENT,
+    CAPI_CLUSTER,
+    CLUSTER,
+    HELM_RELEASE,
+    NAMESPACE,
+)
+from bundler.capi.cleanup import IMPORT_FINALIZER
+from bundler.capi.start import CapiImportOptions
+from bundler.core.agent_identity import namespace_object
+from bundler.core.labels import LABEL_MANAGED_BY, MANAGED_BY_BUNDLER
+from bundler.core.naming import cluster_namespace
+from bundler.store.protocol import Obj
+from tests.capi.capi_objects import WS, capi_cluster
+from tests.capi.conftest import Fleet, MakeFleet, create_capi
+
+# Finalizers as the manager and Flux put them.
+MANAGER_FINALIZER = "bundler.dev/cluster-cleanup"
+FLUX_FINALIZER = "finalizers.fluxcd.io"
+FOREIGN_FINALIZER = "example.com/keep"
+DEFAULT_BOUND = 600.0
+# Well inside the bound, however long the test waited meanwhile.
+MARGIN = 10.0
+
+
+def deployed_import(fleet: Fleet, name: str = "eu-1") -> str:
+    """An imported Cluster as the manager and a remote agent leave it: the manager's finalizer,
+    the cluster namespace with a BundleDeployment and a HelmRelease carrying Flux's finalizer.
+    Returns the cluster namespace."""
+    create_capi(fleet, capi_cluster(name, initialized=True))
+    cluster = fleet.wait_until(
+        CLUSTER,
+        name,
+        lambda c: IMPORT_FINALIZER in (c["metadata"].get("finalizers") or []),
+        "the imported Cluster with its finalizer",
+    )
+    finalizers = [*cluster["metadata"]["finalizers"], MANAGER_FINALIZER]
+    fleet.store.patch(CLUSTER, name, {"metadata": {"finalizers": finalizers}}, WS)
+    namespace = cluster_namespace(WS, name)
+    fleet.store.create(NAMESPACE, namespace_object(WS, name))
+    fleet.store.create(BUNDLE_DEPLOYMENT, _bundle_deployment(namespace))
+    fleet.store.create(HELM_RELEASE, _helm_release(namespace, name))
+    return namespace
+
+
+def _bundle_deployment(namespace: str) -> Obj:
+    return {
+        "metadata": {"name": "calico", "namespace": namespace},
+        "spec": {"deploymentID": "s-1", "options": {"helm": {"chart": "tigera-operator"}}},
+    }
+
+
+def _helm_release(namespace: str, cluster: str) -> Obj:
+    return {
+        "metadata": {
+            "name": "calico",
+            "namespace": namespace,
+            "labels": {LABEL_MANAGED_BY: MANAGED_BY_BUNDLER},
+            "finalizers": [FLUX_FINALIZER],
+        },
+        "spec": {
+            "interval": "10m",
+            "chartRef": {"kind": "HelmChart", "name": "calico"},
+            "kubeConfig": {"secretRef": {"name": f"{cluster}-kubeconfig"}},
+        },
+    }
+
+
+def manager_finalizes(fleet: Fleet, name: str, namespace: str) -> None:
+    """What the manager's finalizer does: delete the cluster namespace, drop its finalizer."""
+    fleet.store.delete(NAMESPACE, namespace)
+    cluster = fleet.store.get(CLUSTER, name, WS)
+    kept = [f for f in cluster["metadata"]["finalizers"] if f != MANAGER_FINALIZER]
+    fleet.store.patch(CLUSTER, name, {"metadata": {"finalizers": kept}}, WS)
+
+
+def deleting(fleet: Fleet, name: str = "eu-1") -> Obj:
+    """Wait until the Cluster is deleting and the importer's cleanup has seen it so."""
+    found = fleet.wait_until(
+        CLUSTER, name, lambda c: bool(c["metadata"].get("deletionTimestamp")), "deletion to start"
+    )
+    fleet.barrier()
+    return found
+
+
+def test_imported_clusters_carry_the_import_finalizer(fleet: Fleet) -> None:
+    create_capi(fleet, capi_cluster("eu-1"))
+    fleet.wait_until(
+        CLUSTER,
+        "eu-1",
+        lambda c: c["metadata"].get("finalizers") == [IMPORT_FINALIZER],
+        "the import finalizer",
+    )
+
+
+def test_the_cluster_goes_once_its_namespace_is_gone(fleet: Fleet) -> None:
+    namespace = deployed_import(fleet)
+    fleet.store.delete(CAPI_CLUSTER, "eu-1", WS)
+    deleting(fleet)
+    manager_finalizes(fleet, "eu-1", namespace)
+    fleet.barrier()
+    # Flux has not uninstalled yet: the namespace, and so the Cluster, are still there.
+    assert fleet.find(NAMESPACE, namespace, None) is not None
+    assert fleet.find(CLUSTER, "eu-1") is not None
+
+    fleet.store.patch(HELM_RELEASE, "calico", {"metadata": {"finalizers": None}}, namespace)
+    fleet.wait_gone(NAMESPACE, namespace, None)
+    fleet.wait_gone(CLUSTER, "eu-1")
+
+
+@pytest.mark.parametrize(
+    ("timeout", "manager_done"),
+    [(DEFAULT_BOUND, True), (60.0, True), (DEFAULT_BOUND, False)],
+    ids=["unreachable-default-10-minutes", "unreachable-one-minute", "manager-never-finishes"],
+)
+def test_a_stuck_deletion_is_forced_after_the_bound(
+    make_fleet: MakeFleet, timeout: float, manager_done: bool
+) -> None:
+    fleet = make_fleet(CapiImportOptions(cleanup_timeout=timeout))
+    namespace = deployed_import(fleet)
+    fleet.store.delete(CAPI_CLUSTER, "eu-1", WS)
+    deleting(fleet)
+    if manager_done:
+        manager_finalizes(fleet, "eu-1", namespace)
+        fleet.barrier()
+
+    fleet.clock.advance(timeout - MARGIN)
+    fleet.barrier()
+    assert fleet.find(CLUSTER, "eu-1") is not None
+    assert fleet.find(HELM_RELEASE, "calico", namespace) is not None
+
+    fleet.clock.advance(2 * MARGIN)
+    fleet.wait_gone(CLUSTER, "eu-1")
+    fleet.wait_gone(BUNDLE_DEPLOYMENT, "calico", namespace)
+    fleet.wait_gone(HELM_RELEASE, "calico", namespace)
+    fleet.wait_gone(NAMESPACE, namespace, None)
+
+
+def test_only_bundler_finalizers_are_forced_off_the_cluster(fleet: Fleet) -> None:
+    deployed_import(fleet)
+    finalizers = [IMPORT_FINALIZER, MANAGER_FINALIZER, FOREIGN_FINALIZER]
+    fleet.store.patch(CLUSTER, "eu-1", {"metadata": {"finalizers": finalizers}}, WS)
+    fleet.store.delete(CAPI_CLUSTER, "eu-1", WS)
+    deleting(fleet)
+    fleet.clock.advance(DEFAULT_BOUND + MARGIN)
+    left = fleet.wait_until(
+        CLUSTER,
+        "eu-1",
+        lambda c: c["metadata"].get("finalizers") == [FOREIGN_FINALIZER],
+        "bundler's finalizers removed",
+    )
+    assert left["metadata"]["deletionTimestamp"]
+
+
+def test_a_hand_registered_cluster_is_never_forced(fleet: Fleet) -> None:
+    hand_made: dict[str, Any] = {
+        "metadata": {"name": "own", "namespace": WS, "finalizers": [MANAGER_FINALIZER]}
+    }
+    fleet.store.create(CLUSTER, hand_made)
+    fleet.store.delete(CLUSTER, "own", WS)
+    deleting(fleet, "own")
+    fleet.clock.advance(DEFAULT_BOUND + MARGIN)
+    fleet.barrier()
+    kept = fleet.find(CLUSTER, "own")
+    assert kept is not None and kept["metadata"]["finalizers"] == [MANAGER_FINALIZER]

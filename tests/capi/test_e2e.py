@@ -1,0 +1,292 @@
+"""End to end over HTTP: the examples/capi CAPI Clusters and Calico bundle on a test API server,
+with the importer, the manager, the remote-mode agents and a simulated Flux on the management
+cluster. The test API server does not convert between CAPI versions, so the v1beta1 example is
+stored as a real server would serve it to the importer: in v1beta2.
+
+Calico's IP pools follow each cluster's pod CIDRs into HelmReleases that reach the workload cluster
+through `spec.kubeConfig.secretRef` (`<name>-kubeconfig`); the gated cluster gets nothing until its
+control plane is initialized and its kubeconfig exists; label and CIDR changes propagate; deleting
+a CAPI Cluster removes its Cluster, BundleDeployment and HelmRelease, and when the workload cluster
+is unreachable (Flux cannot uninstall) the deletion still completes after the bound.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from bundler.agent.remote import RemoteAgents, RemoteSettings
+from bundler.api.resources import (
+    BUNDLE,
+    BUNDLE_DEPLOYMENT,
+    CAPI_CLUSTER,
+    CLUSTER,
+    HELM_RELEASE,
+    NAMESPACE,
+    SECRET,
+    Resource,
+)
+from bundler.apiserver import ApiServer
+from bundler.capi.start import CapiImportOptions, start_capi_importer
+from bundler.core.capi_import import ImportGate
+from bundler.core.labels import ANNOTATION_IMPORT_GATE
+from bundler.core.naming import cluster_namespace
+from bundler.kube.retry import RetryPolicy
+from bundler.kube.store import KubeOptions, KubeStore
+from bundler.manager.app import Manager
+from bundler.manager.options import ManagerOptions
+from bundler.runtime.clock import ManualClock
+from bundler.runtime.host import Host
+from bundler.sim.flux import SimulatedFlux
+from bundler.store.errors import NotFound
+from bundler.store.protocol import Obj
+from tests.capi.capi_objects import kubeconfig_secret
+from tests.schemas import validate
+
+EXAMPLE = Path(__file__).parents[2] / "examples" / "capi"
+WS = "capi-workloads"
+FAST = KubeOptions(retry=RetryPolicy(attempts=3, initial_delay=0.01, max_delay=0.05, budget=5.0))
+# Longest a test waits (real seconds) for the fleet; never asserted on.
+PATIENCE = 20.0
+POOL = {"encapsulation": "VXLAN", "natOutgoing": "Enabled", "nodeSelector": "all()"}
+CLEANUP_BOUND = 600.0
+
+
+class CapiFleet:
+    """The management cluster: a test API server, and every controller talking to it over HTTP."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.server = ApiServer().start()
+        self.server.store.create(NAMESPACE, {"metadata": {"name": WS}})
+        kubeconfig = self.server.kubeconfig(tmp_path / "management.kubeconfig")
+        self.client = KubeStore.from_kubeconfig(kubeconfig, None, FAST)
+        self.manager = Manager(self.client, ManagerOptions(namespaces=(WS,), workers=2))
+        self.agents = Host(self.client, workers=4, backoff_cap=0.5, name="agents")
+        self.remote = RemoteAgents(self.agents, self.client, RemoteSettings(workspaces=(WS,)))
+        self.flux = SimulatedFlux(
+            self.agents, self.server.store, lambda _: ("remote", {}), name="flux:management"
+        )
+        # The importer on its own host and a manual clock, so the cleanup bound can be crossed.
+        self.capi_clock = ManualClock()
+        self.capi = Host(self.client, clock=self.capi_clock, name="capi")
+        self.importer = start_capi_importer(self.capi, CapiImportOptions(namespaces=(WS,)))
+
+    def start(self) -> None:
+        self.remote.start()
+        self.flux.start()
+        self.agents.start()
+        self.manager.start()
+        self.capi.start()
+
+    def stop(self) -> None:
+        self.capi.stop()
+        self.manager.stop()
+        self.agents.stop()
+        self.remote.stop()
+        self.flux.informer.stop()
+        self.client.close()
+        self.server.stop()
+
+    @property
+    def store(self) -> Any:
+        return self.server.store
+
+    def apply_examples(self) -> None:
+        for path in sorted(EXAMPLE.glob("*.yaml")):
+            for doc in yaml.safe_load_all(path.read_text(encoding="utf-8")):
+                self.apply(doc)
+
+    def apply(self, doc: Obj) -> None:
+        res = {"Bundle": BUNDLE, "Secret": SECRET}.get(doc["kind"])
+        if res is not None:
+            self.store.create(res, doc)
+            return
+        served = as_v1beta2(doc)
+        self.store.create(CAPI_CLUSTER, served)
+        status = {"status": served["status"]}
+        self.store.patch_status(CAPI_CLUSTER, doc["metadata"]["name"], status, WS)
+
+    def find(self, res: Resource, name: str, namespace: str | None) -> Obj | None:
+        try:
+            found: Obj = self.store.get(res, name, namespace)
+        except NotFound:
+            return None
+        return found
+
+    def release(self, cluster: str) -> Obj | None:
+        return self.find(HELM_RELEASE, "calico", cluster_namespace(WS, cluster))
+
+    def deployment(self, cluster: str) -> Obj | None:
+        return self.find(BUNDLE_DEPLOYMENT, "calico", cluster_namespace(WS, cluster))
+
+
+def as_v1beta2(doc: Obj) -> Obj:
+    """A CAPI Cluster as the API server serves it in v1beta2 (the fields the examples use)."""
+    if doc["apiVersion"] == CAPI_CLUSTER.api_version:
+        return doc
+    served = copy.deepcopy(doc)
+    served["apiVersion"] = CAPI_CLUSTER.api_version
+    topology = served["spec"]["topology"]
+    topology["classRef"] = {"name": topology.pop("class")}
+    status = served["status"]
+    status["initialization"] = {
+        "controlPlaneInitialized": status.pop("controlPlaneReady"),
+        "infrastructureProvisioned": status.pop("infrastructureReady"),
+    }
+    validate(served)
+    return served
+
+
+def eventually(check: Callable[[], Any], what: str) -> Any:
+    deadline = time.monotonic() + PATIENCE
+    while not (found := check()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.02)
+    return found
+
+
+def pools(release: Obj | None) -> list[dict[str, Any]] | None:
+    if release is None:
+        return None
+    found: list[dict[str, Any]] = release["spec"]["values"]["installation"]["calicoNetwork"][
+        "ipPools"
+    ]
+    return found
+
+
+def pools_of(cidrs: list[str]) -> list[dict[str, Any]]:
+    return [{"cidr": cidr, **POOL} for cidr in cidrs]
+
+
+def wait_for_pools(fleet: CapiFleet, cluster: str, cidrs: list[str]) -> Obj:
+    release: Obj = eventually(
+        lambda: (r := fleet.release(cluster)) is not None and pools(r) == pools_of(cidrs) and r,
+        f"{cluster}'s HelmRelease with IP pools {cidrs}",
+    )
+    return release
+
+
+def gate(fleet: CapiFleet, cluster: str) -> str | None:
+    found = fleet.find(CLUSTER, cluster, WS)
+    return (
+        None
+        if found is None
+        else (found["metadata"].get("annotations") or {}).get(ANNOTATION_IMPORT_GATE)
+    )
+
+
+def ready_condition(fleet: CapiFleet, cluster: str) -> dict[str, Any] | None:
+    found = fleet.find(CLUSTER, cluster, WS) or {}
+    conditions = (found.get("status") or {}).get("conditions") or []
+    return next((c for c in conditions if c["type"] == "Ready"), None)
+
+
+def shows_gate(fleet: CapiFleet, cluster: str, reason: str) -> bool:
+    ready = ready_condition(fleet, cluster)
+    return ready is not None and (ready["status"], ready["reason"]) == ("False", reason)
+
+
+# The manager enforces the gate (no BundleDeployments, Ready=False naming it) once it calls
+# bundler.core.capi_import.is_gated in its planning rows and its Cluster status.
+
+
+@pytest.fixture
+def fleet(tmp_path: Path) -> Iterator[CapiFleet]:
+    built = CapiFleet(tmp_path)
+    built.start()
+    built.apply_examples()
+    yield built
+    built.stop()
+
+
+def test_calico_ip_pools_per_cluster_through_remote_agents(fleet: CapiFleet) -> None:
+    for cluster, cidrs in [
+        ("eu-west-1", ["192.168.0.0/16"]),
+        ("us-east-1", ["10.244.0.0/16", "10.245.0.0/16"]),
+    ]:
+        release = wait_for_pools(fleet, cluster, cidrs)
+        validate(release)
+        assert release["spec"]["kubeConfig"] == {
+            "secretRef": {"name": f"{cluster}-kubeconfig", "key": "value"}
+        }
+        assert release["spec"]["targetNamespace"] == "tigera-operator"
+    # The gated cluster is imported, shows why it is not ready, and gets nothing.
+    assert gate(fleet, "ap-south-1") == ImportGate.CONTROL_PLANE_NOT_INITIALIZED
+    assert fleet.deployment("ap-south-1") is None
+    eventually(
+        lambda: shows_gate(fleet, "ap-south-1", ImportGate.CONTROL_PLANE_NOT_INITIALIZED),
+        "ap-south-1 NotReady: ControlPlaneNotInitialized",
+    )
+
+
+def test_a_gated_cluster_gets_calico_once_initialized_and_reachable(fleet: CapiFleet) -> None:
+    wait_for_pools(fleet, "eu-west-1", ["192.168.0.0/16"])
+    initialized = {"initialization": {"controlPlaneInitialized": True}}
+    fleet.store.patch_status(CAPI_CLUSTER, "ap-south-1", {"status": initialized}, WS)
+    eventually(
+        lambda: gate(fleet, "ap-south-1") == ImportGate.KUBECONFIG_SECRET_MISSING,
+        "the kubeconfig gate",
+    )
+    assert fleet.deployment("ap-south-1") is None
+    eventually(
+        lambda: shows_gate(fleet, "ap-south-1", ImportGate.KUBECONFIG_SECRET_MISSING),
+        "ap-south-1 NotReady: KubeconfigSecretMissing",
+    )
+    fleet.store.create(SECRET, kubeconfig_secret("ap-south-1", WS))
+    wait_for_pools(fleet, "ap-south-1", ["172.16.0.0/16"])
+
+
+def test_cidr_and_label_changes_reach_the_releases(fleet: CapiFleet) -> None:
+    wait_for_pools(fleet, "us-east-1", ["10.244.0.0/16", "10.245.0.0/16"])
+    cidrs = ["10.244.0.0/16", "10.246.0.0/16", "10.247.0.0/16"]
+    network = {"spec": {"clusterNetwork": {"pods": {"cidrBlocks": cidrs}}}}
+    fleet.store.patch(CAPI_CLUSTER, "us-east-1", network, WS)
+    wait_for_pools(fleet, "us-east-1", cidrs)
+
+    # eu-west-1 leaves the quick-start class and drops the cni label: no target picks it any more.
+    fleet.store.patch(
+        CAPI_CLUSTER,
+        "eu-west-1",
+        {"metadata": {"labels": {"cni": None}}, "spec": {"topology": {"classRef": {"name": "x"}}}},
+        WS,
+    )
+    eventually(lambda: fleet.release("eu-west-1") is None, "eu-west-1's HelmRelease removed")
+    eventually(lambda: fleet.deployment("eu-west-1") is None, "eu-west-1's deployment removed")
+
+
+def test_deleting_capi_clusters_removes_everything_even_when_unreachable(
+    fleet: CapiFleet,
+) -> None:
+    wait_for_pools(fleet, "eu-west-1", ["192.168.0.0/16"])
+    wait_for_pools(fleet, "us-east-1", ["10.244.0.0/16", "10.245.0.0/16"])
+
+    fleet.store.delete(CAPI_CLUSTER, "eu-west-1", WS)
+    eventually(lambda: fleet.find(CLUSTER, "eu-west-1", WS) is None, "eu-west-1's Cluster gone")
+    assert fleet.release("eu-west-1") is None and fleet.deployment("eu-west-1") is None
+    namespace = cluster_namespace(WS, "eu-west-1")
+    assert fleet.find(NAMESPACE, namespace, None) is None
+
+    # us-east-1 is already unreachable: Flux can never uninstall, its finalizer stays.
+    fleet.flux.stop()
+    fleet.store.delete(CAPI_CLUSTER, "us-east-1", WS)
+    stuck_namespace = cluster_namespace(WS, "us-east-1")
+    eventually(
+        lambda: (
+            (ns := fleet.find(NAMESPACE, stuck_namespace, None)) is None
+            or ns["metadata"].get("deletionTimestamp")
+        ),
+        "us-east-1's namespace terminating",
+    )
+    assert fleet.find(CLUSTER, "us-east-1", WS) is not None
+    fleet.capi_clock.advance(CLEANUP_BOUND + 1)
+    eventually(lambda: fleet.find(CLUSTER, "us-east-1", WS) is None, "us-east-1's Cluster gone")
+    eventually(
+        lambda: fleet.find(NAMESPACE, stuck_namespace, None) is None, "us-east-1's namespace gone"
+    )

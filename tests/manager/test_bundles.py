@@ -1,0 +1,308 @@
+"""The bundle controller on an in-memory store: Bundles in, BundleDeployments out."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from bundler.api.resources import BUNDLE, BUNDLE_DEPLOYMENT, CLUSTER
+from bundler.commands.render import render_world
+from bundler.errors import TransientError
+from bundler.inputs import load_world
+from bundler.manager.bundle_controller import BUNDLE_FINALIZER
+from bundler.runtime.clock import ManualClock
+from bundler.store.errors import NotFound
+from bundler.store.memory import MemoryStore
+from tests.builders import WS, bundle, cluster
+from tests.manager.conftest import (
+    EXAMPLES,
+    CountingStore,
+    StartManager,
+    create_world,
+    deployment_of,
+    deployments,
+    essentials,
+    report,
+    settle,
+    status_of,
+    world,
+)
+
+REGION_VALUES = {"values": {"region": "${ cluster.labels.region }"}}
+ALL: list[dict[str, Any]] = [{"clusterSelector": {}}]
+
+
+def relabel(store: MemoryStore, name: str, labels: Mapping[str, str | None]) -> None:
+    store.patch(CLUSTER, name, {"metadata": {"labels": dict(labels)}}, WS)
+
+
+def ready_condition(store: MemoryStore, name: str = "app") -> dict[str, Any]:
+    conditions = status_of(store, BUNDLE, name)["conditions"]
+    found: dict[str, Any] = next(c for c in conditions if c["type"] == "Ready")
+    return found
+
+
+def test_examples_give_what_render_gives(store: MemoryStore, start_manager: StartManager) -> None:
+    examples = load_world(EXAMPLES)
+    create_world(store, examples)
+    settle(start_manager(store))
+    expected, errors = render_world(examples, with_flux=False)
+    assert errors == []
+    assert sorted(map(essentials, expected), key=str) == sorted(
+        (essentials(bd) for bd in deployments(store).values()), key=str
+    )
+
+
+def test_bundle_gets_the_cleanup_finalizer(store: MemoryStore, start_manager: StartManager) -> None:
+    create_world(store, world(bundle(ALL)))
+    settle(start_manager(store))
+    assert store.get(BUNDLE, "app", WS)["metadata"]["finalizers"] == [BUNDLE_FINALIZER]
+
+
+def test_label_change_moves_deployments(store: MemoryStore, start_manager: StartManager) -> None:
+    prod = [{"clusterSelector": {"matchLabels": {"env": "prod"}}}]
+    create_world(
+        store,
+        world(cluster("a", {"env": "prod"}), cluster("b", {"env": "dev"}), bundle(prod)),
+    )
+    manager = start_manager(store)
+    settle(manager)
+    assert set(deployments(store)) == {("a", "app")}
+    relabel(store, "a", {"env": "dev"})
+    relabel(store, "b", {"env": "prod"})
+    settle(manager)
+    assert set(deployments(store)) == {("b", "app")}
+
+
+def test_one_label_change_renders_and_writes_one_row(
+    store: MemoryStore, start_manager: StartManager
+) -> None:
+    clusters = [cluster(f"c{i}", {"region": "eu"}) for i in range(5)]
+    bundles = [bundle(ALL, name=name, helm=REGION_VALUES) for name in ("one", "two")]
+    create_world(store, world(*clusters, *bundles))
+    counting = CountingStore(store)
+    manager = start_manager(counting)
+    settle(manager)
+    assert manager.rows_rendered == 10
+    counting.reset()
+    relabel(store, "c3", {"region": "us"})
+    settle(manager)
+    assert manager.rows_rendered == 12
+    assert counting.writes[("update", "bundledeployments")] == 2
+    assert counting.writes[("create", "bundledeployments")] == 0
+    values = {k: bd["spec"]["options"]["helm"]["values"] for k, bd in deployments(store).items()}
+    assert values[("c3", "one")] == values[("c3", "two")] == {"region": "us"}
+    assert values[("c2", "one")] == {"region": "eu"}
+
+
+def test_unchanged_world_resync_writes_nothing(
+    store: MemoryStore, start_manager: StartManager, clock: ManualClock
+) -> None:
+    create_world(store, load_world(EXAMPLES))
+    counting = CountingStore(store)
+    manager = start_manager(counting, resync_period=60.0)
+    settle(manager)
+    rendered = manager.rows_rendered
+    counting.reset()
+    manager.resync()
+    settle(manager)
+    clock.advance(61.0)
+    settle(manager)
+    assert counting.total() == 0
+    assert manager.rows_rendered == rendered
+
+
+def test_template_error_stays_on_its_cluster(
+    store: MemoryStore, start_manager: StartManager
+) -> None:
+    clusters = [cluster("good", {"region": "eu"}), cluster("bad", {"region": "eu"})]
+    create_world(store, world(*clusters, bundle(ALL, helm=REGION_VALUES)))
+    manager = start_manager(store)
+    settle(manager)
+    before = deployment_of(store, "bad")
+    store.update(
+        CLUSTER,
+        {
+            **store.get(CLUSTER, "bad", WS),
+            "metadata": {**store.get(CLUSTER, "bad", WS)["metadata"], "labels": {}},
+        },
+    )
+    store.patch(
+        BUNDLE,
+        "app",
+        {"spec": {"helm": {"values": {"region": "${ cluster.labels.region }", "v": 2}}}},
+        WS,
+    )
+    settle(manager)
+    assert deployment_of(store, "bad") == before
+    assert deployment_of(store, "good")["spec"]["options"]["helm"]["values"]["v"] == 2
+    status = status_of(store, BUNDLE, "app")
+    assert status["display"] == {"readyClusters": "0/2", "state": "ErrApplied"}
+    bad = next(e for e in status["nonReady"] if e["cluster"] == f"{WS}/bad")
+    assert bad["state"] == "ErrApplied"
+    assert "region" in bad["message"]
+    assert "template errors on 1" in ready_condition(store)["message"]
+
+
+def test_invalid_bundle_keeps_its_deployments(
+    store: MemoryStore, start_manager: StartManager
+) -> None:
+    create_world(store, world(cluster("a"), bundle(ALL)))
+    manager = start_manager(store)
+    settle(manager)
+    before = deployment_of(store, "a")
+    store.patch(BUNDLE, "app", {"spec": {"helm": {"releaseName": "Not_A_Name"}}}, WS)
+    settle(manager)
+    assert deployment_of(store, "a") == before
+    ready = ready_condition(store)
+    assert (ready["status"], ready["reason"]) == ("False", "InvalidSpec")
+    assert "releaseName" in ready["message"]
+    assert status_of(store, BUNDLE, "app")["observedGeneration"] == 2
+
+
+def test_range_without_resolver_is_not_deployed(
+    store: MemoryStore, start_manager: StartManager
+) -> None:
+    create_world(store, world(cluster("a"), bundle(ALL, helm={"version": "1.*"})))
+    settle(start_manager(store))
+    assert deployments(store) == {}
+    ready = ready_condition(store)
+    assert (ready["status"], ready["reason"]) == ("False", "VersionNotResolved")
+    assert "'1.*'" in ready["message"] and "resolver" in ready["message"]
+
+
+class Resolver:
+    """Answers ranges with a version the test sets; counts the questions."""
+
+    def __init__(self, version: str) -> None:
+        self.version = version
+        self.asked: list[tuple[str, str, str, Mapping[str, str] | None]] = []
+        self.fail = False
+
+    def __call__(
+        self, repo: str, chart: str, constraint: str, secret: Mapping[str, str] | None
+    ) -> str:
+        self.asked.append((repo, chart, constraint, secret))
+        if self.fail:
+            raise TransientError("registry unreachable", obj=repo)
+        return self.version
+
+
+def test_range_is_resolved_once_for_every_cluster(
+    store: MemoryStore, start_manager: StartManager, clock: ManualClock
+) -> None:
+    resolver = Resolver("1.2.3")
+    helm = {"version": "1.*", "pollInterval": "10m"}
+    create_world(store, world(cluster("a"), cluster("b"), bundle(ALL, helm=helm)))
+    manager = start_manager(store, resolver=resolver)
+    settle(manager)
+    assert resolver.asked == [("https://charts.example.com", "app", "1.*", None)]
+    versions = {k: bd["spec"]["options"]["helm"]["version"] for k, bd in deployments(store).items()}
+    assert versions == {("a", "app"): "1.2.3", ("b", "app"): "1.2.3"}
+    assert status_of(store, BUNDLE, "app")["resolvedVersion"] == "1.2.3"
+    resolver.version = "1.3.0"
+    clock.advance(600.0)
+    settle(manager)
+    assert len(resolver.asked) == 2
+    assert deployment_of(store, "a")["spec"]["options"]["helm"]["version"] == "1.3.0"
+    assert status_of(store, BUNDLE, "app")["resolvedVersion"] == "1.3.0"
+
+
+def test_unreachable_resolver_leaves_deployments_and_says_why(
+    store: MemoryStore, start_manager: StartManager
+) -> None:
+    resolver = Resolver("1.2.3")
+    create_world(store, world(cluster("a"), bundle(ALL, helm={"version": "1.*"})))
+    manager = start_manager(store, resolver=resolver)
+    settle(manager)
+    before = deployment_of(store, "a")
+    resolver.fail = True
+    store.patch(BUNDLE, "app", {"spec": {"helm": {"version": "1.2.*"}}}, WS)
+    settle(manager)
+    assert deployment_of(store, "a") == before
+    ready = ready_condition(store)
+    assert (ready["reason"], "registry unreachable" in ready["message"]) == (
+        "VersionNotResolved",
+        True,
+    )
+
+
+def test_deleting_a_bundle_removes_its_deployments(
+    store: MemoryStore, start_manager: StartManager
+) -> None:
+    create_world(store, world(cluster("a"), cluster("b"), bundle(ALL)))
+    manager = start_manager(store)
+    settle(manager)
+    assert len(deployments(store)) == 2
+    store.delete(BUNDLE, "app", WS)
+    settle(manager)
+    assert deployments(store) == {}
+    with pytest.raises(NotFound):
+        store.get(BUNDLE, "app", WS)
+
+
+def test_deployments_changed_by_hand_are_restored(
+    store: MemoryStore, start_manager: StartManager
+) -> None:
+    create_world(store, world(cluster("a"), bundle(ALL)))
+    manager = start_manager(store)
+    settle(manager)
+    wanted = deployment_of(store, "a")
+    store.patch(
+        BUNDLE_DEPLOYMENT,
+        "app",
+        {"spec": {"deploymentID": "s-forged"}},
+        wanted["metadata"]["namespace"],
+    )
+    settle(manager)
+    assert deployment_of(store, "a")["spec"] == wanted["spec"]
+    store.delete(BUNDLE_DEPLOYMENT, "app", wanted["metadata"]["namespace"])
+    settle(manager)
+    assert deployment_of(store, "a")["spec"] == wanted["spec"]
+
+
+def test_rollout_promotes_one_cluster_at_a_time(
+    store: MemoryStore, start_manager: StartManager
+) -> None:
+    names = ["a", "b", "c"]
+    strategy: dict[str, Any] = {"maxUnavailable": 1}
+    create_world(store, world(*(cluster(n) for n in names), bundle(ALL, rolloutStrategy=strategy)))
+    manager = start_manager(store)
+    settle(manager)
+    for name in names:
+        report(store, name)
+    settle(manager)
+    store.patch(BUNDLE, "app", {"spec": {"helm": {"values": {"v": 2}}}}, WS)
+    settle(manager)
+    staged = {n: "stagedDeploymentID" in deployment_of(store, n)["spec"] for n in names}
+    assert sorted(staged.values()) == [False, True, True]
+    assert status_of(store, BUNDLE, "app")["summary"]["outOfSync"] == 2
+    for _ in names:
+        promoted = [n for n in names if not staged[n]]
+        for name in promoted:
+            report(store, name)
+        settle(manager)
+        staged = {n: "stagedDeploymentID" in deployment_of(store, n)["spec"] for n in names}
+    assert not any(staged.values())
+    assert {deployment_of(store, n)["spec"]["options"]["helm"]["values"]["v"] for n in names} == {2}
+
+
+def test_paused_cluster_only_stages(store: MemoryStore, start_manager: StartManager) -> None:
+    create_world(store, world(cluster("a"), bundle(ALL)))
+    manager = start_manager(store)
+    settle(manager)
+    first = deployment_of(store, "a")["spec"]
+    store.patch(CLUSTER, "a", {"spec": {"paused": True}}, WS)
+    store.patch(BUNDLE, "app", {"spec": {"helm": {"values": {"v": 2}}}}, WS)
+    settle(manager)
+    spec = deployment_of(store, "a")["spec"]
+    assert spec["paused"] is True
+    assert (spec["options"], spec["deploymentID"]) == (first["options"], first["deploymentID"])
+    assert spec["stagedOptions"]["helm"]["values"] == {"v": 2}
+    store.patch(CLUSTER, "a", {"spec": {"paused": False}}, WS)
+    settle(manager)
+    spec = deployment_of(store, "a")["spec"]
+    assert set(spec) == {"options", "deploymentID"}
+    assert spec["options"]["helm"]["values"] == {"v": 2}

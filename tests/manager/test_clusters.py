@@ -1,0 +1,149 @@
+"""The cluster controller: the cluster namespace, the agent identity, and cleanup on deletion."""
+
+from __future__ import annotations
+
+import pytest
+
+from bundler.api.resources import (
+    BUNDLE,
+    BUNDLE_DEPLOYMENT,
+    CLUSTER,
+    NAMESPACE,
+    ROLE,
+    ROLE_BINDING,
+    SERVICE_ACCOUNT,
+    Resource,
+)
+from bundler.core.agent_identity import agent_identity, namespace_object, workspace_role_name
+from bundler.core.naming import cluster_namespace
+from bundler.manager.cluster_controller import CLUSTER_FINALIZER
+from bundler.store.errors import NotFound
+from bundler.store.memory import MemoryStore
+from tests.builders import WS, bundle, cluster
+from tests.manager.conftest import (
+    StartManager,
+    create_world,
+    deployments,
+    settle,
+    status_of,
+    world,
+)
+
+NS = cluster_namespace(WS, "a")
+
+
+def exists(store: MemoryStore, res: Resource, name: str, namespace: str | None) -> bool:
+    try:
+        store.get(res, name, namespace)
+    except NotFound:
+        return False
+    return True
+
+
+def test_cluster_gets_namespace_identity_and_finalizer(
+    store: MemoryStore, start_manager: StartManager
+) -> None:
+    create_world(store, world(cluster("a")))
+    settle(start_manager(store))
+    observed = store.get(CLUSTER, "a", WS)
+    assert observed["metadata"]["finalizers"] == [CLUSTER_FINALIZER]
+    assert observed["status"]["namespace"] == NS
+    assert (
+        store.get(NAMESPACE, NS)["metadata"]["labels"]
+        == namespace_object(WS, "a")["metadata"]["labels"]
+    )
+    for wanted in agent_identity(WS, "a", observed["metadata"]["uid"]):
+        found = store.get(wanted.res, wanted.name, wanted.namespace)
+        body = {k: v for k, v in wanted.body.items() if k != "metadata"}
+        assert {k: found[k] for k in body} == body
+        assert found["metadata"]["labels"] == wanted.body["metadata"]["labels"]
+
+
+@pytest.mark.parametrize(
+    ("res", "namespace", "name"),
+    [
+        (SERVICE_ACCOUNT, NS, "bundler-agent"),
+        (ROLE, NS, "bundler-agent"),
+        (ROLE_BINDING, WS, workspace_role_name("a")),
+    ],
+    ids=["service-account", "namespace-role", "workspace-binding"],
+)
+def test_identity_deleted_by_hand_is_restored(
+    store: MemoryStore, start_manager: StartManager, res: Resource, namespace: str, name: str
+) -> None:
+    create_world(store, world(cluster("a")))
+    manager = start_manager(store)
+    settle(manager)
+    store.delete(res, name, namespace)
+    settle(manager)
+    assert exists(store, res, name, namespace)
+
+
+def test_role_rules_changed_by_hand_are_restored(
+    store: MemoryStore, start_manager: StartManager
+) -> None:
+    create_world(store, world(cluster("a")))
+    manager = start_manager(store)
+    settle(manager)
+    wanted = store.get(ROLE, "bundler-agent", NS)["rules"]
+    store.patch(
+        ROLE,
+        "bundler-agent",
+        {"rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}]},
+        NS,
+    )
+    settle(manager)
+    assert store.get(ROLE, "bundler-agent", NS)["rules"] == wanted
+
+
+def test_deleting_a_cluster_removes_its_namespace_and_deployments(
+    store: MemoryStore, start_manager: StartManager
+) -> None:
+    create_world(store, world(cluster("a"), cluster("b"), bundle([{"clusterSelector": {}}])))
+    manager = start_manager(store)
+    settle(manager)
+    assert set(deployments(store)) == {("a", "app"), ("b", "app")}
+    store.delete(CLUSTER, "a", WS)
+    settle(manager)
+    assert set(deployments(store)) == {("b", "app")}
+    assert not exists(store, CLUSTER, "a", WS)
+    assert not exists(store, NAMESPACE, NS, None)
+    assert not exists(store, ROLE, workspace_role_name("a"), WS)
+    assert not exists(store, ROLE_BINDING, workspace_role_name("a"), WS)
+    assert status_of(store, BUNDLE, "app")["display"]["readyClusters"] == "0/1"
+
+
+def test_stray_deployments_are_removed(store: MemoryStore, start_manager: StartManager) -> None:
+    create_world(store, world(cluster("a")))
+    manager = start_manager(store)
+    settle(manager)
+    stray = {
+        "metadata": {
+            "name": "gone",
+            "namespace": NS,
+            "labels": {
+                "bundler.dev/bundle-name": "gone",
+                "bundler.dev/bundle-namespace": WS,
+                "bundler.dev/cluster-name": "a",
+                "bundler.dev/cluster-namespace": WS,
+            },
+        },
+        "spec": {"options": {"helm": {}, "namespace": "x"}, "deploymentID": "s-1"},
+    }
+    store.create(BUNDLE_DEPLOYMENT, stray)
+    settle(manager)
+    assert not exists(store, BUNDLE_DEPLOYMENT, "gone", NS)
+
+
+def test_recreated_cluster_gets_everything_again(
+    store: MemoryStore, start_manager: StartManager
+) -> None:
+    create_world(store, world(cluster("a"), bundle([{"clusterSelector": {}}])))
+    manager = start_manager(store)
+    settle(manager)
+    store.delete(CLUSTER, "a", WS)
+    settle(manager)
+    store.create(CLUSTER, cluster("a").to_wire())
+    settle(manager)
+    assert set(deployments(store)) == {("a", "app")}
+    assert exists(store, SERVICE_ACCOUNT, "bundler-agent", NS)

@@ -1,0 +1,214 @@
+"""Acceptance: the manager over real HTTP against the test API server (KubeStore on 127.0.0.1)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bundler.api.resources import (
+    BUNDLE,
+    BUNDLE_DEPLOYMENT,
+    CLUSTER,
+    NAMESPACE,
+)
+from bundler.apiserver import ApiServer, Verb
+from bundler.commands.render import render_world
+from bundler.core.naming import cluster_namespace
+from bundler.inputs import load_world
+from bundler.kube.retry import RetryPolicy
+from bundler.kube.store import KubeOptions, KubeStore
+from bundler.runtime.clock import ManualClock
+from bundler.store.errors import NotFound
+from bundler.store.memory import MemoryStore
+from tests.builders import WS, bundle, cluster
+from tests.manager.conftest import (
+    EXAMPLES,
+    CountingStore,
+    StartManager,
+    create_world,
+    deployments,
+    essentials,
+    settle_remote,
+    status_of,
+    world,
+)
+
+FAST = KubeOptions(retry=RetryPolicy(attempts=3, initial_delay=0.01, max_delay=0.05, budget=5.0))
+WRITE_VERBS = ("create", "update", "patch", "delete")
+ALL: list[dict[str, Any]] = [{"clusterSelector": {}}]
+REGION = {"values": {"region": "${ cluster.labels.region }"}}
+
+
+@pytest.fixture
+def server(clock: ManualClock) -> Iterator[ApiServer]:
+    with ApiServer(MemoryStore(clock=clock.now, require_namespaces=True)) as running:
+        for name in (WS, "default"):
+            running.store.create(NAMESPACE, {"metadata": {"name": name}})
+        yield running
+
+
+@pytest.fixture
+def connect(server: ApiServer, tmp_path: Path) -> Iterator[Callable[[], KubeStore]]:
+    """Opens KubeStores on the server through a kubeconfig; closes them after the test."""
+    opened: list[KubeStore] = []
+
+    def open_store() -> KubeStore:
+        kubeconfig = server.kubeconfig(tmp_path / "kubeconfig")
+        opened.append(KubeStore.from_kubeconfig(kubeconfig, None, FAST))
+        return opened[-1]
+
+    yield open_store
+    for store in opened:
+        store.close()
+
+
+@pytest.fixture
+def remote(connect: Callable[[], KubeStore]) -> KubeStore:
+    return connect()
+
+
+def writes(server: ApiServer) -> int:
+    counts = server.request_counts()
+    return sum(counts[verb] for verb in WRITE_VERBS)
+
+
+def test_examples_give_what_render_gives(
+    server: ApiServer, remote: KubeStore, start_manager: StartManager
+) -> None:
+    examples = load_world(EXAMPLES)
+    create_world(remote, examples)
+    settle_remote(start_manager(remote), server.store)
+    expected, _ = render_world(examples, with_flux=False)
+    assert sorted(map(essentials, expected), key=str) == sorted(
+        (essentials(bd) for bd in deployments(server.store).values()), key=str
+    )
+
+
+def test_label_change_moves_deployments(
+    server: ApiServer, remote: KubeStore, start_manager: StartManager
+) -> None:
+    prod = [{"clusterSelector": {"matchLabels": {"env": "prod"}}}]
+    create_world(remote, world(cluster("a", {"env": "prod"}), cluster("b"), bundle(prod)))
+    manager = start_manager(remote)
+    settle_remote(manager, server.store)
+    assert set(deployments(server.store)) == {("a", "app")}
+    remote.patch(CLUSTER, "a", {"metadata": {"labels": {"env": None}}}, WS)
+    remote.patch(CLUSTER, "b", {"metadata": {"labels": {"env": "prod"}}}, WS)
+    settle_remote(manager, server.store)
+    assert set(deployments(server.store)) == {("b", "app")}
+
+
+def test_deletions_clean_up(
+    server: ApiServer, remote: KubeStore, start_manager: StartManager
+) -> None:
+    create_world(
+        remote,
+        world(cluster("a"), cluster("b"), bundle(ALL, name="one"), bundle(ALL, name="two")),
+    )
+    manager = start_manager(remote)
+    settle_remote(manager, server.store)
+    assert len(deployments(server.store)) == 4
+    remote.delete(BUNDLE, "one", WS)
+    remote.delete(CLUSTER, "a", WS)
+    settle_remote(manager, server.store)
+    assert set(deployments(server.store)) == {("b", "two")}
+    for res, name, namespace in (
+        (BUNDLE, "one", WS),
+        (CLUSTER, "a", WS),
+        (NAMESPACE, cluster_namespace(WS, "a"), None),
+    ):
+        with pytest.raises(NotFound):
+            server.store.get(res, name, namespace)
+
+
+def test_template_error_leaves_other_clusters_deployed(
+    server: ApiServer, remote: KubeStore, start_manager: StartManager
+) -> None:
+    clusters = [cluster("eu", {"region": "eu"}), cluster("us", {"region": "us"}), cluster("x")]
+    create_world(remote, world(*clusters, bundle(ALL, helm=REGION)))
+    settle_remote(start_manager(remote), server.store)
+    assert set(deployments(server.store)) == {("eu", "app"), ("us", "app")}
+    status = status_of(server.store, BUNDLE, "app")
+    assert status["display"] == {"readyClusters": "0/3", "state": "ErrApplied"}
+    failed = [e for e in status["nonReady"] if e["state"] == "ErrApplied"]
+    assert [e["cluster"] for e in failed] == [f"{WS}/x"]
+    assert "region" in failed[0]["message"]
+
+
+def test_conflict_is_retried(
+    server: ApiServer, remote: KubeStore, start_manager: StartManager
+) -> None:
+    create_world(remote, world(cluster("a"), cluster("b"), bundle(ALL)))
+    manager = start_manager(remote)
+    settle_remote(manager, server.store)
+    server.inject_failure(409, verb=Verb.UPDATE, resource=BUNDLE_DEPLOYMENT)
+    server.reset_counts()
+    remote.patch(BUNDLE, "app", {"spec": {"helm": {"values": {"v": 2}}}}, WS)
+    settle_remote(manager, server.store)
+    counts = server.request_counts()
+    # Two deployments to update, one refused with 409 and retried after a fresh read.
+    assert counts["update"] >= 3
+    assert counts["get"] >= 1
+    bd = server.store.get(BUNDLE_DEPLOYMENT, "app", cluster_namespace(WS, "a"))
+    remote.update(BUNDLE_DEPLOYMENT, bd)  # the injected 409 was used up by the manager
+    assert {
+        k: bd["spec"]["options"]["helm"]["values"] for k, bd in deployments(server.store).items()
+    } == {("a", "app"): {"v": 2}, ("b", "app"): {"v": 2}}
+
+
+def test_gone_watch_relists(
+    server: ApiServer, remote: KubeStore, start_manager: StartManager
+) -> None:
+    create_world(remote, world(cluster("a"), bundle([{"clusterName": "b"}])))
+    server.inject_failure(410, verb=Verb.WATCH, resource=CLUSTER)
+    server.reset_counts()
+    manager = start_manager(remote)
+    settle_remote(manager, server.store)
+    remote.create(CLUSTER, cluster("b").to_wire())
+    settle_remote(manager, server.store)
+    # Only a relist after the 410 and a new watch let the manager see the new cluster.
+    assert set(deployments(server.store)) == {("b", "app")}
+    assert server.request_counts()["list"] == len(manager.informers()) + 1
+
+
+def test_unchanged_world_resync_writes_nothing(
+    server: ApiServer, remote: KubeStore, start_manager: StartManager, clock: ManualClock
+) -> None:
+    create_world(remote, load_world(EXAMPLES))
+    manager = start_manager(remote, resync_period=60.0)
+    settle_remote(manager, server.store)
+    server.reset_counts()
+    manager.resync()
+    settle_remote(manager, server.store)
+    clock.advance(61.0)
+    settle_remote(manager, server.store)
+    assert writes(server) == 0
+
+
+def test_only_the_leader_writes(
+    server: ApiServer,
+    connect: Callable[[], KubeStore],
+    start_manager: StartManager,
+    clock: ManualClock,
+) -> None:
+    create_world(connect(), world(cluster("a"), bundle(ALL)))
+    stores = [CountingStore(connect()), CountingStore(connect())]
+    managers = [start_manager(s, leader_elect=True) for s in stores]
+    for manager in managers:
+        settle_remote(manager, server.store)
+    leading = [m.is_leading for m in managers]
+    assert sorted(leading) == [False, True]
+    leader, follower = (0, 1) if leading[0] else (1, 0)
+    assert stores[leader].total() > 0
+    assert stores[follower].total() == 0
+    assert set(deployments(server.store)) == {("a", "app")}
+
+    managers[leader].stop()
+    clock.advance(2.0)
+    stores[follower].inner.create(CLUSTER, cluster("b").to_wire())
+    settle_remote(managers[follower], server.store)
+    assert managers[follower].is_leading
+    assert set(deployments(server.store)) == {("a", "app"), ("b", "app")}

@@ -1,0 +1,130 @@
+"""Changes trigger exactly the work they affect: counted in rendered rows and in writes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bundler.api.resources import BUNDLE, CLUSTER, CLUSTER_GROUP
+from bundler.runtime.clock import ManualClock
+from bundler.store.memory import MemoryStore
+from tests.builders import WS, bundle, cluster, group
+from tests.manager.conftest import (
+    CountingStore,
+    StartManager,
+    check_in,
+    create_world,
+    deployments,
+    report,
+    settle,
+    world,
+)
+
+ALL: list[dict[str, Any]] = [{"clusterSelector": {}}]
+
+
+def test_deployment_status_change_only_rolls_up_status(
+    store: MemoryStore, start_manager: StartManager
+) -> None:
+    create_world(store, world(cluster("a"), cluster("b"), bundle(ALL)))
+    counting = CountingStore(store)
+    manager = start_manager(counting)
+    settle(manager)
+    rendered = manager.rows_rendered
+    counting.reset()
+    report(store, "a")
+    settle(manager)
+    assert manager.rows_rendered == rendered
+    assert {verb for verb, _ in counting.writes} == {"patch_status"}
+    assert {plural for _, plural in counting.writes} == {"bundles", "clusters"}
+
+
+def test_heartbeat_of_an_online_agent_writes_nothing(
+    store: MemoryStore, start_manager: StartManager, clock: ManualClock
+) -> None:
+    create_world(store, world(cluster("a"), bundle(ALL)))
+    counting = CountingStore(store)
+    manager = start_manager(counting)
+    settle(manager)
+    counting.reset()
+    for _ in range(3):
+        clock.advance(30)
+        check_in(store, clock, "a")
+        settle(manager)
+    assert counting.total() == 0
+
+
+def test_bundle_change_renders_only_that_bundle(
+    store: MemoryStore, start_manager: StartManager
+) -> None:
+    clusters = [cluster(f"c{i}") for i in range(4)]
+    create_world(store, world(*clusters, bundle(ALL, name="one"), bundle(ALL, name="two")))
+    counting = CountingStore(store)
+    manager = start_manager(counting)
+    settle(manager)
+    rendered = manager.rows_rendered
+    counting.reset()
+    store.patch(BUNDLE, "one", {"spec": {"helm": {"values": {"v": 1}}}}, WS)
+    settle(manager)
+    assert manager.rows_rendered == rendered + 4
+    assert counting.writes[("update", "bundledeployments")] == 4
+    assert all(
+        ("v" in (bd["spec"]["options"]["helm"].get("values") or {})) == (name == "one")
+        for (_, name), bd in deployments(store).items()
+    )
+
+
+def test_group_change_renders_only_clusters_it_moves(
+    store: MemoryStore, start_manager: StartManager
+) -> None:
+    clusters = [cluster(f"c{i}", {"env": "a" if i < 2 else "b"}) for i in range(4)]
+    staged = group("staged", {"matchLabels": {"env": "a"}})
+    create_world(store, world(*clusters, staged, bundle([{"clusterGroup": "staged"}])))
+    manager = start_manager(store)
+    settle(manager)
+    rendered = manager.rows_rendered
+    assert sorted(deployments(store)) == [("c0", "app"), ("c1", "app")]
+    store.patch(CLUSTER_GROUP, "staged", {"spec": {"selector": {"matchLabels": {"env": "b"}}}}, WS)
+    settle(manager)
+    assert sorted(deployments(store)) == [("c2", "app"), ("c3", "app")]
+    assert manager.rows_rendered == rendered + 2
+
+
+def test_annotation_change_renders_the_row_again(
+    store: MemoryStore, start_manager: StartManager
+) -> None:
+    values = {"values": {"owner": "${ cluster.annotations.owner | default('none') }"}}
+    create_world(store, world(cluster("a"), cluster("b"), bundle(ALL, helm=values)))
+    manager = start_manager(store)
+    settle(manager)
+    rendered = manager.rows_rendered
+    store.patch(CLUSTER, "a", {"metadata": {"annotations": {"owner": "team-x"}}}, WS)
+    settle(manager)
+    assert manager.rows_rendered == rendered + 1
+    assert deployments(store)[("a", "app")]["spec"]["options"]["helm"]["values"] == {
+        "owner": "team-x"
+    }
+
+
+def test_restarted_manager_writes_nothing_to_an_unchanged_world(
+    store: MemoryStore, start_manager: StartManager
+) -> None:
+    regions = [cluster(f"c{i}", {"region": "eu"} if i % 3 else {}) for i in range(9)]
+    region_values = {"values": {"region": "${ cluster.labels.region }"}}
+    create_world(
+        store,
+        world(
+            *regions,
+            group("all", {}),
+            bundle(ALL, name="one", helm=region_values),
+            bundle([{"clusterName": "nowhere"}], name="two"),
+            bundle(ALL, name="three", helm={"releaseName": "Not_Valid"}),
+        ),
+    )
+    first = start_manager(store)
+    settle(first)
+    report(store, "c1", "one")
+    settle(first)
+    first.stop()
+    counting = CountingStore(store)
+    settle(start_manager(counting))
+    assert counting.total() == 0

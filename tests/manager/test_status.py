@@ -1,0 +1,202 @@
+"""Status roll-ups by the manager: one cluster in every state, and what the Bundle, each Cluster
+and a ClusterGroup say about it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from bundler.api.resources import BUNDLE, CLUSTER, CLUSTER_GROUP
+from bundler.manager.app import Manager
+from bundler.runtime.clock import ManualClock
+from bundler.store.memory import MemoryStore
+from tests.builders import WS, bundle, cluster, group
+from tests.manager.conftest import (
+    StartManager,
+    check_in,
+    create_world,
+    deployment_of,
+    report,
+    settle,
+    status_of,
+    world,
+)
+
+OFFLINE_AFTER = 300.0
+# Cluster name -> the state its deployment of "app" ends up in.
+STATES = {
+    "ready": "Ready",
+    "not-ready": "NotReady",
+    "wait-applied": "WaitApplied",
+    "err-applied": "ErrApplied",
+    "modified": "Modified",
+    "out-of-sync": "OutOfSync",
+    "offline": "Offline",
+    "pending": "Pending",
+    "template-error": "ErrApplied",
+}
+ZONE = {"values": {"zone": "${ cluster.labels.zone }"}}
+
+
+def targets(out_of_sync_value: int) -> list[dict[str, Any]]:
+    return [
+        {"clusterName": "out-of-sync", "helm": {"values": {"v": out_of_sync_value}}},
+        {"clusterSelector": {}},
+    ]
+
+
+@pytest.fixture
+def every_state(
+    store: MemoryStore, start_manager: StartManager, clock: ManualClock
+) -> Iterator[Manager]:
+    """A bundle on nine clusters, each brought into one state as its agent would."""
+    clusters = [
+        cluster(
+            name,
+            {"zone": "z1", "env": "a" if i % 2 else "b"} if name != "template-error" else {},
+            paused=name == "pending",
+        )
+        for i, name in enumerate(STATES)
+    ]
+    create_world(
+        store,
+        world(
+            *clusters,
+            group("even", {"matchLabels": {"env": "b"}}),
+            bundle(targets(1), helm=ZONE),
+        ),
+    )
+    manager = start_manager(store, offline_after=OFFLINE_AFTER)
+    settle(manager)
+    report(store, "ready")
+    report(store, "out-of-sync")
+    report(store, "not-ready", ready=False, ready_reason="UpgradeFailed")
+    report(store, "err-applied", applied=False, deployed_error="boom")
+    report(store, "modified", modified=True)
+    report(store, "offline")
+    settle(manager)
+    # A paused cluster stages its next deployment but keeps running the current one.
+    store.patch(CLUSTER, "out-of-sync", {"spec": {"paused": True}}, WS)
+    store.patch(BUNDLE, "app", {"spec": {"targets": targets(2)}}, WS)
+    settle(manager)
+    clock.advance(OFFLINE_AFTER / 2)
+    for name in STATES:
+        if name != "offline":
+            check_in(store, clock, name)
+    clock.advance(OFFLINE_AFTER / 2 + 2)
+    settle(manager)
+    yield manager
+
+
+def test_bundle_status_counts_every_state(store: MemoryStore, every_state: Manager) -> None:
+    status = status_of(store, BUNDLE, "app")
+    assert status["summary"] == {
+        "desiredReady": 9,
+        "ready": 1,
+        "notReady": 1,
+        "pending": 1,
+        "waitApplied": 1,
+        "errApplied": 2,
+        "outOfSync": 1,
+        "modified": 1,
+        "offline": 1,
+    }
+    assert status["display"] == {"readyClusters": "1/9", "state": "ErrApplied"}
+    assert [(e["cluster"].split("/")[1], e["state"]) for e in status["nonReady"]] == [
+        ("err-applied", "ErrApplied"),
+        ("template-error", "ErrApplied"),
+        ("wait-applied", "WaitApplied"),
+        ("offline", "Offline"),
+        ("not-ready", "NotReady"),
+        ("pending", "Pending"),
+        ("out-of-sync", "OutOfSync"),
+        ("modified", "Modified"),
+    ]
+    messages = {e["cluster"].split("/")[1]: e["message"] for e in status["nonReady"]}
+    assert messages["err-applied"] == "ApplyFailed: boom"
+    assert messages["not-ready"] == "UpgradeFailed"
+    assert "zone" in messages["template-error"]
+    ready = status["conditions"][0]
+    assert (ready["type"], ready["status"], ready["reason"]) == ("Ready", "False", "ErrApplied")
+    assert status["observedGeneration"] == 2
+
+
+@pytest.mark.parametrize(("name", "state"), list(STATES.items()), ids=list(STATES))
+def test_cluster_status_shows_its_bundle_state(
+    store: MemoryStore, every_state: Manager, name: str, state: str
+) -> None:
+    status = status_of(store, CLUSTER, name)
+    ready = state == "Ready"
+    assert status["display"] == {"readyBundles": "1/1" if ready else "0/1", "state": state}
+    assert status["summary"]["desiredReady"] == 1
+    assert [b["bundle"] for b in status["nonReadyBundles"]] == ([] if ready else [f"{WS}/app"])
+    assert status["conditions"][0]["status"] == ("True" if ready else "False")
+    assert status["namespace"].startswith(f"cluster-{WS}-{name}-")
+
+
+def test_agent_status_is_left_alone(store: MemoryStore, every_state: Manager) -> None:
+    assert status_of(store, CLUSTER, "ready")["agent"]["lastSeen"]
+    assert "agent" not in status_of(store, CLUSTER, "offline")
+
+
+def test_group_status_rolls_up_its_clusters(store: MemoryStore, every_state: Manager) -> None:
+    members = [n for i, n in enumerate(STATES) if n != "template-error" and i % 2 == 0]
+    status = status_of(store, CLUSTER_GROUP, "even")
+    assert status["clusterCount"] == len(members)
+    not_ready = [n for n in members if STATES[n] != "Ready"]
+    assert status["nonReadyClusterCount"] == len(not_ready)
+    assert sorted(status["nonReadyClusters"]) == sorted(f"{WS}/{n}" for n in not_ready)
+    assert status["summary"]["desiredReady"] == len(members)
+    assert status["display"]["readyClusters"] == f"{len(members) - len(not_ready)}/{len(members)}"
+
+
+def test_offline_cluster_comes_back_when_its_agent_checks_in(
+    store: MemoryStore, every_state: Manager, clock: ManualClock
+) -> None:
+    check_in(store, clock, "offline")
+    settle(every_state)
+    assert status_of(store, CLUSTER, "offline")["display"]["state"] == "Ready"
+    assert status_of(store, BUNDLE, "app")["summary"]["offline"] == 0
+
+
+def test_lists_stop_at_ten(store: MemoryStore, start_manager: StartManager) -> None:
+    names = [f"c{i:02}" for i in range(12)]
+    create_world(
+        store,
+        world(
+            *(cluster(n, {"env": "x"}) for n in names),
+            group("all", {"matchLabels": {"env": "x"}}),
+            bundle([{"clusterSelector": {}}]),
+        ),
+    )
+    settle(start_manager(store))
+    status = status_of(store, BUNDLE, "app")
+    assert status["summary"]["waitApplied"] == 12
+    assert [e["cluster"] for e in status["nonReady"]] == [f"{WS}/{n}" for n in names[:10]]
+    group_status = status_of(store, CLUSTER_GROUP, "all")
+    assert (group_status["clusterCount"], group_status["nonReadyClusterCount"]) == (12, 12)
+    assert len(group_status["nonReadyClusters"]) == 10
+
+
+def test_bundle_targeting_nothing_says_so(store: MemoryStore, start_manager: StartManager) -> None:
+    create_world(store, world(cluster("a"), bundle([{"clusterName": "nope"}])))
+    settle(start_manager(store))
+    status = status_of(store, BUNDLE, "app")
+    assert status["display"] == {"readyClusters": "0/0"}
+    assert status["conditions"][0]["reason"] == "NoTargets"
+
+
+def test_all_ready_bundle_is_ready(store: MemoryStore, start_manager: StartManager) -> None:
+    create_world(store, world(cluster("a"), cluster("b"), bundle([{"clusterSelector": {}}])))
+    manager = start_manager(store)
+    settle(manager)
+    report(store, "a")
+    report(store, "b")
+    settle(manager)
+    status = status_of(store, BUNDLE, "app")
+    assert status["display"] == {"readyClusters": "2/2", "state": "Ready"}
+    assert status["nonReady"] == []
+    assert status["conditions"][0]["status"] == "True"
+    assert deployment_of(store, "a")["status"]["ready"] is True

@@ -1,0 +1,79 @@
+"""`bundler sim` end to end: examples in, progress and a report out, the exit code."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bundler.commands import sim
+from bundler.errors import InvalidInputError
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+# The examples made of bundler objects only (examples/capi holds Cluster API objects).
+INPUTS = [arg for name in ("podinfo", "oci", "calico") for arg in ("-f", str(EXAMPLES / name))]
+FAST = ["--flux-delay", "0"]
+
+
+def run(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(prog="bundler")
+    sim.register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(["sim", *argv])
+    code: int = args.run(args)
+    return code
+
+
+def summary(capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
+    parsed: dict[str, Any] = json.loads(capsys.readouterr().out)
+    return parsed
+
+
+def test_examples_converge_ready(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run([*INPUTS, *FAST, "--json"]) == sim.EXIT_CONVERGED
+    report = summary(capsys)
+    assert report["converged"] is True
+    assert (report["clusters"], report["clusters_ready"]) == (7, 7)
+    ready = {b["bundle"]: (b["ready"], b["desired"], b["state"]) for b in report["bundles"]}
+    assert ready == {
+        "capi-fleet/calico": (2, 2, "Ready"),
+        "fleet-default/podinfo": (5, 5, "Ready"),
+        "fleet-default/podinfo-oci": (2, 2, "Ready"),
+    }
+
+
+def test_injected_failures_are_reported_not_fatal(capsys: pytest.CaptureFixture[str]) -> None:
+    code = run([*INPUTS, *FAST, "--fail-label", "region=eu-west", "--clusters", "6", "--seed", "1"])
+    assert code == sim.EXIT_CONVERGED
+    table = capsys.readouterr().out
+    assert table.startswith("converged in ")
+    assert "fleet-default/podinfo      " in table
+    assert "fleet-default/prod-eu-1  NotReady  InstallFailed: Helm install failed" in table
+    assert "clusters labelled region=eu-west are set to fail" in table
+    assert "/13 clusters ready, 3 bundles" in table.splitlines()[0]
+
+
+def test_a_fleet_that_does_not_settle_in_time_exits_1(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert run([*INPUTS, "--timeout", "0.01", "--json"]) == sim.EXIT_TIMED_OUT
+    assert summary(capsys)["converged"] is False
+
+
+def test_missing_input_is_invalid() -> None:
+    with pytest.raises(InvalidInputError, match="no such file"):
+        run(["-f", "/nonexistent/bundles.yaml"])
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["--clusters", "-1"], ["--clusters", "many"], ["--workers", "x"]],
+    ids=["negative-clusters", "clusters-not-a-number", "workers-not-a-number"],
+)
+def test_bad_numbers_are_usage_errors(argv: list[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        run([*INPUTS, *argv])
+    assert exited.value.code == 2

@@ -1,0 +1,84 @@
+"""The sim's report: figures read from Bundle and Cluster statuses, as a table or as JSON."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bundler.api.resources import BUNDLE, CLUSTER
+from bundler.inputs import World
+from bundler.sim.bench import run as bench
+from bundler.sim.generated import DEFAULT_WORKSPACE, busiest_workspace, generated_clusters
+from bundler.sim.report import collect, format_table, progress_line
+from bundler.store.memory import MemoryStore
+from tests.builders import WS, bundle
+
+
+def with_status(obj: dict[str, Any], status: dict[str, Any]) -> dict[str, Any]:
+    return {**obj, "status": status}
+
+
+def ready(flag: bool) -> list[dict[str, str]]:
+    return [{"type": "Ready", "status": "True" if flag else "False", "reason": "x"}]
+
+
+def fleet_store() -> MemoryStore:
+    store = MemoryStore()
+    for name, state in (("c1", True), ("c2", False), ("empty", True)):
+        store.create(CLUSTER, {"metadata": {"name": name, "namespace": WS}})
+        store.patch_status(CLUSTER, name, {"status": {"conditions": ready(state)}}, WS)
+    store.create(BUNDLE, bundle(name="web").to_wire())
+    status = {
+        "summary": {"desiredReady": 14, "ready": 2, "notReady": 12},
+        "display": {"readyClusters": "2/14", "state": "NotReady"},
+        "nonReady": [
+            {"cluster": f"{WS}/c{i}", "state": "NotReady", "message": f"UpgradeFailed: {i}"}
+            for i in range(10)
+        ],
+        "conditions": ready(False),
+    }
+    store.patch_status(BUNDLE, "web", {"status": status}, WS)
+    return store
+
+
+def test_table_lists_bundles_and_their_non_ready_clusters() -> None:
+    report = collect(fleet_store(), converged=True, elapsed=2.25)
+    table = format_table(report)
+    lines = table.splitlines()
+    assert lines[0] == "converged in 2.2s: 2/3 clusters ready, 1 bundles"
+    assert lines[2].split() == ["BUNDLE", "READY", "STATE", "COUNTS"]
+    assert lines[3].split() == [f"{WS}/web", "2/14", "NotReady", "ready=2", "notReady=12"]
+    assert lines[4].strip() == f"{WS}/c0  NotReady  UpgradeFailed: 0"
+    assert lines[-1].strip() == "... and 2 more not ready"
+
+
+def test_json_carries_the_same_figures() -> None:
+    report = collect(fleet_store(), converged=False, elapsed=1.0).to_json()
+    assert report["converged"] is False
+    (web,) = report["bundles"]
+    assert (web["ready"], web["desired"], web["unlisted"]) == (2, 14, 2)
+    assert web["counts"]["notReady"] == 12
+
+
+def test_progress_line() -> None:
+    assert progress_line(fleet_store(), 3.04) == "t=3.0s bundles ready 0/1, clusters 2/3"
+
+
+def test_generated_clusters_are_reproducible_and_varied() -> None:
+    first = generated_clusters(30, WS, seed=4)
+    assert [c.to_wire() for c in first] == [c.to_wire() for c in generated_clusters(30, WS, 4)]
+    assert first[0].metadata.name == "sim-0001"
+    assert {c.metadata.namespace for c in first} == {WS}
+    assert len({c.metadata.labels["env"] for c in first}) == 3
+    assert len({c.metadata.labels["region"] for c in first}) == 3
+
+
+def test_generated_clusters_go_where_most_bundles_are() -> None:
+    assert busiest_workspace(World()) == DEFAULT_WORKSPACE
+    world = World(bundles=[bundle(name="a"), bundle(name="b")])
+    assert busiest_workspace(world) == WS
+
+
+def test_bench_reports_figures() -> None:
+    lines = bench(clusters=4, bundles=2, workers=2, timeout=60.0)
+    assert lines[0].startswith("initial roll-out: 4 clusters x 2 bundles = 8 BundleDeployments")
+    assert lines[-1] == "ready BundleDeployments at the end: 8/8"
