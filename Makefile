@@ -31,7 +31,7 @@ crds: $(STAMP)
 	$(BIN)/bundler crds --output-dir crds
 
 demo: $(STAMP)
-	$(BIN)/bundler sim -f examples/
+	$(BIN)/bundler sim -f examples/ --values capi-workloads/calico
 
 bench: $(STAMP)
 	$(BIN)/python -m bundler.sim.bench

@@ -102,6 +102,13 @@ def register(sub: Any) -> None:
         metavar="N",
         help=f"worker threads shared by all agents and Flux instances (default {DEFAULT_WORKERS})",
     )
+    sim.add_argument(
+        "--values",
+        action="append",
+        default=[],
+        metavar="NS/NAME",
+        help="also show the values each cluster received for this bundle (repeatable)",
+    )
     sim.set_defaults(run=run_sim)
 
 
@@ -123,9 +130,12 @@ def run_sim(args: argparse.Namespace) -> int:
         workers=args.workers,
         manager_workers=args.workers,
     )
-    report = run_fleet(
-        world, options, SystemClock(), RunOptions(timeout=args.timeout), progress=_to_stderr
-    )
+    bundles = {f"{b.metadata.namespace}/{b.metadata.name}" for b in world.bundles}
+    for ref in args.values:
+        if ref not in bundles:
+            raise InvalidInputError(f"no Bundle {ref!r} in the inputs", field="--values")
+    run = RunOptions(timeout=args.timeout, values_of=tuple(args.values))
+    report = run_fleet(world, options, SystemClock(), run, progress=_to_stderr)
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
     else:

@@ -1,16 +1,21 @@
 """What `bundler sim` prints: progress lines while it runs, then a table per bundle (or JSON).
 
 Everything is read from the statuses the manager wrote, so the report shows exactly what a user of
-a real management cluster would see on the Bundles and Clusters.
+a real management cluster would see on the Bundles and Clusters. On request it also shows the values
+each cluster received for a bundle (from its BundleDeployments), to see templating at work.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from bundler.api.resources import BUNDLE, CLUSTER
+import yaml
+
+from bundler.api.resources import BUNDLE, BUNDLE_DEPLOYMENT, CLUSTER
 from bundler.api.summary import DeploymentState
+from bundler.core.labels import LABEL_BUNDLE_NAME, LABEL_BUNDLE_NAMESPACE, LABEL_CLUSTER_NAME
 from bundler.store.protocol import Obj, Store
 
 _READY = DeploymentState.READY.value
@@ -46,27 +51,62 @@ class BundleReport:
 
 
 @dataclass(frozen=True)
+class NonReadyClusterReport:
+    """A Cluster whose own Ready condition is not True (an import gate, an offline agent, ...)."""
+
+    cluster: str
+    reason: str
+    message: str
+
+
+@dataclass(frozen=True)
 class FleetReport:
     converged: bool
     elapsed: float
     clusters: int
     clusters_ready: int
     bundles: list[BundleReport]
+    non_ready_clusters: list[NonReadyClusterReport] = field(default_factory=list)
+    # bundle "ns/name" -> cluster name -> the values its BundleDeployment carries
+    values: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def collect(store: Store, *, converged: bool, elapsed: float) -> FleetReport:
+def collect(
+    store: Store, *, converged: bool, elapsed: float, values_of: Sequence[str] = ()
+) -> FleetReport:
     bundles = sorted(store.list(BUNDLE).items, key=_ref)
-    clusters = store.list(CLUSTER).items
+    clusters = sorted(store.list(CLUSTER).items, key=_ref)
     return FleetReport(
         converged=converged,
         elapsed=round(elapsed, 3),
         clusters=len(clusters),
         clusters_ready=sum(1 for c in clusters if _is_ready(c)),
         bundles=[_bundle_report(b) for b in bundles],
+        non_ready_clusters=[_cluster_report(c) for c in clusters if not _is_ready(c)],
+        values={ref: _values_of(store, ref) for ref in values_of},
     )
+
+
+def _cluster_report(cluster: Obj) -> NonReadyClusterReport:
+    conditions = (cluster.get("status") or {}).get("conditions") or []
+    ready: dict[str, Any] = next((c for c in conditions if c.get("type") == _READY), {})
+    return NonReadyClusterReport(
+        _ref(cluster), str(ready.get("reason", "Unknown")), str(ready.get("message", ""))
+    )
+
+
+def _values_of(store: Store, bundle_ref: str) -> dict[str, Any]:
+    namespace, _, name = bundle_ref.partition("/")
+    labels = {LABEL_BUNDLE_NAMESPACE: namespace, LABEL_BUNDLE_NAME: name}
+    deployments = store.list(BUNDLE_DEPLOYMENT, labels=labels).items
+    return {
+        bd["metadata"]["labels"][LABEL_CLUSTER_NAME]: bd["spec"]["options"]["helm"].get("values")
+        or {}
+        for bd in sorted(deployments, key=lambda bd: bd["metadata"]["labels"][LABEL_CLUSTER_NAME])
+    }
 
 
 def progress_line(store: Store, elapsed: float) -> str:
@@ -102,6 +142,15 @@ def format_table(report: FleetReport) -> str:
         if index == 0:
             continue
         lines.extend(_non_ready_lines(report.bundles[index - 1]))
+    if report.non_ready_clusters:
+        lines += ["", "CLUSTERS NOT READY"]
+        lines += [f"    {c.cluster}  {c.reason}  {c.message}" for c in report.non_ready_clusters]
+    for bundle, per_cluster in report.values.items():
+        lines += ["", f"VALUES OF {bundle}"]
+        for cluster, values in per_cluster.items():
+            lines.append(f"  {cluster}:")
+            dumped = yaml.safe_dump(values, sort_keys=False, default_flow_style=False)
+            lines += [f"    {line}" for line in dumped.rstrip().splitlines()]
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -24,6 +24,7 @@ POLL_EVERY = 0.05
 class RunOptions:
     timeout: float = DEFAULT_TIMEOUT
     progress_every: float = PROGRESS_EVERY
+    values_of: tuple[str, ...] = ()  # bundles ("ns/name") whose per-cluster values to report
 
 
 def run_fleet(
@@ -52,6 +53,7 @@ def run_fleet(
                 progress(progress_line(fleet.store, elapsed))
                 next_progress += run.progress_every
             clock.sleep(POLL_EVERY)
-        return collect(fleet.store, converged=converged, elapsed=clock.monotonic() - start)
+        elapsed = clock.monotonic() - start
+        return collect(fleet.store, converged=converged, elapsed=elapsed, values_of=run.values_of)
     finally:
         fleet.stop()

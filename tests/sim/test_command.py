@@ -77,3 +77,31 @@ def test_bad_numbers_are_usage_errors(argv: list[str]) -> None:
     with pytest.raises(SystemExit) as exited:
         run([*INPUTS, *argv])
     assert exited.value.code == 2
+
+
+def test_capi_examples_show_calico_pools_and_the_gated_cluster(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["-f", str(EXAMPLES), *FAST, "--values", "capi-workloads/calico", "--json"]
+    assert run(argv) == sim.EXIT_CONVERGED
+    report = summary(capsys)
+    pools = {
+        cluster: [p["cidr"] for p in values["installation"]["calicoNetwork"]["ipPools"]]
+        for cluster, values in report["values"]["capi-workloads/calico"].items()
+    }
+    assert pools == {
+        "eu-west-1": ["192.168.0.0/16"],
+        "us-east-1": ["10.244.0.0/16", "10.245.0.0/16"],
+    }
+    assert [(c["cluster"], c["reason"]) for c in report["non_ready_clusters"]] == [
+        ("capi-workloads/ap-south-1", "ControlPlaneNotInitialized")
+    ]
+
+
+def test_values_table_and_unknown_bundle(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["-f", str(EXAMPLES), *FAST, "--values", "capi-workloads/calico"]) == 0
+    table = capsys.readouterr().out
+    assert "VALUES OF capi-workloads/calico" in table and "- cidr: 10.245.0.0/16" in table
+    assert "CLUSTERS NOT READY" in table
+    with pytest.raises(InvalidInputError, match="--values"):
+        run([*INPUTS, *FAST, "--values", "nope/nope"])

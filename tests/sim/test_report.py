@@ -48,7 +48,9 @@ def test_table_lists_bundles_and_their_non_ready_clusters() -> None:
     assert lines[2].split() == ["BUNDLE", "READY", "STATE", "COUNTS"]
     assert lines[3].split() == [f"{WS}/web", "2/14", "NotReady", "ready=2", "notReady=12"]
     assert lines[4].strip() == f"{WS}/c0  NotReady  UpgradeFailed: 0"
-    assert lines[-1].strip() == "... and 2 more not ready"
+    assert lines[14].strip() == "... and 2 more not ready"
+    assert lines[16] == "CLUSTERS NOT READY"
+    assert len(lines) == 18
 
 
 def test_json_carries_the_same_figures() -> None:
