@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from bundler.api.bundle import Bundle
+from bundler.api.bundledeployment import BundleDeployment
 from bundler.api.cluster import Cluster, ClusterGroup
 
 WS = "fleet-default"
@@ -40,3 +41,51 @@ def bundle(
             "spec": {"helm": {**base_helm, **(helm or {})}, "targets": targets or [], **spec},
         }
     )
+
+
+# Conditions an agent reports on a BundleDeployment whose release failed.
+UPGRADE_FAILED = {
+    "type": "Ready",
+    "status": "False",
+    "reason": "UpgradeFailed",
+    "message": "Helm upgrade failed: timed out",
+}
+APPLY_FAILED = {
+    "type": "Deployed",
+    "status": "False",
+    "reason": "ApplyFailed",
+    "message": "namespace podinfo is forbidden",
+}
+
+
+def deployment(
+    deployment_id: str = "v2",
+    applied: str | None = "v2",
+    *,
+    ready: bool = True,
+    staged: str | None = None,
+    non_modified: bool = True,
+    conditions: list[dict[str, Any]] | None = None,
+    generation: int | None = None,
+    status: bool = True,
+    name: str = "app",
+) -> BundleDeployment:
+    """A BundleDeployment as the agent would have left it; `status=False`: never reported."""
+    spec: dict[str, Any] = {
+        "options": {
+            "helm": {"repo": "https://charts.example.com", "chart": "app"},
+            "namespace": "app",
+        },
+        "deploymentID": deployment_id,
+    }
+    if staged is not None:
+        spec["stagedDeploymentID"] = staged
+    obj: dict[str, Any] = {"metadata": {"name": name, "generation": generation}, "spec": spec}
+    if status:
+        obj["status"] = {
+            "appliedDeploymentID": applied,
+            "ready": ready,
+            "nonModified": non_modified,
+            "conditions": conditions or [],
+        }
+    return BundleDeployment.model_validate(obj)

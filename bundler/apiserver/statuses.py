@@ -9,45 +9,9 @@ from __future__ import annotations
 from http import HTTPStatus
 
 from bundler.api.resources import Resource
-from bundler.store.errors import (
-    AlreadyExists,
-    Conflict,
-    Forbidden,
-    Gone,
-    Invalid,
-    KindNotServed,
-    NotFound,
-    StoreError,
-    Unavailable,
-)
+from bundler.store.errors import StoreError
 from bundler.store.protocol import Obj
-
-# Reasons of the Status objects, by code, as the Kubernetes API server spells them.
-REASONS: dict[int, str] = {
-    400: "BadRequest",
-    401: "Unauthorized",
-    403: "Forbidden",
-    404: "NotFound",
-    405: "MethodNotAllowed",
-    409: "Conflict",
-    410: "Expired",
-    415: "UnsupportedMediaType",
-    422: "Invalid",
-    429: "TooManyRequests",
-    500: "InternalError",
-    503: "ServiceUnavailable",
-}
-
-_STORE_REASONS: list[tuple[type[StoreError], str]] = [
-    (AlreadyExists, "AlreadyExists"),
-    (Conflict, "Conflict"),
-    (KindNotServed, "NotFound"),
-    (NotFound, "NotFound"),
-    (Gone, "Expired"),
-    (Invalid, "Invalid"),
-    (Forbidden, "Forbidden"),
-    (Unavailable, "ServiceUnavailable"),
-]
+from bundler.store.status_codes import REASONS, reason_for
 
 
 class HttpError(Exception):
@@ -96,8 +60,9 @@ def object_details(res: Resource, name: str | None) -> Obj:
 
 
 def from_store_error(error: StoreError, res: Resource, name: str | None) -> HttpError:
-    reason = next((r for cls, r in _STORE_REASONS if isinstance(error, cls)), None)
-    return HttpError(error.code, str(error), reason=reason, details=object_details(res, name))
+    return HttpError(
+        error.code, str(error), reason=reason_for(error), details=object_details(res, name)
+    )
 
 
 def success(res: Resource, name: str, uid: str | None) -> Obj:

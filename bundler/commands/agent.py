@@ -17,6 +17,11 @@ from bundler.agent.agent import Agent
 from bundler.agent.config import DEFAULT_HEARTBEAT_INTERVAL, AgentConfig, parse_cluster_ref
 from bundler.agent.remote import RemoteAgents, RemoteSettings
 from bundler.api.cluster import AgentMode
+from bundler.commands.arguments import (
+    add_kubeconfig_argument,
+    add_workers_argument,
+    check_workers,
+)
 from bundler.core.flux import DEFAULT_AGENT_NAMESPACE
 from bundler.errors import InvalidInputError
 from bundler.kube.store import KubeStore, load_store
@@ -49,10 +54,8 @@ def register(sub: Any) -> None:
         metavar="PATH",
         help="kubeconfig of the management cluster",
     )
-    agent.add_argument(
-        "--kubeconfig",
-        metavar="PATH",
-        help="kubeconfig of this cluster (pull mode; default: $KUBECONFIG, else in-cluster)",
+    add_kubeconfig_argument(
+        agent, "kubeconfig of this cluster (pull mode; default: $KUBECONFIG, else in-cluster)"
     )
     agent.add_argument(
         "--mode",
@@ -81,20 +84,19 @@ def register(sub: Any) -> None:
         help=f"how often Cluster.status.agent.lastSeen is written (default "
         f"{DEFAULT_HEARTBEAT_INTERVAL:g})",
     )
-    agent.add_argument(
-        "--workers",
-        type=int,
+    add_workers_argument(
+        agent,
         default=None,
-        metavar="N",
-        help=f"reconcile workers (default {PULL_WORKERS} in pull mode, {REMOTE_WORKERS} in remote)",
+        help_text=f"reconcile workers (default {PULL_WORKERS} in pull mode, "
+        f"{REMOTE_WORKERS} in remote)",
     )
     agent.set_defaults(run=run_agent)
 
 
 def run_agent(args: argparse.Namespace) -> int:
     mode = AgentMode(args.mode)
-    if args.workers is not None and args.workers < 1:
-        raise InvalidInputError(f"must be at least 1, got {args.workers}", field="--workers")
+    if args.workers is not None:
+        check_workers(args.workers)
     serve = _pull_config(args) if mode is AgentMode.PULL else _remote_settings(args)
     logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
     stores: list[KubeStore] = []

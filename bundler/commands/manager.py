@@ -5,6 +5,11 @@ watches the workspaces named by `--namespace` (repeatable; default: every namesp
 `--leader-elect` works only while holding the Lease `bundler-manager` in `--lease-namespace`
 (default: the first `--namespace`, else `default`). A kubeconfig that cannot be loaded exits 2; a
 server that cannot be reached at start exits 1; a signal stops the manager cleanly and exits 0.
+
+Version ranges in Bundles are resolved against the repositories (bundler.manager.chart_resolver):
+OCI registries on loopback hosts are spoken to over plain HTTP, any other over HTTPS unless named
+with `--plain-http-registry HOST` (repeatable, `host` or `host:port`); every registry request gives
+up after `--registry-timeout` seconds. Credentials come from each Bundle's `helm.secretRef` Secret.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from bundler.core.naming import is_dns1123_label
 from bundler.errors import InvalidInputError
 from bundler.kube.store import load_store
 from bundler.manager.app import Manager
+from bundler.manager.chart_resolver import DEFAULT_TIMEOUT, RegistryResolver, ResolverSettings
 from bundler.manager.options import DEFAULT_OFFLINE_AFTER, ManagerOptions
 from bundler.runtime.host import DEFAULT_WORKERS
 
@@ -87,7 +93,38 @@ def register(sub: Any) -> None:
         help="force the cleanup of a deleted CAPI cluster's Cluster after this long, when its "
         f"workload cluster no longer answers (default {DEFAULT_CLEANUP_TIMEOUT:g})",
     )
+    add_registry_arguments(parser)
     parser.set_defaults(run=run_manager)
+
+
+def add_registry_arguments(parser: argparse._ActionsContainer) -> None:
+    """The flags of the version resolver (shared with `bundler sim` and `bundler render`)."""
+    parser.add_argument(
+        "--plain-http-registry",
+        dest="plain_http_registries",
+        action="append",
+        default=[],
+        metavar="HOST",
+        help="talk to this OCI registry (host or host:port) over plain HTTP (repeatable; "
+        "loopback hosts always are)",
+    )
+    parser.add_argument(
+        "--registry-timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT,
+        metavar="SECONDS",
+        help=f"give up on a registry request after this long (default {DEFAULT_TIMEOUT:g})",
+    )
+
+
+def resolver_settings(args: argparse.Namespace) -> ResolverSettings:
+    """The resolver settings the registry flags ask for; InvalidInputError names a bad flag."""
+    if args.registry_timeout <= 0:
+        raise InvalidInputError("must be positive", field="--registry-timeout")
+    return ResolverSettings(
+        timeout=args.registry_timeout,
+        plain_http_hosts=frozenset(args.plain_http_registries),
+    )
 
 
 def options_from(args: argparse.Namespace) -> ManagerOptions:
@@ -107,6 +144,7 @@ def options_from(args: argparse.Namespace) -> ManagerOptions:
         leader_elect=args.leader_elect,
         lease_namespace=args.lease_namespace,
         offline_after=args.offline_after,
+        resolver=RegistryResolver(resolver_settings(args)),
     )
 
 

@@ -3,6 +3,14 @@
 render exits 0 when every targeted cluster rendered, 1 when some cluster failed to render (the
 others still print; each failure goes to stderr), 2 for invalid input (`FILE:DOC-INDEX: field:
 message`).
+
+render is offline: a version range stays in the BundleDeployments as written (the manager resolves
+it), and with --flux a bundle whose version is a range gets no Flux objects (they need a concrete
+version) and an error line saying so. `--resolve` resolves ranges against the repositories as the
+manager does (bundler.manager.chart_resolver), with credentials from the Docker config
+(`--registry-config PATH`, else `$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`), since
+the workspace's `helm.secretRef` Secrets are not at hand offline; a bundle whose range cannot be
+resolved is an error line, the other bundles still print.
 """
 
 from __future__ import annotations
@@ -12,16 +20,29 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from bundler.api.bundle import Bundle
 from bundler.api.bundledeployment import BundleDeployment
 from bundler.api.cluster import AgentMode, Cluster
 from bundler.api.crdgen import all_crds
+from bundler.commands.manager import add_registry_arguments, resolver_settings
 from bundler.commands.output import OutputFormat, format_objects, to_yaml
 from bundler.core.explain import explain, target_lines, verdict
 from bundler.core.flux import FluxTarget, build_flux_objects
 from bundler.core.labels import ANNOTATION_CLUSTER
-from bundler.core.planning import PlannedDeployment, key, plan_bundle
-from bundler.errors import InvalidInputError
+from bundler.core.planning import (
+    PlannedDeployment,
+    ResolvedVersions,
+    key,
+    merged_helm,
+    plan_bundle,
+)
+from bundler.core.targeting import match_targets
+from bundler.core.versions import is_exact_version
+from bundler.errors import BundlerError, InvalidInputError
 from bundler.inputs import World, load_world
+from bundler.manager.chart_resolver import RegistryResolver, with_docker_config
+from bundler.manager.options import VersionResolver
+from bundler.manager.resolve import VersionQuery, query_for
 
 EXIT_OK = 0
 EXIT_RENDER_FAILED = 1
@@ -42,6 +63,20 @@ def register(sub: Any) -> None:
     render.add_argument(
         "-o", "--output", type=OutputFormat, choices=list(OutputFormat), default=OutputFormat.YAML
     )
+    resolving = render.add_argument_group("resolving version ranges (default: left as written)")
+    resolving.add_argument(
+        "--resolve",
+        action="store_true",
+        help="resolve version ranges against the repositories, as the manager does",
+    )
+    resolving.add_argument(
+        "--registry-config",
+        type=Path,
+        metavar="PATH",
+        help="Docker config with registry credentials for --resolve "
+        "(default: $DOCKER_CONFIG/config.json, else ~/.docker/config.json)",
+    )
+    add_registry_arguments(resolving)
     render.set_defaults(run=run_render)
 
     exp = sub.add_parser("explain", help="why a bundle does (not) deploy to a cluster, and what")
@@ -88,27 +123,76 @@ def _flux_objects(planned: PlannedDeployment, cluster: Cluster) -> list[dict[str
     return objects
 
 
-def render_world(world: World, with_flux: bool) -> tuple[list[dict[str, Any]], list[str]]:
-    """All objects to print and all per-cluster error lines."""
+def range_queries(bundle: Bundle, world: World) -> list[VersionQuery]:
+    """The version ranges `bundle` needs resolved for the clusters it targets, each once."""
+    queries: dict[tuple[str, str, str], VersionQuery] = {}
+    for cluster in world.clusters:
+        decision = match_targets(bundle, cluster, world.groups)
+        query = query_for(merged_helm(bundle, decision)) if decision.deploy else None
+        if query is not None:
+            queries.setdefault(query.key, query)
+    return [queries[k] for k in sorted(queries)]
+
+
+def resolve_ranges(bundle: Bundle, world: World, resolver: VersionResolver) -> ResolvedVersions:
+    """The concrete version of each range; the resolver's errors propagate."""
+    return {
+        q.key: resolver(q.repo, q.chart, q.constraint, None) for q in range_queries(bundle, world)
+    }
+
+
+def render_world(
+    world: World, with_flux: bool, resolver: VersionResolver | None = None
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """All objects to print and all error lines (per cluster, or per bundle for its version)."""
     clusters = {key(c.metadata.namespace, c.metadata.name): c for c in world.clusters}
     objects: list[dict[str, Any]] = []
     errors: list[str] = []
     bundles = sorted(world.bundles, key=lambda b: (b.metadata.namespace, b.metadata.name))
     for bundle in bundles:
-        plan = plan_bundle(bundle, world.clusters, world.groups)
+        bundle_key = key(bundle.metadata.namespace, bundle.metadata.name)
+        try:
+            resolved = {} if resolver is None else resolve_ranges(bundle, world, resolver)
+        except BundlerError as err:
+            errors.append(f"error: Bundle {bundle_key}: {err}")
+            continue
+        plan = plan_bundle(bundle, world.clusters, world.groups, resolved)
+        ranges: set[str] = set()
         for planned in plan.deployments:
             objects.append(planned.to_object())
-            if with_flux:
+            version = planned.options.helm.version or ""
+            if with_flux and not is_exact_version(version):
+                ranges.add(version)
+            elif with_flux:
                 objects.extend(_flux_objects(planned, clusters[planned.cluster]))
         errors.extend(f"error: {e.message}" for e in plan.errors)
+        if ranges:
+            errors.append(f"error: Bundle {bundle_key}: {_unresolved(ranges)}")
         if not plan.targeted:
             errors.append(f"warning: Bundle {plan.bundle}: no cluster is targeted")
     return objects, errors
 
 
+def _unresolved(ranges: set[str]) -> str:
+    shown = ", ".join(repr(r) for r in sorted(ranges))
+    return (
+        f"version {shown} is a range, which the manager resolves against the repository; "
+        "Flux objects need a concrete version: pass --resolve to resolve it here, or use an "
+        "exact version"
+    )
+
+
+def cli_resolver(args: argparse.Namespace) -> RegistryResolver:
+    """The resolver of --resolve: the manager's, with credentials from the Docker config."""
+    if args.registry_config is not None and not args.registry_config.is_file():
+        raise InvalidInputError(f"{args.registry_config} does not exist", field="--registry-config")
+    return RegistryResolver(with_docker_config(resolver_settings(args), args.registry_config))
+
+
 def run_render(args: argparse.Namespace) -> int:
     world = load_world(args.paths)
-    objects, messages = render_world(world, args.flux)
+    resolver = cli_resolver(args) if args.resolve else None
+    objects, messages = render_world(world, args.flux, resolver)
     sys.stdout.write(format_objects(objects, args.output))
     for line in messages:
         print(line, file=sys.stderr)

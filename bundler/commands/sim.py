@@ -2,6 +2,10 @@
 
 Exit 0 when the fleet came to rest (injected failures are reported, not fatal), 1 when it did not
 within --timeout, 2 for invalid input.
+
+Version ranges are resolved against the real repositories as `bundler manager` does (the same
+`--plain-http-registry` and `--registry-timeout` flags), with credentials from the Docker config.
+The inputs hold no Secrets, so a Bundle naming a `helm.secretRef` reads CredentialsNotFound.
 """
 
 from __future__ import annotations
@@ -11,8 +15,10 @@ import json
 import sys
 from typing import Any
 
+from bundler.commands.manager import add_registry_arguments, resolver_settings
 from bundler.errors import InvalidInputError
 from bundler.inputs import load_world
+from bundler.manager.chart_resolver import RegistryResolver, with_docker_config
 from bundler.runtime.clock import SystemClock
 from bundler.sim.failures import FailurePolicy, parse_label
 from bundler.sim.fleet import DEFAULT_FLUX_DELAY, DEFAULT_WORKERS, FleetOptions
@@ -102,6 +108,7 @@ def register(sub: Any) -> None:
         metavar="N",
         help=f"worker threads shared by all agents and Flux instances (default {DEFAULT_WORKERS})",
     )
+    add_registry_arguments(sim.add_argument_group("version ranges (resolved as the manager does)"))
     sim.add_argument(
         "--values",
         action="append",
@@ -123,19 +130,22 @@ def run_sim(args: argparse.Namespace) -> int:
     )
     if args.flux_delay < 0 or args.timeout <= 0:
         raise InvalidInputError("--flux-delay must be >= 0 and --timeout > 0")
+    clock = SystemClock()
+    resolver = RegistryResolver(with_docker_config(resolver_settings(args)), clock)
     options = FleetOptions(
         flux_delay=args.flux_delay,
         failures=failures,
         seed=args.seed,
         workers=args.workers,
         manager_workers=args.workers,
+        resolver=resolver,
     )
     bundles = {f"{b.metadata.namespace}/{b.metadata.name}" for b in world.bundles}
     for ref in args.values:
         if ref not in bundles:
             raise InvalidInputError(f"no Bundle {ref!r} in the inputs", field="--values")
     run = RunOptions(timeout=args.timeout, values_of=tuple(args.values))
-    report = run_fleet(world, options, SystemClock(), run, progress=_to_stderr)
+    report = run_fleet(world, options, clock, run, progress=_to_stderr)
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
     else:

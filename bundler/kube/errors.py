@@ -28,6 +28,7 @@ from bundler.store.errors import (
     StoreError,
     Unavailable,
 )
+from bundler.store.status_codes import StatusReason
 
 # 501 Not Implemented will not heal by waiting; every other 5xx may.
 _NOT_RETRYABLE_5XX = frozenset({501})
@@ -70,7 +71,7 @@ def error_for_status(code: int, status: Mapping[str, Any], target: str) -> Store
     names_missing = isinstance(details, Mapping) and bool(
         details.get("name") or details.get("kind")
     )
-    if code == 404 and (reason != "NotFound" or not names_missing):
+    if code == 404 and (reason != StatusReason.NOT_FOUND or not names_missing):
         return KindNotServed(f"the server does not serve this kind: {message}", obj=target)
     return _by_code(code, reason, message, target)
 
@@ -79,7 +80,7 @@ def _by_code(code: int, reason: str, message: str, target: str) -> StoreError:
     if code == 404:
         return NotFound(message, obj=target)
     if code == 409:
-        if reason == "AlreadyExists":
+        if reason == StatusReason.ALREADY_EXISTS:
             return AlreadyExists(message, obj=target)
         return Conflict(message, obj=target)
     if code == 410:

@@ -20,6 +20,7 @@ from bundler.manager.resolve import VersionResolution
 from bundler.manager.routing import Router
 from bundler.manager.rows import RowMemo
 from bundler.manager.scope import Scope, Scopes
+from bundler.manager.secret_copy import CredentialCopies
 from bundler.manager.status import (
     BundleStatusController,
     ClusterStatusController,
@@ -65,8 +66,9 @@ class Manager:
             work=Work(),
             own_writes=OwnWrites(),
         )
+        self._copies = CredentialCopies(store, self.host, [s.workspace for s in scopes])
         reconcilers: dict[Stage, Reconcile] = {
-            Stage.BUNDLE: BundleController(self.ctx).reconcile,
+            Stage.BUNDLE: BundleController(self.ctx, self._copies).reconcile,
             Stage.BUNDLE_STATUS: BundleStatusController(self.ctx).reconcile,
             Stage.CLUSTER: ClusterController(self.ctx).reconcile,
             Stage.CLUSTER_STATUS: ClusterStatusController(self.ctx).reconcile,
@@ -119,7 +121,7 @@ class Manager:
 
     def informers(self) -> list[Informer]:
         """Every informer the manager reads, e.g. to check its caches caught up with a server."""
-        return self.ctx.scopes.informers()
+        return [*self.ctx.scopes.informers(), *self._copies.informers()]
 
     @property
     def rows_rendered(self) -> int:

@@ -6,9 +6,11 @@ decide which clusters get their new deployment now, write only the BundleDeploym
 bundler labels differ, and delete those of clusters no longer targeted. The manager owns a
 BundleDeployment's spec and labels; its status is the agent's and is never touched here.
 
-A Bundle that is invalid, or whose range cannot be resolved, is rejected for the pass: its
-BundleDeployments stay exactly as they are and the status controller reports Ready=False. A
-template error is confined to its cluster, which keeps what it runs.
+A Bundle that is invalid, whose range cannot be resolved, or whose `helm.secretRef` Secret is
+missing, is rejected for the pass: its BundleDeployments stay exactly as they are and the status
+controller reports Ready=False. A template error is confined to its cluster, which keeps what it
+runs. Before a BundleDeployment that names a credentials Secret is written, the Secret is copied
+into its cluster namespace (bundler.manager.secret_copy).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from bundler.manager.outcomes import Outcome, Rejection
 from bundler.manager.resolve import query_for
 from bundler.manager.rows import BundleRows, Row
 from bundler.manager.scope import Scope
+from bundler.manager.secret_copy import CredentialCopies, Sources
 from bundler.manager.work import Stage
 from bundler.manager.writes import (
     adding_finalizer,
@@ -51,13 +54,15 @@ log = logging.getLogger(__name__)
 BUNDLE_FINALIZER = "bundler.dev/bundle-cleanup"
 REASON_INVALID = "InvalidSpec"
 REASON_UNRESOLVED = "VersionNotResolved"
+REASON_CREDENTIALS = "CredentialsNotFound"
 
 SpecFor = Callable[[Obj | None], Obj]
 
 
 class BundleController:
-    def __init__(self, ctx: Context) -> None:
+    def __init__(self, ctx: Context, copies: CredentialCopies) -> None:
         self.ctx = ctx
+        self.copies = copies
 
     def reconcile(self, key: Key) -> Result | None:
         scope = self.ctx.scopes.of(key.namespace)
@@ -81,7 +86,8 @@ class BundleController:
         planned = self._plan(scope, bundle_ref, bundle)
         if planned is None:
             return None
-        self._apply(scope, observed, bundle, planned)
+        sources = self._sources(scope, bundle_ref, bundle, planned)
+        self._apply(scope, observed, bundle, planned, sources)
         poll = self.ctx.resolution.seconds_until_poll(bundle)
         return Result(requeue_after=poll) if poll is not None else None
 
@@ -107,6 +113,17 @@ class BundleController:
             self._reject(scope, bundle_ref, generation, Rejection(REASON_INVALID, str(invalid)))
             return None
 
+    def _sources(
+        self, scope: Scope, bundle_ref: str, bundle: Bundle, planned: BundleRows
+    ) -> Sources:
+        """The credentials Secrets the rows name; a missing one rejects the bundle (re-raised)."""
+        try:
+            return self.copies.sources(bundle, [r.planned for r in planned.rows if r.planned])
+        except TransientError as missing:
+            why = Rejection(REASON_CREDENTIALS, str(missing))
+            self._reject(scope, bundle_ref, bundle.metadata.generation or 0, why)
+            raise
+
     def _reject(self, scope: Scope, bundle_ref: str, generation: int, why: Rejection) -> None:
         log.info("%s rejected: %s", bundle_ref, why.message)
         self._record(scope, bundle_ref, Outcome(generation, None, rejection=why))
@@ -120,7 +137,9 @@ class BundleController:
 
     # -- writing ------------------------------------------------------------------------------
 
-    def _apply(self, scope: Scope, observed: Obj, bundle: Bundle, planned: BundleRows) -> None:
+    def _apply(
+        self, scope: Scope, observed: Obj, bundle: Bundle, planned: BundleRows, sources: Sources
+    ) -> None:
         bundle_ref = ref(bundle.metadata.namespace, bundle.metadata.name)
         existing = scope.deployment_models.of_bundle(bundle_ref)
         writable = [
@@ -147,7 +166,8 @@ class BundleController:
         update_with_retry(self.ctx.store, BUNDLE, observed, adding_finalizer(BUNDLE_FINALIZER))
         failures: list[BundlerError] = []
         for row, decision, target in zip(writable, decisions, targets, strict=True):
-            self._attempt(failures, partial(self._write, scope, row, decision, target.current))
+            write = partial(self._write, scope, row, decision, target.current, sources)
+            self._attempt(failures, write)
         for cluster, stale in existing.items():
             if outcome.targeted is not None and cluster not in outcome.targeted:
                 self._attempt(failures, partial(_delete, self.ctx, stale))
@@ -162,10 +182,17 @@ class BundleController:
             failures.append(error)
 
     def _write(
-        self, scope: Scope, row: Row, decision: RolloutDecision, current: BundleDeployment | None
+        self,
+        scope: Scope,
+        row: Row,
+        decision: RolloutDecision,
+        current: BundleDeployment | None,
+        sources: Sources,
     ) -> None:
         planned = row.planned
         assert planned is not None
+        if current is not None or decision.create:
+            self.copies.prepare(planned, current, sources)
         if current is not None and _in_sync(current, row, decision):
             return
         observed = scope.deployments.get(planned.namespace, planned.name)
@@ -177,9 +204,11 @@ class BundleController:
         self.ctx.own_writes.expect(
             Key(planned.namespace, planned.name), desired["spec"], planned.labels
         )
-        create_or_update(
+        written = create_or_update(
             self.ctx.store, BUNDLE_DEPLOYMENT, desired, observed, _syncing(desired, spec_for)
         )
+        if written is not None:
+            self.copies.settle(planned, written, current)
 
     # -- deletion -----------------------------------------------------------------------------
 

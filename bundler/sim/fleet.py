@@ -32,7 +32,7 @@ from bundler.core.labels import LABEL_CLUSTER_NAME, LABEL_CLUSTER_NAMESPACE
 from bundler.core.naming import DNS1123_LABEL_MAX, shorten_name
 from bundler.inputs import World
 from bundler.manager.app import Manager
-from bundler.manager.options import ManagerOptions
+from bundler.manager.options import ManagerOptions, VersionResolver
 from bundler.runtime.clock import Clock
 from bundler.runtime.host import DEFAULT_STOP_TIMEOUT, Host
 from bundler.sim.failures import FailurePolicy
@@ -51,13 +51,15 @@ PLACEHOLDER_KUBECONFIG = "apiVersion: v1\nkind: Config\n# placeholder written by
 @dataclass(frozen=True)
 class FleetOptions:
     """`flux_delay`: mean clock seconds a Helm action takes (each cluster gets 0.5x to 1.5x of it,
-    drawn from `seed`); `failures`: what the simulated Flux fails on purpose."""
+    drawn from `seed`); `failures`: what the simulated Flux fails on purpose; `resolver`: how the
+    manager resolves version ranges (None: ranges are rejected, as by a manager without one)."""
 
     flux_delay: float = DEFAULT_FLUX_DELAY
     failures: FailurePolicy = field(default_factory=FailurePolicy)
     seed: int = 0
     workers: int = DEFAULT_WORKERS
     manager_workers: int = DEFAULT_WORKERS
+    resolver: VersionResolver | None = None
 
 
 @dataclass
@@ -79,9 +81,8 @@ class Fleet:
         self.clock = clock
         self.store = MemoryStore(clock=clock.now)
         self.host = Host(self.store, clock=clock, workers=options.workers, name="fleet")
-        self.manager = Manager(
-            self.store, ManagerOptions(workers=options.manager_workers), clock, name="manager"
-        )
+        manager_options = ManagerOptions(workers=options.manager_workers, resolver=options.resolver)
+        self.manager = Manager(self.store, manager_options, clock, name="manager")
         self.clusters = [SimCluster(c) for c in world.clusters]
         self._draw = random.Random(options.seed)
         self.remote = RemoteAgents(self.host, self.store)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import signal
 import subprocess
 import sys
@@ -13,7 +12,6 @@ import pytest
 
 from bundler.api.resources import BUNDLE_DEPLOYMENT, CLUSTER, NAMESPACE
 from bundler.apiserver import ApiServer
-from bundler.commands import agent as agent_command
 from bundler.core.naming import cluster_namespace
 from bundler.errors import InvalidInputError
 from bundler.runtime.host import Host
@@ -21,23 +19,9 @@ from bundler.sim.flux import SimulatedFlux
 from tests.agent.http_fleet import eventually
 from tests.agent.objects import bd_object
 from tests.builders import WS, cluster
+from tests.cli_helpers import run_command
 
-# Runs the command module the way bundler.cli would, without depending on its command list.
-LAUNCHER = """
-import argparse, sys
-from bundler.commands import agent
-parser = argparse.ArgumentParser(prog="bundler")
-agent.register(parser.add_subparsers(dest="command", required=True))
-args = parser.parse_args(sys.argv[1:])
-sys.exit(args.run(args))
-"""
 STOP_WAIT = 20.0
-
-
-def parse(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="bundler")
-    agent_command.register(parser.add_subparsers(dest="command", required=True))
-    return parser.parse_args(["agent", *argv])
 
 
 @pytest.fixture
@@ -69,7 +53,7 @@ def test_pull_agent_deploys_reports_and_stops_on_sigterm(
         str(downstream.kubeconfig(tmp_path / "downstream")),
     ]
     process = subprocess.Popen(
-        [sys.executable, "-c", LAUNCHER, *argv], stderr=subprocess.PIPE, text=True
+        [sys.executable, "-m", "bundler", *argv], stderr=subprocess.PIPE, text=True
     )
     try:
 
@@ -113,6 +97,5 @@ def test_pull_agent_deploys_reports_and_stops_on_sigterm(
     ],
 )
 def test_invalid_arguments(argv: list[str], field: str) -> None:
-    args = parse(argv)
     with pytest.raises(InvalidInputError, match=field):
-        args.run(args)
+        run_command("agent", *argv)

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from bundler.cli import main
 from bundler.core.labels import LABEL_CLUSTER_NAME
+from tests.cli_helpers import run_cli
 from tests.schemas import validate
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
@@ -21,8 +21,7 @@ POOL = {"encapsulation": "VXLAN", "natOutgoing": "Enabled", "nodeSelector": "all
 
 
 def render(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, list[dict[str, Any]]]:
-    code = main(["render", *argv, "-o", "json"])
-    out, err = capsys.readouterr()
+    code, out, err = run_cli(capsys, "render", *argv, "-o", "json")
     assert code == 0, err
     items: list[dict[str, Any]] = json.loads(out)["items"]
     return code, items

@@ -9,22 +9,16 @@ from typing import Any
 import pytest
 import yaml
 
-from bundler.cli import main
+from tests.cli_helpers import run_cli
 from tests.schemas import validate
 
 ROOT = Path(__file__).parents[2]
 EXAMPLES = ROOT / "examples"
 
 
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def render_json(capsys: pytest.CaptureFixture[str], *paths: Path) -> list[dict[str, Any]]:
     args = [a for p in paths for a in ("-f", str(p))]
-    code, out, err = run(capsys, "render", *args, "--flux", "-o", "json")
+    code, out, err = run_cli(capsys, "render", *args, "--flux", "-o", "json")
     assert code == 0, err
     items: list[dict[str, Any]] = json.loads(out)["items"]
     return items
@@ -85,7 +79,7 @@ def test_calico_ip_pools_follow_each_clusters_pod_cidrs(capsys: pytest.CaptureFi
 
 
 def test_output_is_sorted_by_bundle_then_cluster(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "render", "-f", str(EXAMPLES))
+    code, out, _ = run_cli(capsys, "render", "-f", str(EXAMPLES))
     assert code == 0
     docs = [d for d in yaml.safe_load_all(out) if d]
     keys = [
@@ -131,7 +125,7 @@ def test_template_error_on_one_cluster_exits_1_and_others_still_print(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     (tmp_path / "in.yaml").write_text(CLUSTERS + "---" + BUNDLE)
-    code, out, err = run(capsys, "render", "-f", str(tmp_path))
+    code, out, err = run_cli(capsys, "render", "-f", str(tmp_path))
     assert code == 1
     docs = [d for d in yaml.safe_load_all(out) if d]
     assert [d["metadata"]["labels"]["bundler.dev/cluster-name"] for d in docs] == ["a"]
@@ -182,7 +176,7 @@ def test_invalid_input_exits_2_with_file_doc_field_message(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, text: str, message: str
 ) -> None:
     (tmp_path / "in.yaml").write_text(text)
-    code, out, err = run(capsys, "render", "-f", str(tmp_path / "in.yaml"))
+    code, out, err = run_cli(capsys, "render", "-f", str(tmp_path / "in.yaml"))
     assert code == 2
     assert out == ""
     assert message.replace("in.yaml", str(tmp_path / "in.yaml")) in err
@@ -190,14 +184,14 @@ def test_invalid_input_exits_2_with_file_doc_field_message(
 
 
 def test_missing_path_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    code, _, err = run(capsys, "render", "-f", str(tmp_path / "nope"))
+    code, _, err = run_cli(capsys, "render", "-f", str(tmp_path / "nope"))
     assert code == 2 and "no such file or directory" in err
 
 
 def test_explain_names_the_deciding_target_and_failed_criteria(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    code, out, _ = run(
+    code, out, _ = run_cli(
         capsys,
         "explain",
         "-f",
@@ -214,7 +208,7 @@ def test_explain_names_the_deciding_target_and_failed_criteria(
 
 
 def test_explain_unknown_bundle_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run(
+    code, _, err = run_cli(
         capsys,
         "explain",
         "-f",
@@ -228,7 +222,7 @@ def test_explain_unknown_bundle_exits_2(capsys: pytest.CaptureFixture[str]) -> N
 
 
 def test_crds_command_matches_crds_dir(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "crds")
+    code, out, _ = run_cli(capsys, "crds")
     assert code == 0
     printed = [d for d in yaml.safe_load_all(out) if d]
     on_disk = [yaml.safe_load(p.read_text()) for p in sorted((ROOT / "crds").glob("*.yaml"))]

@@ -14,8 +14,7 @@ from bundler.core.rollout import (
     resolve_int_or_percent,
     split_partitions,
 )
-from tests.builders import cluster, group
-from tests.core.test_state import deployment
+from tests.builders import cluster, deployment, group
 
 NEW = "v2"
 

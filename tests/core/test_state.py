@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import pytest
 
@@ -15,53 +14,7 @@ from bundler.core.state import (
     is_offline,
     state_message,
 )
-
-UPGRADE_FAILED = {
-    "type": "Ready",
-    "status": "False",
-    "reason": "UpgradeFailed",
-    "message": "Helm upgrade failed: timed out",
-}
-APPLY_FAILED = {
-    "type": "Deployed",
-    "status": "False",
-    "reason": "ApplyFailed",
-    "message": "namespace podinfo is forbidden",
-}
-
-
-def deployment(
-    deployment_id: str = "v2",
-    applied: str | None = "v2",
-    *,
-    ready: bool = True,
-    staged: str | None = None,
-    non_modified: bool = True,
-    conditions: list[dict[str, Any]] | None = None,
-    generation: int | None = None,
-    status: bool = True,
-    name: str = "app",
-) -> BundleDeployment:
-    """A BundleDeployment as the agent would have left it; `status=False`: never reported."""
-    spec: dict[str, Any] = {
-        "options": {
-            "helm": {"repo": "https://charts.example.com", "chart": "app"},
-            "namespace": "app",
-        },
-        "deploymentID": deployment_id,
-    }
-    if staged is not None:
-        spec["stagedDeploymentID"] = staged
-    obj: dict[str, Any] = {"metadata": {"name": name, "generation": generation}, "spec": spec}
-    if status:
-        obj["status"] = {
-            "appliedDeploymentID": applied,
-            "ready": ready,
-            "nonModified": non_modified,
-            "conditions": conditions or [],
-        }
-    return BundleDeployment.model_validate(obj)
-
+from tests.builders import APPLY_FAILED, UPGRADE_FAILED, deployment
 
 # Each case is the first state in evaluation order whose rule holds; later rules also hold where
 # it matters (e.g. "offline-wins-over-err-applied"), so the order itself is under test.

@@ -18,7 +18,7 @@ from bundler.core.summary import (
     cluster_status,
     placements_from_plan,
 )
-from tests.core.test_state import APPLY_FAILED, UPGRADE_FAILED, deployment
+from tests.builders import APPLY_FAILED, UPGRADE_FAILED, deployment
 
 NOW = "2024-05-01T12:00:00Z"
 BUNDLE = "fleet-default/app"

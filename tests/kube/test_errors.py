@@ -6,6 +6,8 @@ import json
 
 import pytest
 
+from bundler.api.resources import BUNDLE
+from bundler.apiserver.statuses import from_store_error
 from bundler.kube.errors import error_for_response, is_retryable_status
 from bundler.store.errors import (
     AlreadyExists,
@@ -76,6 +78,20 @@ def test_error_for_response(code: int, body: bytes, expected: type[StoreError]) 
     error = error_for_response(code, body, TARGET)
     assert type(error) is expected
     assert TARGET in str(error)
+
+
+# KindNotServed is left out: a server reports an unserved kind without naming an object.
+@pytest.mark.parametrize(
+    "error_class",
+    [NotFound, AlreadyExists, Conflict, Gone, Invalid, Forbidden, Unavailable],
+    ids=["not-found", "already-exists", "conflict", "gone", "invalid", "forbidden", "unavailable"],
+)
+def test_the_test_servers_status_reads_back_as_the_same_error(
+    error_class: type[StoreError],
+) -> None:
+    answer = from_store_error(error_class("boom", obj="ns/b"), BUNDLE, "b")
+    error = error_for_response(answer.code, json.dumps(answer.status()).encode(), TARGET)
+    assert type(error) is error_class
 
 
 def test_status_message_is_kept() -> None:

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import argparse
 import io
 import re
 import sys
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from bundler.errors import BundlerError, InvalidInputError
+from tests import cli_helpers
+from tests.cli_helpers import CliResult
 from tests.registry_fixtures import oci_registry, oci_registry_basic_auth, oci_registry_tls
 
 __all__ = ["oci_registry", "oci_registry_basic_auth", "oci_registry_tls"]
@@ -66,42 +65,16 @@ def make_chart(tmp_path: Path) -> MakeChart:
     return make
 
 
-@dataclass(frozen=True)
-class CliResult:
-    code: int
-    stdout: str
-    stderr: str
-
-
 RunCli = Callable[..., CliResult]
-
-
-def _parser() -> argparse.ArgumentParser:
-    # Imported here so the library tests do not depend on every command module importing cleanly.
-    from bundler.commands import chart as chart_command
-
-    parser = argparse.ArgumentParser(prog="bundler")
-    chart_command.register(parser.add_subparsers(dest="command", required=True))
-    return parser
 
 
 @pytest.fixture
 def run_cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> RunCli:
-    """Run `bundler chart ...` in-process, translating errors to exit codes as bundler.cli does."""
+    """Run `bundler chart ...` in-process, with `stdin` as its standard input."""
 
     def run(*argv: str, stdin: str = "") -> CliResult:
         monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
-        args = _parser().parse_args(["chart", *argv])
-        try:
-            code = args.run(args)
-        except InvalidInputError as err:
-            print(f"error: {err}", file=sys.stderr)
-            code = 2
-        except BundlerError as err:
-            print(f"error: {err}", file=sys.stderr)
-            code = 1
-        captured = capsys.readouterr()
-        return CliResult(code, captured.out, captured.err)
+        return cli_helpers.run_cli(capsys, "chart", *argv)
 
     return run
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -12,6 +11,7 @@ import pytest
 
 from bundler.commands import sim
 from bundler.errors import InvalidInputError
+from tests.cli_helpers import run_command
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 # The examples made of bundler objects only (examples/capi holds Cluster API objects).
@@ -20,11 +20,7 @@ FAST = ["--flux-delay", "0"]
 
 
 def run(argv: Sequence[str]) -> int:
-    parser = argparse.ArgumentParser(prog="bundler")
-    sim.register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(["sim", *argv])
-    code: int = args.run(args)
-    return code
+    return run_command("sim", *argv)
 
 
 def summary(capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:

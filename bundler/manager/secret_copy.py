@@ -1,0 +1,276 @@
+"""Repository credentials for the clusters: `helm.secretRef` Secrets copied into cluster namespaces.
+
+The agent reads a BundleDeployment's `helm.secretRef` Secret from its cluster namespace, under the
+same name: in pull mode it writes it next to the Flux source on its cluster, in remote mode the
+source on the management cluster reads it there. So the bundle controller, before it writes a
+BundleDeployment that names a Secret, copies that Secret from the workspace into the cluster
+namespace: its `type` and `data`, labelled as bundler's (`bundler.dev/secret-copy`), annotated with
+where it came from.
+
+Lifetime: a copy is owned (ownerReferences) by the BundleDeployments of its namespace that use it,
+so the garbage collector removes it with the last of them, and the namespace takes it with it in any
+case. A BundleDeployment rewritten without naming a Secret (now or staged) gives up its ownership
+at once, and the copy is deleted when no owner is left.
+
+Writes happen only when the copy differs from what the informer shows. The source is read from the
+workspace on every pass of a Bundle that needs it (a missing one rejects the Bundle, naming it), so
+a changed Secret reaches the copies on the Bundle's next pass, at the latest at the periodic resync.
+A Secret of that name in the cluster namespace that bundler did not copy is never taken over.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from bundler.api.bundle import Bundle
+from bundler.api.bundledeployment import BundleDeployment, DeploymentOptions
+from bundler.api.resources import BUNDLE_DEPLOYMENT, SECRET
+from bundler.core.labels import (
+    LABEL_CLUSTER_NAME,
+    LABEL_CLUSTER_NAMESPACE,
+    LABEL_MANAGED_BY,
+    MANAGED_BY_BUNDLER,
+)
+from bundler.core.naming import DNS1123_LABEL_MAX, shorten_name
+from bundler.core.planning import PlannedDeployment
+from bundler.core.validation import bundle_ref
+from bundler.errors import InvalidInputError, TransientError
+from bundler.manager.writes import (
+    Mutation,
+    create_or_update,
+    delete_if_present,
+    same,
+    update_with_retry,
+)
+from bundler.runtime.host import Host
+from bundler.runtime.informer import Informer
+from bundler.store.errors import NotFound
+from bundler.store.protocol import Obj, Store
+
+LABEL_SECRET_COPY = "bundler.dev/secret-copy"
+REPOSITORY_CREDENTIALS = "repository-credentials"
+ANNOTATION_COPIED_FROM = "bundler.dev/copied-from"
+
+# Secrets of the workspace by name, as read for one pass of one Bundle.
+Sources = Mapping[str, Obj]
+
+
+def secret_names(options: DeploymentOptions | None) -> set[str]:
+    """The credentials Secret a deployment's options name (none or one)."""
+    ref = options.helm.secretRef if options is not None else None
+    return {ref.name} if ref is not None else set()
+
+
+def _selector(workspace: str | None) -> dict[str, str]:
+    labels = {LABEL_SECRET_COPY: REPOSITORY_CREDENTIALS}
+    if workspace is not None:
+        labels[LABEL_CLUSTER_NAMESPACE] = workspace
+    return labels
+
+
+class CredentialCopies:
+    """The copies of one manager, seen through one informer per watched workspace (or one)."""
+
+    def __init__(self, store: Store, host: Host, workspaces: Iterable[str | None]) -> None:
+        self._store = store
+        self._informers = {ws: host.informer(SECRET, None, _selector(ws)) for ws in workspaces}
+
+    def informers(self) -> list[Informer]:
+        return list(self._informers.values())
+
+    def sources(self, bundle: Bundle, planned: Iterable[PlannedDeployment]) -> dict[str, Obj]:
+        """The workspace Secrets the planned deployments name; TransientError when one is missing
+        (it may yet be created: the Bundle is retried with backoff)."""
+        workspace = bundle.metadata.namespace or ""
+        found = {}
+        for name in sorted({n for p in planned for n in secret_names(p.options)}):
+            try:
+                found[name] = self._store.get(SECRET, name, workspace)
+            except NotFound:
+                raise TransientError(
+                    f"Secret {workspace}/{name} with the repository credentials does not exist",
+                    obj=bundle_ref(bundle),
+                    field="spec.helm.secretRef",
+                ) from None
+        return found
+
+    def prepare(
+        self, planned: PlannedDeployment, current: BundleDeployment | None, sources: Sources
+    ) -> None:
+        """Before `planned` is written: the Secret it names copied into its namespace (owned by
+        `current`, the deployment as it is now, if any)."""
+        for name in secret_names(planned.options):
+            self._put(planned, name, sources[name], current)
+
+    def settle(
+        self, planned: PlannedDeployment, written: Obj, before: BundleDeployment | None
+    ) -> None:
+        """After `planned` was written as `written` (it was `before`): the copies its spec names
+        are owned by it, and those only `before` named are given up (deleted with no owner left)."""
+        meta = written["metadata"]
+        uid = meta["uid"]
+        named = _spec_names(written.get("spec") or {})
+        owner = _owner_reference(meta["name"], uid)
+        for name in sorted(named):
+            self._adopt(planned, name, owner)
+        if before is None:
+            return
+        named_before = secret_names(before.spec.options) | secret_names(before.spec.stagedOptions)
+        for name in sorted(named_before - named):
+            self._release(planned, name, uid)
+
+    # -- internals ------------------------------------------------------------------------------
+
+    def _observed(self, planned: PlannedDeployment, name: str) -> Obj | None:
+        return self._informer(planned).get(planned.namespace, name)
+
+    def _informer(self, planned: PlannedDeployment) -> Informer:
+        workspace = planned.bundle.partition("/")[0]
+        found = self._informers.get(workspace)
+        return found if found is not None else self._informers[None]
+
+    def _put(
+        self, planned: PlannedDeployment, name: str, source: Obj, current: BundleDeployment | None
+    ) -> None:
+        desired = _copy(planned, name, source, current)
+        observed = self._observed(planned, name)
+        if observed is not None and _is_copy(observed) and observed.get("type") != desired["type"]:
+            # The type of a Secret cannot change: replace the copy.
+            delete_if_present(self._store, SECRET, name, planned.namespace)
+            observed = None
+        create_or_update(self._store, SECRET, desired, observed, _syncing(desired))
+
+    def _copy_of(self, planned: PlannedDeployment, name: str) -> Obj | None:
+        """The copy `name` in the planned namespace (from the store if the cache has not seen it
+        yet); None when there is none, or the Secret there is not one bundler copied."""
+        observed = self._observed(planned, name)
+        if observed is None:
+            try:
+                observed = self._store.get(SECRET, name, planned.namespace)
+            except NotFound:
+                return None
+        return observed if _is_copy(observed) else None
+
+    def _adopt(self, planned: PlannedDeployment, name: str, owner: Mapping[str, str]) -> None:
+        observed = self._copy_of(planned, name)
+        if observed is not None:
+            update_with_retry(self._store, SECRET, observed, _adding_owner(owner))
+
+    def _release(self, planned: PlannedDeployment, name: str, uid: str) -> None:
+        observed = self._copy_of(planned, name)
+        if observed is None or uid not in _owner_uids(observed):
+            return
+        left = update_with_retry(self._store, SECRET, observed, _dropping_owner(uid))
+        if not left["metadata"].get("ownerReferences"):
+            delete_if_present(self._store, SECRET, name, planned.namespace)
+
+
+def _is_copy(secret: Obj) -> bool:
+    """Whether bundler copied this Secret (the only ones it ever changes or deletes)."""
+    labels = secret["metadata"].get("labels") or {}
+    return labels.get(LABEL_SECRET_COPY) == REPOSITORY_CREDENTIALS
+
+
+def _spec_names(spec: Obj) -> set[str]:
+    """The credentials Secrets a BundleDeployment spec (as written) names, now or staged."""
+    names = set()
+    for options in (spec.get("options"), spec.get("stagedOptions")):
+        ref = ((options or {}).get("helm") or {}).get("secretRef") or {}
+        if ref.get("name"):
+            names.add(str(ref["name"]))
+    return names
+
+
+def _copy(
+    planned: PlannedDeployment, name: str, source: Obj, owner: BundleDeployment | None
+) -> Obj:
+    workspace, _, _ = planned.bundle.partition("/")
+    cluster = planned.cluster.partition("/")[2]
+    metadata: dict[str, Any] = {
+        "name": name,
+        "namespace": planned.namespace,
+        "labels": {
+            LABEL_MANAGED_BY: MANAGED_BY_BUNDLER,
+            LABEL_SECRET_COPY: REPOSITORY_CREDENTIALS,
+            LABEL_CLUSTER_NAMESPACE: shorten_name(workspace, DNS1123_LABEL_MAX),
+            LABEL_CLUSTER_NAME: shorten_name(cluster, DNS1123_LABEL_MAX),
+        },
+        "annotations": {ANNOTATION_COPIED_FROM: f"{workspace}/{name}"},
+    }
+    if owner is not None and owner.metadata.uid:
+        metadata["ownerReferences"] = [_owner_reference(owner.metadata.name, owner.metadata.uid)]
+    return {
+        "apiVersion": SECRET.api_version,
+        "kind": SECRET.kind,
+        "metadata": metadata,
+        "type": source.get("type") or "Opaque",
+        "data": dict(source.get("data") or {}),
+    }
+
+
+def _syncing(desired: Obj) -> Mutation:
+    """Bring a copy's labels, annotation, data and owners to `desired` (owners are only added)."""
+    wanted = desired["metadata"]
+
+    def mutate(obj: Obj) -> bool:
+        meta = obj["metadata"]
+        where = f"Secret {meta.get('namespace')}/{meta['name']}"
+        if not _is_copy(obj):
+            raise InvalidInputError(
+                "exists in the cluster namespace and was not copied there by bundler; it is "
+                "left alone: give the workspace's credentials Secret another name",
+                obj=where,
+            )
+        changed = False
+        for field in ("labels", "annotations"):
+            current = meta.setdefault(field, {})
+            for key, value in wanted[field].items():
+                if current.get(key) != value:
+                    current[key] = value
+                    changed = True
+        if not same(obj.get("data") or {}, desired["data"]):
+            obj["data"] = desired["data"]
+            changed = True
+        for owner in wanted.get("ownerReferences") or []:
+            changed = _adding_owner(owner)(obj) or changed
+        return changed
+
+    return mutate
+
+
+def _adding_owner(owner: Mapping[str, str]) -> Mutation:
+    def mutate(obj: Obj) -> bool:
+        owners = obj["metadata"].setdefault("ownerReferences", [])
+        if any(o.get("uid") == owner["uid"] for o in owners):
+            return False
+        owners.append(dict(owner))
+        return True
+
+    return mutate
+
+
+def _dropping_owner(uid: str) -> Mutation:
+    def mutate(obj: Obj) -> bool:
+        owners = obj["metadata"].get("ownerReferences") or []
+        left = [o for o in owners if o.get("uid") != uid]
+        if len(left) == len(owners):
+            return False
+        obj["metadata"]["ownerReferences"] = left
+        return True
+
+    return mutate
+
+
+def _owner_uids(obj: Obj) -> set[str]:
+    return {o.get("uid", "") for o in obj["metadata"].get("ownerReferences") or []}
+
+
+def _owner_reference(name: str, uid: str) -> dict[str, str]:
+    """A BundleDeployment as an owner: the garbage collector removes the copy after its owners."""
+    return {
+        "apiVersion": BUNDLE_DEPLOYMENT.api_version,
+        "kind": BUNDLE_DEPLOYMENT.kind,
+        "name": name,
+        "uid": uid,
+    }

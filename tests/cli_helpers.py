@@ -1,0 +1,38 @@
+"""Running the `bundler` command in-process, with the real parser and every command registered.
+
+`run_cli` goes through `bundler.cli.main`, so errors become what a user sees: exit code 2 or 1
+and one line on stderr. `run_command` uses the same parser but lets a BundlerError through, for
+tests that assert which error a command raises.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import pytest
+
+
+class CliResult(NamedTuple):
+    code: int
+    stdout: str
+    stderr: str
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> CliResult:
+    """`bundler ARGV` as a user runs it: the exit code and what it printed."""
+    # Imported on use: a conftest importing this module must not make every test of its folder
+    # depend on every command module importing cleanly.
+    from bundler.cli import main
+
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return CliResult(code, out, err)
+
+
+def run_command(*argv: str) -> int:
+    """Parse ARGV as `bundler` does and run the command; its errors propagate."""
+    from bundler.cli import build_parser
+
+    args = build_parser().parse_args(list(argv))
+    code: int = args.run(args)
+    return code

@@ -1,0 +1,118 @@
+"""Charts pushed to the test registries (docker-registry on 127.0.0.1) for the resolver tests, and
+the Secret shapes a Bundle's `helm.secretRef` may name."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any
+from urllib.parse import urljoin
+
+import requests
+
+from bundler.oci import package
+from bundler.oci.credentials import Credentials
+from bundler.oci.layout import MANIFEST_MEDIA_TYPE
+from bundler.oci.reference import parse_location
+from bundler.oci.registry import RegistryOptions, push_chart
+from tests.builders import WS
+from tests.registry_fixtures import LocalRegistry
+
+CHART = "demo"
+
+
+def unique_path(test_name: str) -> str:
+    """A repository path of its own for a test, so tests sharing a registry never collide."""
+    return "t/" + re.sub(r"[^a-z0-9]+", "-", test_name.lower()).strip("-")
+
+
+def registry_credentials(registry: LocalRegistry) -> Credentials | None:
+    if registry.username is None or registry.password is None:
+        return None
+    return Credentials(registry.username, registry.password)
+
+
+def push(
+    registry: LocalRegistry, path: str, version: str, workdir: Path, name: str = CHART
+) -> None:
+    """Package a small chart `name` at `version` and push it into `oci://<registry>/<path>`."""
+    chart_dir = workdir / f"{name}-{version}"
+    (chart_dir / "templates").mkdir(parents=True, exist_ok=True)
+    (chart_dir / "Chart.yaml").write_text(f"apiVersion: v2\nname: {name}\nversion: {version}\n")
+    (chart_dir / "values.yaml").write_text("greeting: hello\n")
+    (chart_dir / "templates" / "configmap.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\n"
+    )
+    options = RegistryOptions(
+        credentials=registry_credentials(registry), plain_http=True, timeout=10
+    )
+    push_chart(package.build_archive(chart_dir), parse_location(registry.oci(path)), options)
+
+
+def _encoded(data: dict[str, str]) -> dict[str, str]:
+    return {k: base64.b64encode(v.encode()).decode() for k, v in data.items()}
+
+
+def docker_config_json(host: str, username: str, password: str) -> str:
+    auth = base64.b64encode(f"{username}:{password}".encode()).decode()
+    return json.dumps({"auths": {host: {"auth": auth}}})
+
+
+def dockerconfig_secret(name: str, host: str, username: str, password: str) -> dict[str, Any]:
+    """A kubernetes.io/dockerconfigjson Secret in the workspace, as `kubectl create secret
+    docker-registry` writes it."""
+    config = docker_config_json(host, username, password)
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": name, "namespace": WS},
+        "type": "kubernetes.io/dockerconfigjson",
+        "data": _encoded({".dockerconfigjson": config}),
+    }
+
+
+def basic_auth_secret(name: str, username: str, password: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": name, "namespace": WS},
+        "type": "kubernetes.io/basic-auth",
+        "data": _encoded({"username": username, "password": password}),
+    }
+
+
+def push_not_a_chart(registry: LocalRegistry, path: str, tag: str) -> None:
+    """Push an artifact that is not a Helm chart (an OCI image config) under `path/demo:tag`."""
+    repository = f"{path}/{CHART}"
+    config = {
+        "mediaType": "application/vnd.oci.image.config.v1+json",
+        **_blob(registry, repository, b"{}"),
+    }
+    layer = {
+        "mediaType": "application/vnd.oci.image.layer.v1.tar",
+        **_blob(registry, repository, b"x"),
+    }
+    manifest = {
+        "schemaVersion": 2,
+        "mediaType": MANIFEST_MEDIA_TYPE,
+        "config": config,
+        "layers": [layer],
+    }
+    requests.put(
+        f"{registry.base_url}/v2/{repository}/manifests/{tag}",
+        data=json.dumps(manifest),
+        headers={"Content-Type": MANIFEST_MEDIA_TYPE},
+        timeout=10,
+    ).raise_for_status()
+
+
+def _blob(registry: LocalRegistry, repository: str, data: bytes) -> dict[str, Any]:
+    digest = f"sha256:{hashlib.sha256(data).hexdigest()}"
+    started = requests.post(f"{registry.base_url}/v2/{repository}/blobs/uploads/", timeout=10)
+    location = urljoin(registry.base_url, started.headers["Location"])
+    separator = "&" if "?" in location else "?"
+    requests.put(f"{location}{separator}digest={digest}", data=data, timeout=10).raise_for_status()
+    return {"digest": digest, "size": len(data)}

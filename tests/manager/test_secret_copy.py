@@ -1,0 +1,204 @@
+"""A Bundle's `helm.secretRef`: the manager copies the Secret into every targeted cluster namespace
+(owned by the BundleDeployments there), keeps the copies current, refuses to deploy without it, and
+the agents deliver it to the Flux sources (pull mode downstream, remote mode in place)."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+from bundler.api.resources import (
+    BUNDLE,
+    BUNDLE_DEPLOYMENT,
+    HELM_REPOSITORY,
+    NAMESPACE,
+    SECRET,
+)
+from bundler.core.naming import cluster_namespace
+from bundler.manager.secret_copy import ANNOTATION_COPIED_FROM, LABEL_SECRET_COPY
+from bundler.runtime.clock import ManualClock
+from bundler.sim.fleet import FleetOptions
+from bundler.store.errors import NotFound
+from bundler.store.memory import MemoryStore
+from bundler.store.protocol import Obj
+from tests.builders import WS, bundle, cluster
+from tests.manager.conftest import (
+    CountingStore,
+    StartManager,
+    create_world,
+    deployment_of,
+    deployments,
+    settle,
+    status_of,
+    world,
+)
+from tests.manager.registry_charts import basic_auth_secret, dockerconfig_secret
+from tests.manager.sim_driver import run_until, running_fleet
+
+ALL: list[dict[str, Any]] = [{"clusterSelector": {}}]
+CREDS = "registry-creds"
+WITH_CREDS = {"secretRef": {"name": CREDS}}
+
+
+def copy_in(store: MemoryStore, cluster_name: str, name: str = CREDS) -> Obj | None:
+    try:
+        return store.get(SECRET, name, cluster_namespace(WS, cluster_name))
+    except NotFound:
+        return None
+
+
+def ready_condition(store: MemoryStore) -> dict[str, Any]:
+    conditions = status_of(store, BUNDLE, "app")["conditions"]
+    found: dict[str, Any] = next(c for c in conditions if c["type"] == "Ready")
+    return found
+
+
+def test_the_secret_is_copied_into_each_cluster_namespace(
+    store: MemoryStore, start_manager: StartManager
+) -> None:
+    source = dockerconfig_secret(CREDS, "registry.example.com", "u", "p")
+    store.create(SECRET, source)
+    create_world(store, world(cluster("a"), cluster("b"), bundle(ALL, helm=WITH_CREDS)))
+    settle(start_manager(store))
+    for name in ("a", "b"):
+        copy = copy_in(store, name)
+        assert copy is not None
+        assert (copy["type"], copy["data"]) == (source["type"], source["data"])
+        assert copy["metadata"]["labels"][LABEL_SECRET_COPY] == "repository-credentials"
+        assert copy["metadata"]["annotations"][ANNOTATION_COPIED_FROM] == f"{WS}/{CREDS}"
+        bd = deployment_of(store, name)
+        owners = [(o["kind"], o["uid"]) for o in copy["metadata"]["ownerReferences"]]
+        assert owners == [("BundleDeployment", bd["metadata"]["uid"])]
+        assert bd["spec"]["options"]["helm"]["secretRef"] == {"name": CREDS}
+
+
+def test_copies_follow_the_source_and_cost_nothing_while_it_stays(
+    store: MemoryStore, start_manager: StartManager
+) -> None:
+    store.create(SECRET, basic_auth_secret(CREDS, "u", "old"))
+    create_world(store, world(cluster("a"), cluster("b"), bundle(ALL, helm=WITH_CREDS)))
+    counting = CountingStore(store)
+    manager = start_manager(counting)
+    settle(manager)
+    counting.reset()
+    manager.resync()
+    settle(manager)
+    assert counting.total() == 0
+    new = base64.b64encode(b"rotated").decode()
+    store.patch(SECRET, CREDS, {"data": {"password": new}}, WS)
+    manager.resync()
+    settle(manager)
+    assert counting.writes == {("update", "secrets"): 2}
+    for name in ("a", "b"):
+        copy = copy_in(store, name)
+        assert copy is not None and copy["data"]["password"] == new
+
+
+def test_a_missing_secret_holds_the_bundle_and_says_which(
+    store: MemoryStore, start_manager: StartManager, clock: ManualClock
+) -> None:
+    create_world(store, world(cluster("a"), bundle(ALL, helm=WITH_CREDS)))
+    manager = start_manager(store)
+    settle(manager)
+    assert deployments(store) == {}
+    ready = ready_condition(store)
+    assert (ready["status"], ready["reason"]) == ("False", "CredentialsNotFound")
+    assert (
+        f"Secret {WS}/{CREDS} with the repository credentials does not exist" in (ready["message"])
+    )
+    store.create(SECRET, basic_auth_secret(CREDS, "u", "p"))
+    clock.advance(5.0)  # past the retry's backoff
+    settle(manager)
+    assert copy_in(store, "a") is not None
+    assert set(deployments(store)) == {("a", "app")}
+
+
+def test_copies_go_when_no_deployment_needs_them(
+    store: MemoryStore, start_manager: StartManager
+) -> None:
+    store.create(SECRET, basic_auth_secret(CREDS, "u", "p"))
+    create_world(store, world(cluster("a"), cluster("b"), bundle(ALL, helm=WITH_CREDS)))
+    manager = start_manager(store)
+    settle(manager)
+    # The bundle stops naming the Secret: its rewritten deployments give the copies up.
+    store.patch(BUNDLE, "app", {"spec": {"helm": {"secretRef": None}}}, WS)
+    settle(manager)
+    assert (copy_in(store, "a"), copy_in(store, "b")) == (None, None)
+    # Named again, then the bundle goes: the garbage collector takes the copies with the
+    # deployments that own them.
+    store.patch(BUNDLE, "app", {"spec": {"helm": WITH_CREDS}}, WS)
+    settle(manager)
+    assert copy_in(store, "a") is not None
+    store.delete(BUNDLE, "app", WS)
+    settle(manager)
+    assert store.list(BUNDLE_DEPLOYMENT).items == []
+    assert (copy_in(store, "a"), copy_in(store, "b")) == (None, None)
+
+
+def test_a_secret_bundler_did_not_copy_is_left_alone(
+    store: MemoryStore, start_manager: StartManager
+) -> None:
+    create_world(store, world(cluster("a")))
+    manager = start_manager(store)
+    settle(manager)
+    foreign = basic_auth_secret(CREDS, "someone", "else")
+    foreign["metadata"]["namespace"] = cluster_namespace(WS, "a")
+    store.create(SECRET, foreign)
+    store.create(SECRET, basic_auth_secret(CREDS, "u", "p"))
+    create_world(store, world(bundle(ALL, helm=WITH_CREDS)))
+    settle(manager)
+    kept = copy_in(store, "a")
+    assert kept is not None and kept["data"] == foreign["data"]
+    assert LABEL_SECRET_COPY not in (kept["metadata"].get("labels") or {})
+    assert deployments(store) == {}
+
+
+def test_agents_hand_the_credentials_to_the_flux_sources(clock: ManualClock) -> None:
+    edge = cluster("edge", agentMode="remote", kubeConfigSecret="edge-kubeconfig")
+    inputs = world(cluster("pulled"), edge, bundle(ALL, helm=WITH_CREDS))
+    with running_fleet(inputs, FleetOptions(flux_delay=1.0), clock) as fleet:
+        source = basic_auth_secret(CREDS, "u", "p")
+        fleet.store.create(NAMESPACE, {"metadata": {"name": WS}})
+        fleet.store.create(SECRET, source)
+        fleet.start()
+
+        def ready() -> bool:
+            display = (fleet.store.get(BUNDLE, "app", WS).get("status") or {}).get("display")
+            return (display or {}).get("readyClusters") == "2/2"
+
+        run_until(fleet, clock, ready, "the bundle to read 2/2")
+        pulled = next(sim for sim in fleet.clusters if sim.cluster.metadata.name == "pulled")
+        assert pulled.store is not None
+        downstream = pulled.store.get(SECRET, "app-credentials", "bundler-system")
+        assert (downstream["type"], downstream["data"]) == (source["type"], source["data"])
+        repository = pulled.store.get(HELM_REPOSITORY, "app", "bundler-system")
+        assert repository["spec"]["secretRef"] == {"name": "app-credentials"}
+        # Remote mode: the source on the management cluster reads the copy where it is.
+        edge_namespace = cluster_namespace(WS, "edge")
+        remote = fleet.store.get(HELM_REPOSITORY, "app", edge_namespace)
+        assert remote["spec"]["secretRef"] == {"name": CREDS}
+        assert fleet.store.get(SECRET, CREDS, edge_namespace)["data"] == source["data"]
+
+
+def test_a_staged_deployment_keeps_both_secrets_until_it_is_promoted(
+    store: MemoryStore, start_manager: StartManager
+) -> None:
+    store.create(SECRET, basic_auth_secret(CREDS, "u", "p"))
+    store.create(SECRET, basic_auth_secret("new-creds", "u2", "p2"))
+    create_world(store, world(cluster("a"), bundle(ALL, helm=WITH_CREDS)))
+    manager = start_manager(store)
+    settle(manager)
+    # Paused, the new options are only staged: the agent still deploys with the old Secret.
+    change = {"paused": True, "helm": {"secretRef": {"name": "new-creds"}, "version": "1.0.1"}}
+    store.patch(BUNDLE, "app", {"spec": change}, WS)
+    settle(manager)
+    bd = deployment_of(store, "a")
+    assert bd["spec"]["stagedOptions"]["helm"]["secretRef"] == {"name": "new-creds"}
+    uid = bd["metadata"]["uid"]
+    for name in (CREDS, "new-creds"):
+        copy = copy_in(store, "a", name)
+        assert copy is not None and [o["uid"] for o in copy["metadata"]["ownerReferences"]] == [uid]
+    store.patch(BUNDLE, "app", {"spec": {"paused": False}}, WS)
+    settle(manager)
+    assert copy_in(store, "a", CREDS) is None
+    assert copy_in(store, "a", "new-creds") is not None
