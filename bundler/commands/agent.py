@@ -21,6 +21,7 @@ from bundler.commands.arguments import (
     add_kubeconfig_argument,
     add_workers_argument,
     check_workers,
+    configure_logging,
 )
 from bundler.core.flux import DEFAULT_AGENT_NAMESPACE
 from bundler.errors import InvalidInputError
@@ -28,7 +29,6 @@ from bundler.kube.store import KubeStore, load_store
 from bundler.runtime.host import Host
 
 EXIT_OK = 0
-LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 PULL_WORKERS = 2
 REMOTE_WORKERS = 4
 
@@ -98,7 +98,7 @@ def run_agent(args: argparse.Namespace) -> int:
     if args.workers is not None:
         check_workers(args.workers)
     serve = _pull_config(args) if mode is AgentMode.PULL else _remote_settings(args)
-    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
+    configure_logging()
     stores: list[KubeStore] = []
     try:
         management = KubeStore.from_kubeconfig(args.management_kubeconfig)

@@ -6,8 +6,32 @@ Each command still writes its own help text: what a flag means depends on the co
 from __future__ import annotations
 
 import argparse
+import logging
 
 from bundler.errors import InvalidInputError
+from bundler.manager.chart_resolver import DEFAULT_TIMEOUT, ResolverSettings
+
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+def configure_logging() -> None:
+    """INFO logs on stderr for the long-running commands, unless the embedder configured logging."""
+    if not logging.getLogger().handlers:
+        logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
+
+
+def add_input_paths(parser: argparse.ArgumentParser) -> None:
+    """`-f/--filename PATH` (repeatable, required): the YAML inputs of the offline commands."""
+    parser.add_argument(
+        "-f",
+        "--filename",
+        dest="paths",
+        action="append",
+        required=True,
+        metavar="PATH",
+        help="YAML file or directory of Bundle, Cluster and ClusterGroup documents, and Cluster "
+        "API Clusters with their kubeconfig Secrets (repeatable)",
+    )
 
 
 def add_kubeconfig_argument(parser: argparse.ArgumentParser, help_text: str) -> None:
@@ -26,3 +50,33 @@ def check_workers(workers: int) -> None:
     """InvalidInputError naming --workers unless there is at least one worker."""
     if workers < 1:
         raise InvalidInputError(f"must be at least 1, got {workers}", field="--workers")
+
+
+def add_registry_arguments(parser: argparse._ActionsContainer) -> None:
+    """The flags of the chart version resolver (manager, sim and render --resolve)."""
+    parser.add_argument(
+        "--plain-http-registry",
+        dest="plain_http_registries",
+        action="append",
+        default=[],
+        metavar="HOST",
+        help="talk to this OCI registry (host or host:port) over plain HTTP (repeatable; "
+        "loopback hosts always are)",
+    )
+    parser.add_argument(
+        "--registry-timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT,
+        metavar="SECONDS",
+        help=f"give up on a registry request after this long (default {DEFAULT_TIMEOUT:g})",
+    )
+
+
+def resolver_settings(args: argparse.Namespace) -> ResolverSettings:
+    """The resolver settings the registry flags ask for; InvalidInputError names a bad flag."""
+    if args.registry_timeout <= 0:
+        raise InvalidInputError("must be positive", field="--registry-timeout")
+    return ResolverSettings(
+        timeout=args.registry_timeout,
+        plain_http_hosts=frozenset(args.plain_http_registries),
+    )

@@ -20,12 +20,20 @@ from typing import Any
 
 from bundler.capi.cleanup import DEFAULT_CLEANUP_TIMEOUT
 from bundler.capi.start import CapiImportOptions, start_capi_importer
+from bundler.commands.arguments import (
+    add_kubeconfig_argument,
+    add_registry_arguments,
+    add_workers_argument,
+    check_workers,
+    configure_logging,
+    resolver_settings,
+)
 from bundler.core.capi_import import ImportMode
 from bundler.core.naming import is_dns1123_label
 from bundler.errors import InvalidInputError
 from bundler.kube.store import load_store
 from bundler.manager.app import Manager
-from bundler.manager.chart_resolver import DEFAULT_TIMEOUT, RegistryResolver, ResolverSettings
+from bundler.manager.chart_resolver import RegistryResolver
 from bundler.manager.options import DEFAULT_OFFLINE_AFTER, ManagerOptions
 from bundler.runtime.host import DEFAULT_WORKERS
 
@@ -41,9 +49,7 @@ def register(sub: Any) -> None:
         description="Expand Bundles into per-cluster BundleDeployments, give every Cluster its "
         "namespace and agent identity, and roll status up, until SIGTERM or SIGINT.",
     )
-    parser.add_argument(
-        "--kubeconfig", metavar="PATH", help="default: $KUBECONFIG, else in-cluster"
-    )
+    add_kubeconfig_argument(parser, "default: $KUBECONFIG, else in-cluster")
     parser.add_argument("--context", metavar="NAME", help="kubeconfig context (default: current)")
     parser.add_argument(
         "-n",
@@ -54,12 +60,8 @@ def register(sub: Any) -> None:
         metavar="WS",
         help="workspace to watch (repeatable; default: all namespaces)",
     )
-    parser.add_argument(
-        "--workers",
-        type=int,
-        default=DEFAULT_WORKERS,
-        metavar="N",
-        help=f"reconcile workers (default {DEFAULT_WORKERS})",
+    add_workers_argument(
+        parser, default=DEFAULT_WORKERS, help_text=f"reconcile workers (default {DEFAULT_WORKERS})"
     )
     parser.add_argument(
         "--leader-elect", action="store_true", help="work only while holding the leader Lease"
@@ -97,40 +99,9 @@ def register(sub: Any) -> None:
     parser.set_defaults(run=run_manager)
 
 
-def add_registry_arguments(parser: argparse._ActionsContainer) -> None:
-    """The flags of the version resolver (shared with `bundler sim` and `bundler render`)."""
-    parser.add_argument(
-        "--plain-http-registry",
-        dest="plain_http_registries",
-        action="append",
-        default=[],
-        metavar="HOST",
-        help="talk to this OCI registry (host or host:port) over plain HTTP (repeatable; "
-        "loopback hosts always are)",
-    )
-    parser.add_argument(
-        "--registry-timeout",
-        type=float,
-        default=DEFAULT_TIMEOUT,
-        metavar="SECONDS",
-        help=f"give up on a registry request after this long (default {DEFAULT_TIMEOUT:g})",
-    )
-
-
-def resolver_settings(args: argparse.Namespace) -> ResolverSettings:
-    """The resolver settings the registry flags ask for; InvalidInputError names a bad flag."""
-    if args.registry_timeout <= 0:
-        raise InvalidInputError("must be positive", field="--registry-timeout")
-    return ResolverSettings(
-        timeout=args.registry_timeout,
-        plain_http_hosts=frozenset(args.plain_http_registries),
-    )
-
-
 def options_from(args: argparse.Namespace) -> ManagerOptions:
     """The manager options the arguments ask for; InvalidInputError names the bad flag."""
-    if args.workers < 1:
-        raise InvalidInputError(f"must be at least 1, got {args.workers}", field="--workers")
+    check_workers(args.workers)
     if args.offline_after <= 0:
         raise InvalidInputError("must be positive", field="--offline-after")
     if args.capi_cleanup_timeout < 0:
@@ -150,10 +121,7 @@ def options_from(args: argparse.Namespace) -> ManagerOptions:
 
 def run_manager(args: argparse.Namespace) -> int:
     options = options_from(args)
-    if not logging.getLogger().handlers:
-        logging.basicConfig(
-            level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-        )
+    configure_logging()
     with load_store(args.kubeconfig, args.context) as store:
         manager = Manager(store, options)
         # bundler.manager and bundler.capi are sibling layers: the command joins them on one host.

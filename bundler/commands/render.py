@@ -24,7 +24,7 @@ from bundler.api.bundle import Bundle
 from bundler.api.bundledeployment import BundleDeployment
 from bundler.api.cluster import AgentMode, Cluster
 from bundler.api.crdgen import all_crds
-from bundler.commands.manager import add_registry_arguments, resolver_settings
+from bundler.commands.arguments import add_input_paths, add_registry_arguments, resolver_settings
 from bundler.commands.output import OutputFormat, format_objects, to_yaml
 from bundler.core.explain import explain, target_lines, verdict
 from bundler.core.flux import FluxTarget, build_flux_objects
@@ -56,7 +56,7 @@ def register(sub: Any) -> None:
         "sorted by bundle then cluster. Exit 0: all rendered; 1: some cluster failed to render "
         "(others still print); 2: invalid input.",
     )
-    _add_inputs(render)
+    add_input_paths(render)
     render.add_argument(
         "--flux", action="store_true", help="also print each cluster's Flux objects"
     )
@@ -80,7 +80,7 @@ def register(sub: Any) -> None:
     render.set_defaults(run=run_render)
 
     exp = sub.add_parser("explain", help="why a bundle does (not) deploy to a cluster, and what")
-    _add_inputs(exp)
+    add_input_paths(exp)
     exp.add_argument("--bundle", required=True, metavar="NS/NAME")
     exp.add_argument("--cluster", required=True, metavar="NS/NAME")
     exp.set_defaults(run=run_explain)
@@ -88,18 +88,6 @@ def register(sub: Any) -> None:
     crds = sub.add_parser("crds", help="print the bundler.dev CRDs (or write them to a directory)")
     crds.add_argument("--output-dir", metavar="DIR", help="write one file per CRD into DIR")
     crds.set_defaults(run=run_crds)
-
-
-def _add_inputs(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "-f",
-        "--filename",
-        dest="paths",
-        action="append",
-        required=True,
-        metavar="PATH",
-        help="YAML file or directory of Bundle, Cluster and ClusterGroup documents (repeatable)",
-    )
 
 
 def flux_target(cluster: Cluster, namespace: str) -> FluxTarget:

@@ -15,7 +15,7 @@ import json
 import sys
 from typing import Any
 
-from bundler.commands.manager import add_registry_arguments, resolver_settings
+from bundler.commands.arguments import add_input_paths, add_registry_arguments, resolver_settings
 from bundler.errors import InvalidInputError
 from bundler.inputs import load_world
 from bundler.manager.chart_resolver import RegistryResolver, with_docker_config
@@ -40,15 +40,7 @@ def register(sub: Any) -> None:
         "stdout. Exit 0: the fleet came to rest (injected failures are reported, not fatal); "
         "1: it did not within --timeout; 2: invalid input.",
     )
-    sim.add_argument(
-        "-f",
-        "--filename",
-        dest="paths",
-        action="append",
-        required=True,
-        metavar="PATH",
-        help="YAML file or directory of Bundle, Cluster and ClusterGroup documents (repeatable)",
-    )
+    add_input_paths(sim)
     sim.add_argument(
         "--clusters",
         type=_count,
