@@ -16,7 +16,7 @@ from bundler.api.documents import Document, parse_object, split_documents
 from bundler.capi.render_inputs import import_documents, is_capi_input
 from bundler.core.capi_import import ImportMode
 from bundler.core.selectors import validate_selector
-from bundler.core.validation import validate_bundle
+from bundler.core.validation import validate_bundle, validate_cluster, validate_metadata
 from bundler.errors import InvalidInputError
 
 YAML_SUFFIXES = (".yaml", ".yml")
@@ -32,12 +32,18 @@ class World:
 
 
 def input_files(paths: Iterable[str]) -> list[Path]:
-    """The YAML files named, directories expanded recursively in sorted order."""
+    """The YAML files named, directories expanded recursively in sorted order.
+
+    A directory without any YAML file is an error: it is a wrong path more often than not.
+    """
     files: list[Path] = []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            files.extend(sorted(p for p in path.rglob("*") if p.suffix in YAML_SUFFIXES))
+            found = sorted(p for p in path.rglob("*") if p.suffix in YAML_SUFFIXES and p.is_file())
+            if not found:
+                raise InvalidInputError("no .yaml or .yml file in this directory", obj=raw)
+            files.extend(found)
         elif path.is_file():
             files.append(path)
         else:
@@ -48,12 +54,21 @@ def input_files(paths: Iterable[str]) -> list[Path]:
 def read_documents(paths: Sequence[str]) -> list[Document]:
     docs: list[Document] = []
     for path in input_files(paths):
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as err:
-            raise InvalidInputError(f"cannot read: {err}", obj=str(path)) from None
-        docs.extend(split_documents(text, str(path)))
+        docs.extend(split_documents(_read_text(path), str(path)))
     return docs
+
+
+def _read_text(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError as err:
+        raise InvalidInputError(f"cannot read: {err.strerror or err}", obj=str(path)) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise InvalidInputError(
+            f"not UTF-8 text (byte 0x{data[err.start]:02x} at offset {err.start})", obj=str(path)
+        ) from None
 
 
 def load_world(paths: Sequence[str], capi_import: ImportMode = ImportMode.LABELED) -> World:
@@ -62,7 +77,13 @@ def load_world(paths: Sequence[str], capi_import: ImportMode = ImportMode.LABELE
     world = World()
     seen: dict[tuple[str, str, str], str] = {}
     capi_docs: list[Document] = []
-    for doc in read_documents(paths):
+    docs = read_documents(paths)
+    if not docs:
+        raise InvalidInputError(
+            "no Bundle, Cluster, ClusterGroup or Cluster API document in the inputs",
+            obj=", ".join(paths),
+        )
+    for doc in docs:
         if is_capi_input(doc.body):
             capi_docs.append(doc)
             continue
@@ -86,6 +107,7 @@ def load_world(paths: Sequence[str], capi_import: ImportMode = ImportMode.LABELE
 
 
 def _add(world: World, obj: Bundle | Cluster | ClusterGroup, doc: Document) -> None:
+    validate_metadata(obj.metadata, obj=doc.where)
     if isinstance(obj, Bundle):
         try:
             validate_bundle(obj)
@@ -93,6 +115,7 @@ def _add(world: World, obj: Bundle | Cluster | ClusterGroup, doc: Document) -> N
             raise InvalidInputError(err.message, obj=doc.where, field=err.field) from None
         world.bundles.append(obj)
     elif isinstance(obj, Cluster):
+        validate_cluster(obj, obj=doc.where)
         world.clusters.append(obj)
     else:
         try:

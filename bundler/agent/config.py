@@ -17,7 +17,13 @@ from bundler.core.labels import (
     LABEL_MANAGED_BY,
     MANAGED_BY_BUNDLER,
 )
-from bundler.core.naming import DNS1123_LABEL_MAX, cluster_namespace, shorten_name
+from bundler.core.naming import (
+    DNS1123_LABEL_MAX,
+    cluster_namespace,
+    is_dns1123_label,
+    is_dns1123_subdomain,
+    shorten_name,
+)
 from bundler.errors import InvalidInputError
 
 DEFAULT_HEARTBEAT_INTERVAL = 60.0
@@ -84,6 +90,9 @@ class AgentConfig:
 def parse_cluster_ref(ref: str) -> tuple[str, str]:
     """`NS/NAME` into (workspace, cluster name)."""
     workspace, sep, name = ref.partition("/")
-    if not sep or not workspace or not name or "/" in name:
-        raise InvalidInputError(f"{ref!r} is not NAMESPACE/NAME", field="--cluster")
+    if not sep or not is_dns1123_label(workspace) or not is_dns1123_subdomain(name):
+        raise InvalidInputError(
+            f"{ref!r} is not NAMESPACE/NAME (a namespace name, a slash, a Cluster name)",
+            field="--cluster",
+        )
     return workspace, name

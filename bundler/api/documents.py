@@ -5,13 +5,14 @@ Pure: text in, models out. Reading files is the caller's job (bundler.inputs).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ValidationError
 
+from bundler import yamlload
 from bundler.api.bundle import Bundle
 from bundler.api.cluster import Cluster, ClusterGroup
 from bundler.api.meta import API_VERSION
@@ -41,46 +42,17 @@ class Document:
 
 def split_documents(text: str, source: str) -> list[Document]:
     """The non-empty documents of a multi-document YAML text; bad YAML names the document."""
-    try:
-        raw = list(yaml.safe_load_all(text))
-    except yaml.YAMLError as err:
-        index = _failing_index(text)
-        mark = getattr(err, "problem_mark", None)
-        line = f" (line {mark.line + 1})" if mark is not None else ""
-        problem = getattr(err, "problem", None) or "invalid YAML"
-        raise InvalidInputError(
-            f"malformed YAML{line}: {problem}", obj=f"{source}:{index}"
-        ) from None
     docs = []
-    for index, body in enumerate(raw):
+    for index, body in enumerate(yamlload.load_all(text, source)):
         if body is None:
             continue
         if not isinstance(body, dict):
             raise InvalidInputError(
-                f"expected a mapping (a Kubernetes object), got {type(body).__name__}",
+                f"expected a mapping (a Kubernetes object), got {yaml_type(body)}",
                 obj=f"{source}:{index}",
             )
         docs.append(Document(source, index, body))
     return docs
-
-
-def _failing_index(text: str) -> int:
-    """Index of the first document that does not parse, counting the way safe_load_all does."""
-    index = 0
-    try:
-        for index, _ in enumerate(yaml.safe_load_all(text)):  # noqa: B007
-            pass
-    except yaml.YAMLError:
-        return index + 1 if index or _first_parsed(text) else 0
-    return index
-
-
-def _first_parsed(text: str) -> bool:
-    try:
-        next(iter(yaml.safe_load_all(text)))
-    except (yaml.YAMLError, StopIteration):
-        return False
-    return True
 
 
 def field_path(loc: tuple[int | str, ...]) -> str:
@@ -94,6 +66,20 @@ def field_path(loc: tuple[int | str, ...]) -> str:
     return path
 
 
+# pydantic's wording for a value of the wrong type, in the words of the YAML it came from.
+_EXPECTED = {
+    "dict_type": "a mapping",
+    "model_type": "a mapping",
+    "model_attributes_type": "a mapping",
+    "list_type": "a list",
+    "string_type": "a string",
+    "int_type": "an integer",
+    "int_parsing": "an integer",
+    "bool_type": "true or false",
+    "bool_parsing": "true or false",
+}
+
+
 def describe_validation_error(err: ValidationError) -> tuple[str, str]:
     """The first error of a pydantic ValidationError as (field path, message)."""
     first = err.errors()[0]
@@ -102,7 +88,37 @@ def describe_validation_error(err: ValidationError) -> tuple[str, str]:
         return field_path(loc), "unknown field"
     if first["type"] == "missing":
         return field_path(loc), "required field is missing"
+    if first["loc"][-1:] == ("[key]",):
+        key = json.dumps(first["input"]) if not isinstance(first["input"], str) else "?"
+        return field_path(loc[:-1]), f"key {key} must be a string (quote it)"
+    expected = _EXPECTED.get(first["type"])
+    if expected is not None and len(loc) == len(first["loc"]):
+        return field_path(loc), _wrong_type(expected, first["input"])
     return field_path(loc), str(first["msg"])
+
+
+def _wrong_type(expected: str, value: Any) -> str:
+    message = f"must be {expected}, got {yaml_type(value)}"
+    if expected == "a string" and isinstance(value, bool | int | float):
+        message += " (quote it)"
+    return message
+
+
+def yaml_type(value: Any) -> str:
+    """What a parsed YAML value is, in YAML's words: null, a boolean, a number, ..."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, Mapping):
+        return "a mapping"
+    return type(value).__name__
 
 
 def _is_union_tag(part: int | str) -> bool:

@@ -23,7 +23,7 @@ Duration = Annotated[str, StringConstraints(pattern=r"^([0-9]+(\.[0-9]+)?(ms|s|m
 
 # A count or a percentage ("10%"), as Kubernetes' IntOrString; the CRD marks it int-or-string.
 IntOrPercent = Annotated[
-    int | Annotated[str, StringConstraints(pattern=r"^[0-9]+%$")],
+    Annotated[int, Field(ge=0)] | Annotated[str, StringConstraints(pattern=r"^[0-9]+%$")],
     WithJsonSchema({"x-kubernetes-int-or-string": True}),
 ]
 

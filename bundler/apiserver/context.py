@@ -1,6 +1,6 @@
 """State the test API server shares between its request threads: store, served kinds, counters,
-injected faults, list snapshots being paged, the token it demands, and the open watch streams it
-must end on stop."""
+injected faults, list snapshots being paged, the token it demands, the emulated token controller,
+and the open watch streams it must end on stop."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from typing import Protocol
 from bundler.api.resources import Resource
 from bundler.apiserver.faults import FaultQueue
 from bundler.apiserver.paging import Pager
+from bundler.apiserver.tokens import TokenController
 from bundler.store.memory import MemoryStore
 
 
@@ -29,9 +30,11 @@ class ServerContext:
         *,
         token: str | None,
         bookmark_interval: float,
+        token_controller: bool,
     ) -> None:
         self.store = store
         self.token = token
+        self.tokens = TokenController(store) if token_controller else None
         self.bookmark_interval = bookmark_interval
         self.faults = FaultQueue()
         self.pager = Pager()

@@ -28,6 +28,8 @@ log = logging.getLogger(__name__)
 # Kubernetes' own default when a watch names no timeoutSeconds is 30-60 minutes.
 DEFAULT_WATCH_SECONDS = 1800.0
 _TRUE = ("true", "1", "True")
+# The requests whose answer is the object as stored (a delete may answer with a Status).
+_WRITES_OF_OBJECTS = frozenset({Verb.CREATE, Verb.UPDATE, Verb.PATCH})
 
 
 class _HasContext(Protocol):
@@ -138,6 +140,8 @@ class RequestHandler(BaseHTTPRequestHandler):
             content_type = self.headers.get("Content-Type", "").split(";")[0].strip().lower()
             request = ApiRequest(route, verb, query, content_type, body)
             code, answer = execute(context.store, context.pager, request)
+            if context.tokens is not None and verb in _WRITES_OF_OBJECTS:
+                context.tokens.written(route.resource, answer)
         except StoreError as error:
             raise from_store_error(error, route.resource, route.name) from None
         self._send_json(code, answer)

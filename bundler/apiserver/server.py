@@ -2,7 +2,8 @@
 
 It speaks the REST paths, discovery, watch streams and Status errors that the official `kubernetes`
 client uses, counts requests by verb, can fail chosen requests on purpose (409/410/429/5xx with
-Retry-After) and can stop serving a kind, as a cluster without the Flux CRDs would.
+Retry-After) and can stop serving a kind, as a cluster without the Flux CRDs would. Like a real
+cluster, it fills service-account token Secrets (bundler.apiserver.tokens).
 """
 
 from __future__ import annotations
@@ -30,7 +31,9 @@ class ApiServer:
 
     The default store requires Namespaces to exist, like a real cluster. `bookmark_interval` is
     how often watches that allow bookmarks get one while idle (one is always sent at timeout).
-    Discovery requests are counted under "discovery", not "get".
+    Discovery requests are counted under "discovery", not "get". With `token_controller` (the
+    default) token Secrets of existing ServiceAccounts written through the server get a token, as
+    Kubernetes' token controller gives them; its writes are not counted.
     """
 
     def __init__(
@@ -40,11 +43,16 @@ class ApiServer:
         *,
         token: str | None = None,
         bookmark_interval: float = 30.0,
+        token_controller: bool = True,
     ) -> None:
         self.store = store if store is not None else MemoryStore(require_namespaces=True)
         self.url = ""
         self._context = ServerContext(
-            self.store, resources, token=token, bookmark_interval=bookmark_interval
+            self.store,
+            resources,
+            token=token,
+            bookmark_interval=bookmark_interval,
+            token_controller=token_controller,
         )
         self._httpd: KubeHTTPServer | None = None
         self._thread: threading.Thread | None = None

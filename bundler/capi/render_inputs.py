@@ -10,6 +10,8 @@ same name wins. Errors name the document (`FILE:DOC-INDEX`) and the field.
 
 from __future__ import annotations
 
+import base64
+import binascii
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,7 +19,13 @@ from typing import Any
 from pydantic import ValidationError
 
 from bundler.api.cluster import AgentMode, Cluster, ClusterGroup
-from bundler.api.documents import DEFAULT_NAMESPACE, Document, describe_validation_error
+from bundler.api.documents import (
+    DEFAULT_NAMESPACE,
+    Document,
+    describe_validation_error,
+    yaml_type,
+)
+from bundler.api.meta import ObjectMeta
 from bundler.core.capi_import import (
     CAPI_GROUP,
     ImportMode,
@@ -28,6 +36,8 @@ from bundler.core.capi_import import (
     kubeconfig_secret_name,
     should_import,
 )
+from bundler.core.naming import is_dns1123_label
+from bundler.core.validation import validate_metadata
 from bundler.errors import InvalidInputError
 
 CAPI_API_VERSIONS = (f"{CAPI_GROUP}/v1beta2", f"{CAPI_GROUP}/v1beta1")
@@ -119,7 +129,7 @@ def _collect(docs: Sequence[Document]) -> _Inputs:
         if is_capi_cluster(body):
             inputs.capi.append((doc, _checked_capi(doc, body)))
         elif body.get("kind") == "Secret" and body.get("apiVersion") == "v1":
-            inputs.secrets[(meta["namespace"], meta["name"])] = body
+            inputs.secrets[(meta["namespace"], meta["name"])] = _checked_secret(doc, body)
         elif body.get("kind") == "Namespace" and body.get("apiVersion") == "v1":
             inputs.namespace_labels[meta["name"]] = _labels(doc, meta)
         else:
@@ -133,19 +143,33 @@ def _collect(docs: Sequence[Document]) -> _Inputs:
 
 
 def _with_namespace(doc: Document) -> dict[str, Any]:
-    """The document with metadata.name checked and the namespace defaulted (not for Namespaces)."""
+    """The document with its metadata checked as the API server would and the namespace
+    defaulted (not for Namespaces, which have none)."""
     body = dict(doc.body)
-    meta = body.get("metadata")
-    if not isinstance(meta, Mapping) or not isinstance(meta.get("name"), str) or not meta["name"]:
+    meta = dict(_mapping(doc, body.get("metadata"), "metadata"))
+    if not _text(doc, meta.get("name"), "metadata.name"):
         raise InvalidInputError("required field is missing", obj=doc.where, field="metadata.name")
-    meta = dict(meta)
     if body.get("kind") != "Namespace":
         meta["namespace"] = meta.get("namespace") or DEFAULT_NAMESPACE
     body["metadata"] = meta
+    checked = ObjectMeta(
+        name=meta["name"],
+        namespace=_text(doc, meta.get("namespace"), "metadata.namespace"),
+        labels=_labels(doc, meta),
+        annotations=_string_map(doc, meta.get("annotations"), "metadata.annotations"),
+    )
+    validate_metadata(checked, obj=doc.where)
+    if body.get("kind") == "Namespace" and not is_dns1123_label(checked.name):
+        raise InvalidInputError(
+            f"{checked.name!r} is not a valid namespace name (DNS-1123 label)",
+            obj=doc.where,
+            field="metadata.name",
+        )
     return body
 
 
 def _checked_capi(doc: Document, body: dict[str, Any]) -> dict[str, Any]:
+    """The CAPI Cluster, with the fields the import reads of the types its CRD gives them."""
     if body["apiVersion"] not in CAPI_API_VERSIONS:
         raise InvalidInputError(
             f"unsupported apiVersion {body['apiVersion']!r} (expected "
@@ -153,19 +177,70 @@ def _checked_capi(doc: Document, body: dict[str, Any]) -> dict[str, Any]:
             obj=doc.where,
             field="apiVersion",
         )
-    _labels(doc, body["metadata"])
+    spec = _mapping(doc, body.get("spec"), "spec")
+    topology = _mapping(doc, spec.get("topology"), "spec.topology")
+    _mapping(doc, topology.get("classRef"), "spec.topology.classRef")
+    status = _mapping(doc, body.get("status"), "status")
+    initialization = _mapping(doc, status.get("initialization"), "status.initialization")
+    for path, flag in (
+        ("status.controlPlaneReady", status.get("controlPlaneReady")),
+        (
+            "status.initialization.controlPlaneInitialized",
+            initialization.get("controlPlaneInitialized"),
+        ),
+    ):
+        if flag is not None and not isinstance(flag, bool):
+            raise InvalidInputError(
+                f"must be true or false, got {yaml_type(flag)}", obj=doc.where, field=path
+            )
+    return body
+
+
+def _checked_secret(doc: Document, body: dict[str, Any]) -> dict[str, Any]:
+    """The Secret, with `data` base64 text and `stringData` text, as the API server insists."""
+    data = _string_map(doc, body.get("data"), "data")
+    _string_map(doc, body.get("stringData"), "stringData")
+    for key, value in data.items():
+        try:
+            base64.b64decode(value, validate=True)
+        except binascii.Error:
+            raise InvalidInputError(
+                "is not valid base64 (use stringData for plain text)",
+                obj=doc.where,
+                field=f"data.{key}",
+            ) from None
     return body
 
 
 def _labels(doc: Document, meta: Mapping[str, Any]) -> Mapping[str, str]:
-    labels = meta.get("labels") or {}
-    if not isinstance(labels, Mapping) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in labels.items()
-    ):
+    return _string_map(doc, meta.get("labels"), "metadata.labels")
+
+
+def _string_map(doc: Document, value: Any, field: str) -> Mapping[str, str]:
+    """`value` (absent: empty) when it maps strings to strings; an error naming `field` else."""
+    mapping = _mapping(doc, value, field)
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in mapping.items()):
+        raise InvalidInputError("must map strings to strings", obj=doc.where, field=field)
+    return mapping
+
+
+def _mapping(doc: Document, value: Any, field: str) -> Mapping[str, Any]:
+    """`value` when it is a mapping, {} when absent; an error naming `field` else."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
         raise InvalidInputError(
-            "must map strings to strings", obj=doc.where, field="metadata.labels"
+            f"must be a mapping, got {yaml_type(value)}", obj=doc.where, field=field
         )
-    return labels
+    return value
+
+
+def _text(doc: Document, value: Any, field: str) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise InvalidInputError(
+            f"must be a string, got {yaml_type(value)}", obj=doc.where, field=field
+        )
+    return value
 
 
 def validated_cluster(doc: Document, obj: dict[str, Any]) -> Cluster:

@@ -4,6 +4,6 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from bundler.commands import agent, chart, manager, render, sim
+from bundler.commands import agent, agent_kubeconfig, chart, manager, render, sim
 
-COMMANDS: tuple[ModuleType, ...] = (render, chart, manager, agent, sim)
+COMMANDS: tuple[ModuleType, ...] = (render, chart, manager, agent, agent_kubeconfig, sim)

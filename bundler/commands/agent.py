@@ -23,6 +23,7 @@ from bundler.commands.arguments import (
     check_workers,
     configure_logging,
 )
+from bundler.commands.flag_types import check_namespace_names, check_seconds
 from bundler.core.flux import DEFAULT_AGENT_NAMESPACE
 from bundler.errors import InvalidInputError
 from bundler.kube.store import KubeStore, load_store
@@ -97,6 +98,9 @@ def run_agent(args: argparse.Namespace) -> int:
     mode = AgentMode(args.mode)
     if args.workers is not None:
         check_workers(args.workers)
+    check_seconds(args.heartbeat_interval, "--heartbeat-interval")
+    check_namespace_names([args.namespace], "--namespace")
+    check_namespace_names(args.workspace, "--workspace")
     serve = _pull_config(args) if mode is AgentMode.PULL else _remote_settings(args)
     configure_logging()
     stores: list[KubeStore] = []

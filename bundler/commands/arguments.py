@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import logging
 
+from bundler.commands.flag_types import check_seconds
 from bundler.errors import InvalidInputError
 from bundler.manager.chart_resolver import DEFAULT_TIMEOUT, ResolverSettings
 
@@ -74,8 +75,7 @@ def add_registry_arguments(parser: argparse._ActionsContainer) -> None:
 
 def resolver_settings(args: argparse.Namespace) -> ResolverSettings:
     """The resolver settings the registry flags ask for; InvalidInputError names a bad flag."""
-    if args.registry_timeout <= 0:
-        raise InvalidInputError("must be positive", field="--registry-timeout")
+    check_seconds(args.registry_timeout, "--registry-timeout")
     return ResolverSettings(
         timeout=args.registry_timeout,
         plain_http_hosts=frozenset(args.plain_http_registries),

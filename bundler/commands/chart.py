@@ -11,7 +11,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bundler.core.versions import is_exact_version, resolve_version, version_to_tag
+from bundler.commands.flag_types import check_seconds
+from bundler.core.versions import (
+    is_exact_version,
+    parse_constraint,
+    resolve_version,
+    version_to_tag,
+)
 from bundler.errors import InvalidInputError
 from bundler.oci import credentials, package, reference, registry, repository
 from bundler.oci.client import DEFAULT_TIMEOUT_S
@@ -49,8 +55,7 @@ def _options(args: argparse.Namespace, host: str) -> registry.RegistryOptions:
     password = _read_password() if args.password_stdin else None
     if args.ca_file is not None and not args.ca_file.is_file():
         raise InvalidInputError(f"CA file {args.ca_file} does not exist", field="--ca-file")
-    if args.timeout <= 0:
-        raise InvalidInputError("must be positive", field="--timeout")
+    check_seconds(args.timeout, "--timeout")
     tls_verify: bool | str = not args.insecure_skip_tls_verify
     if args.ca_file is not None and tls_verify:
         tls_verify = str(args.ca_file)
@@ -62,8 +67,17 @@ def _options(args: argparse.Namespace, host: str) -> registry.RegistryOptions:
     )
 
 
+def _output_dir(raw: str, flag: str) -> Path:
+    """Where a command writes its files: an existing directory, or a path to create one at."""
+    path = Path(raw)
+    if path.exists() and not path.is_dir():
+        raise InvalidInputError(f"{raw} exists and is not a directory", field=flag)
+    return path
+
+
 def run_package(args: argparse.Namespace) -> int:
-    target, archive = package.package(Path(args.chart_dir), Path(args.destination))
+    destination = _output_dir(args.destination, "--destination")
+    target, archive = package.package(Path(args.chart_dir), destination)
     print(f"Packaged: {target}")
     print(f"Digest: {archive.digest}")
     return 0
@@ -100,9 +114,11 @@ def _tag_for(
 
 def run_pull(args: argparse.Namespace) -> int:
     repo = reference.parse_repository(args.ref)
+    if not is_exact_version(args.version):
+        parse_constraint(args.version, field="--version")  # a typo fails before any request
+    destination = _output_dir(args.destination, "--destination")
     options = _options(args, repo.host)
     pulled = registry.pull_chart(_tag_for(repo, args.version, options), options)
-    destination = Path(args.destination)
     if args.untar:
         name = str(pulled.chart_yaml["name"])
         saved = package.extract(pulled.archive, name, destination, source=pulled.reference.url)

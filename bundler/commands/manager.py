@@ -28,6 +28,7 @@ from bundler.commands.arguments import (
     configure_logging,
     resolver_settings,
 )
+from bundler.commands.flag_types import check_seconds
 from bundler.core.capi_import import ImportMode
 from bundler.core.naming import is_dns1123_label
 from bundler.errors import InvalidInputError
@@ -102,10 +103,8 @@ def register(sub: Any) -> None:
 def options_from(args: argparse.Namespace) -> ManagerOptions:
     """The manager options the arguments ask for; InvalidInputError names the bad flag."""
     check_workers(args.workers)
-    if args.offline_after <= 0:
-        raise InvalidInputError("must be positive", field="--offline-after")
-    if args.capi_cleanup_timeout < 0:
-        raise InvalidInputError("must not be negative", field="--capi-cleanup-timeout")
+    check_seconds(args.offline_after, "--offline-after")
+    check_seconds(args.capi_cleanup_timeout, "--capi-cleanup-timeout", allow_zero=True)
     for name in [*args.namespaces, *([args.lease_namespace] if args.lease_namespace else [])]:
         if not is_dns1123_label(name):
             raise InvalidInputError(f"{name!r} is not a namespace name", field="--namespace")

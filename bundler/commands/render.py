@@ -221,6 +221,8 @@ def run_crds(args: argparse.Namespace) -> int:
         sys.stdout.write(format_objects(list(crds.values()), OutputFormat.YAML))
         return EXIT_OK
     out = Path(args.output_dir)
+    if out.exists() and not out.is_dir():
+        raise InvalidInputError(f"{out} exists and is not a directory", field="--output-dir")
     out.mkdir(parents=True, exist_ok=True)
     for name, doc in crds.items():
         (out / name).write_text(to_yaml(doc), encoding="utf-8")

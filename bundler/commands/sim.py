@@ -16,6 +16,7 @@ import sys
 from typing import Any
 
 from bundler.commands.arguments import add_input_paths, add_registry_arguments, resolver_settings
+from bundler.commands.flag_types import non_negative_seconds, positive_seconds
 from bundler.errors import InvalidInputError
 from bundler.inputs import load_world
 from bundler.manager.chart_resolver import RegistryResolver, with_docker_config
@@ -28,6 +29,10 @@ from bundler.sim.run import DEFAULT_TIMEOUT, RunOptions, run_fleet
 
 EXIT_CONVERGED = 0
 EXIT_TIMED_OUT = 1
+
+
+# One process simulates the fleet: beyond this, memory, not bundler, is what gets measured.
+MAX_GENERATED_CLUSTERS = 100_000
 
 
 def register(sub: Any) -> None:
@@ -81,21 +86,21 @@ def register(sub: Any) -> None:
     tuning = sim.add_argument_group("tuning")
     tuning.add_argument(
         "--flux-delay",
-        type=float,
+        type=non_negative_seconds,
         default=DEFAULT_FLUX_DELAY,
         metavar="SECONDS",
         help=f"mean time a simulated Helm action takes (default {DEFAULT_FLUX_DELAY})",
     )
     tuning.add_argument(
         "--timeout",
-        type=float,
+        type=positive_seconds,
         default=DEFAULT_TIMEOUT,
         metavar="SECONDS",
         help=f"give up when not at rest after this long (default {DEFAULT_TIMEOUT:g})",
     )
     tuning.add_argument(
         "--workers",
-        type=_count,
+        type=_workers,
         default=DEFAULT_WORKERS,
         metavar="N",
         help=f"worker threads shared by all agents and Flux instances (default {DEFAULT_WORKERS})",
@@ -120,8 +125,6 @@ def run_sim(args: argparse.Namespace) -> int:
         rate=args.fail_rate,
         seed=args.seed,
     )
-    if args.flux_delay < 0 or args.timeout <= 0:
-        raise InvalidInputError("--flux-delay must be >= 0 and --timeout > 0")
     clock = SystemClock()
     resolver = RegistryResolver(with_docker_config(resolver_settings(args)), clock)
     options = FleetOptions(
@@ -154,6 +157,13 @@ def _count(text: str) -> int:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value} is negative")
+    if not 0 <= value <= MAX_GENERATED_CLUSTERS:
+        raise argparse.ArgumentTypeError(f"must be from 0 to {MAX_GENERATED_CLUSTERS}, got {value}")
+    return value
+
+
+def _workers(text: str) -> int:
+    value = _count(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
     return value

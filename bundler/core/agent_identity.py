@@ -3,6 +3,10 @@
 Per Cluster the manager keeps:
 - the cluster namespace, labelled with the Cluster it belongs to;
 - ServiceAccount `bundler-agent` there, the identity the agent authenticates as;
+- Secret `bundler-agent-token` there, of type `kubernetes.io/service-account-token`: Kubernetes'
+  token controller fills it with that ServiceAccount's token and the cluster's CA, which
+  `bundler agent-kubeconfig` turns into the pull-mode agent's kubeconfig. The manager owns its
+  type, annotation and labels, never its data;
 - Role `bundler-agent` there: read BundleDeployments, write their status, read Secrets (the
   registry credentials copied into the namespace) - nothing in any other namespace;
 - Role `bundler-agent-<cluster>` in the workspace, limited by resourceNames to its own Cluster:
@@ -11,6 +15,10 @@ Per Cluster the manager keeps:
 
 Every object carries bundler's managed-by label and the cluster labels, so the manager can watch
 exactly these objects and map each back to its Cluster. Pure builders: no I/O.
+
+Kubernetes changes some fields only by recreating the object (`must_recreate`): a Secret's type, a
+RoleBinding's roleRef, and the ServiceAccount a token was minted for (the token controller never
+re-mints a filled token).
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ from bundler.api.resources import (
     NAMESPACE,
     ROLE,
     ROLE_BINDING,
+    SECRET,
     SERVICE_ACCOUNT,
     Resource,
 )
@@ -38,6 +47,23 @@ from bundler.core.naming import DNS1123_SUBDOMAIN_MAX, cluster_namespace, shorte
 
 AGENT_NAME = "bundler-agent"
 RBAC_GROUP = "rbac.authorization.k8s.io"
+
+AGENT_TOKEN_SECRET = f"{AGENT_NAME}-token"
+SERVICE_ACCOUNT_TOKEN_TYPE = "kubernetes.io/service-account-token"
+ANNOTATION_SERVICE_ACCOUNT_NAME = "kubernetes.io/service-account.name"
+ANNOTATION_SERVICE_ACCOUNT_UID = "kubernetes.io/service-account.uid"
+# The keys Kubernetes' token controller fills in a service-account token Secret.
+TOKEN_KEY = "token"
+CA_KEY = "ca.crt"
+# Marks the token Secret, so the manager watches it apart from the credentials it copies.
+LABEL_AGENT_TOKEN = "bundler.dev/agent-token"
+AGENT_TOKEN_MARK = "true"
+
+# What Kubernetes will not change in place, per kind: a difference means delete and create again.
+_IMMUTABLE_FIELDS: dict[Resource, tuple[str, ...]] = {SECRET: ("type",), ROLE_BINDING: ("roleRef",)}
+_IMMUTABLE_ANNOTATIONS: dict[Resource, tuple[str, ...]] = {
+    SECRET: (ANNOTATION_SERVICE_ACCOUNT_NAME,)
+}
 
 Obj = dict[str, Any]
 
@@ -98,6 +124,7 @@ def agent_identity(
     owner = _owner(cluster, cluster_uid)
     return (
         IdentityObject(SERVICE_ACCOUNT, _object(SERVICE_ACCOUNT, AGENT_NAME, namespace, labels)),
+        IdentityObject(SECRET, _token_secret(namespace, labels)),
         IdentityObject(
             ROLE, {**_object(ROLE, AGENT_NAME, namespace, labels), "rules": namespace_rules()}
         ),
@@ -111,6 +138,18 @@ def agent_identity(
         IdentityObject(
             ROLE_BINDING, _binding(ws_role, workspace, labels, ws_role, namespace, owner)
         ),
+    )
+
+
+def must_recreate(wanted: IdentityObject, observed: Obj) -> bool:
+    """Whether `observed` differs from `wanted` where only deleting and creating it again helps."""
+    fields = _IMMUTABLE_FIELDS.get(wanted.res, ())
+    if any(observed.get(f) != wanted.body.get(f) for f in fields):
+        return True
+    wanted_notes = wanted.body["metadata"].get("annotations") or {}
+    notes = observed.get("metadata", {}).get("annotations") or {}
+    return any(
+        notes.get(a) != wanted_notes.get(a) for a in _IMMUTABLE_ANNOTATIONS.get(wanted.res, ())
     )
 
 
@@ -129,6 +168,16 @@ def cluster_rules(cluster: str) -> list[Obj]:
         _rule(GROUP, CLUSTER.plural, ["get"], [cluster]),
         _rule(GROUP, f"{CLUSTER.plural}/status", ["get", "update", "patch"], [cluster]),
     ]
+
+
+def _token_secret(namespace: str, labels: dict[str, str]) -> Obj:
+    """The agent's token Secret as the manager writes it: no data, the token controller fills it."""
+    secret = _object(
+        SECRET, AGENT_TOKEN_SECRET, namespace, {**labels, LABEL_AGENT_TOKEN: AGENT_TOKEN_MARK}
+    )
+    secret["metadata"]["annotations"] = {ANNOTATION_SERVICE_ACCOUNT_NAME: AGENT_NAME}
+    secret["type"] = SERVICE_ACCOUNT_TOKEN_TYPE
+    return secret
 
 
 def _rule(group: str, resource: str, verbs: list[str], names: list[str] | None = None) -> Obj:

@@ -8,6 +8,9 @@ HelmRelease, then:
 - `read_release` turns the HelmRelease into readiness as Flux reports it: Ready means
   `status.observedGeneration == metadata.generation` and condition `Ready=True`; otherwise Flux's
   own reason and message (InstallFailed, UpgradeFailed, ArtifactFailed, ...) are passed on;
+- `for_chart_version` holds that readiness back until Flux's newest release is of the chart version
+  the options name: a new OCI chart version changes only the OCIRepository's tag, so the
+  HelmRelease's generation stays and its Ready=True still describes the previous release;
 - `next_status` builds the BundleDeployment status following bundler.core.state's convention
   (`Deployed` = the last apply attempt, `Ready` = the release), and `status_changed` says whether
   it is worth writing.
@@ -24,6 +27,8 @@ from bundler.api.bundledeployment import BundleDeployment, BundleDeploymentStatu
 from bundler.api.meta import ConditionStatus
 from bundler.core.flux import bundle_name
 from bundler.core.state import ConditionType, condition, conditions_equal_ignoring_time
+from bundler.core.versions import SemVer, tag_to_version
+from bundler.errors import InvalidInputError
 
 # On a HelmRelease: "true" when the bundle keeps its release installed after undeploying.
 ANNOTATION_KEEP_RESOURCES = "bundler.dev/keep-resources"
@@ -170,6 +175,36 @@ def _flux_condition(status: Mapping[str, Any], type: str) -> Mapping[str, Any] |
     return next((c for c in conditions if isinstance(c, Mapping) and c.get("type") == type), None)
 
 
+def for_chart_version(report: ReleaseReport, wanted: str | None) -> ReleaseReport:
+    """`report`, or NotReady while Flux's newest release is not of chart version `wanted`.
+
+    Only a Ready report is held back: Flux's own failures and progress are passed on as they are.
+    Without a wanted version (Flux picks the latest) there is nothing to compare.
+    """
+    if not report.ready or not wanted:
+        return report
+    released = report.release.chartVersion if report.release is not None else None
+    if released is not None and same_chart_version(released, wanted):
+        return report
+    last = f"last released {released}" if released else "no release recorded yet"
+    message = f"waiting for Flux to release chart version {tag_to_version(wanted)} ({last})"
+    return ReleaseReport(False, Reason.PROGRESSING, message, report.release)
+
+
+def same_chart_version(released: str, wanted: str) -> bool:
+    """Whether Flux's `chartVersion` is the chart version `wanted` (a version or an OCI tag).
+
+    Build metadata does not count: for an OCIRepository Flux replaces it with the artifact's digest
+    (`6.1.0+0123456789ab`, unless its DisableChartDigestTracking gate is on). Text that is not
+    SemVer compares as written.
+    """
+    released, wanted = tag_to_version(released), tag_to_version(wanted)
+    try:
+        return SemVer.parse(released) == SemVer.parse(wanted)
+    except InvalidInputError:
+        return released == wanted
+
+
 def _release_details(status: Mapping[str, Any]) -> ReleaseStatus | None:
     """Name, namespace, chart version and revision of the newest entry of Flux's history."""
     history = status.get("history") or []
@@ -194,8 +229,12 @@ def next_status(bd: BundleDeployment, seen: Observation) -> BundleDeploymentStat
     applied = previous.appliedDeploymentID
     if seen.decision.step is Step.APPLY and seen.outcome is not None and seen.outcome.ok:
         applied = bd.spec.deploymentID
+    report = seen.report
+    if applied == bd.spec.deploymentID:
+        # The Flux objects carry these options: their chart version is the one to wait for.
+        report = for_chart_version(report, bd.spec.options.helm.version)
     deployed = _deployed_condition(bd, seen, applied)
-    ready = _ready_condition(seen)
+    ready = _ready_condition(seen.decision, seen.outcome, report)
     conditions = condition(
         ConditionType.DEPLOYED,
         deployed[0],
@@ -210,9 +249,9 @@ def next_status(bd: BundleDeployment, seen: Observation) -> BundleDeploymentStat
     )
     return BundleDeploymentStatus(
         appliedDeploymentID=applied,
-        ready=seen.report.ready,
+        ready=report.ready,
         nonModified=True,
-        release=seen.report.release,
+        release=report.release,
         conditions=conditions,
     )
 
@@ -238,12 +277,13 @@ def _deployed_condition(
     )
 
 
-def _ready_condition(seen: Observation) -> ConditionParts:
-    outcome, report = seen.outcome, seen.report
+def _ready_condition(
+    decision: Decision, outcome: ApplyOutcome | None, report: ReleaseReport
+) -> ConditionParts:
     if outcome is not None and outcome.reason is Reason.FLUX_NOT_INSTALLED:
         return ConditionStatus.FALSE, outcome.reason, outcome.message
-    if seen.decision.step is Step.WAIT and report.reason == Reason.NOT_DEPLOYED:
-        return ConditionStatus.FALSE, Reason.DEPENDENCY_NOT_READY, waiting_message(seen.decision)
+    if decision.step is Step.WAIT and report.reason == Reason.NOT_DEPLOYED:
+        return ConditionStatus.FALSE, Reason.DEPENDENCY_NOT_READY, waiting_message(decision)
     status = ConditionStatus.TRUE if report.ready else ConditionStatus.FALSE
     return status, report.reason, report.message
 

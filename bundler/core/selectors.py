@@ -78,6 +78,19 @@ def validate_selector(selector: LabelSelector, *, field: str) -> None:
         _validate_requirement(req, field=f"{field}.matchExpressions[{i}]")
 
 
+def validate_labels(labels: Mapping[str, str], *, field: str) -> None:
+    """Raise InvalidInputError, naming `field`, for a label Kubernetes would refuse to store."""
+    for key, value in labels.items():
+        _check_label_key(key, field=field)
+        _check_label_value(value, f"value of label {key!r}", field=field)
+
+
+def validate_annotation_keys(annotations: Mapping[str, str], *, field: str) -> None:
+    """Annotation keys are qualified names, as label keys are; their values are free text."""
+    for key in annotations:
+        _check_label_key(key, field=field, what="annotation key")
+
+
 def _validate_requirement(req: LabelSelectorRequirement, *, field: str) -> None:
     if req.operator in _SETS_OPERATORS and not req.values:
         raise InvalidInputError(
@@ -92,27 +105,27 @@ def _validate_requirement(req: LabelSelectorRequirement, *, field: str) -> None:
         _check_label_value(value, "label value", field=f"{field}.values[{j}]")
 
 
-def _check_label_key(key: str, *, field: str) -> None:
+def _check_label_key(key: str, *, field: str, what: str = "label key") -> None:
     """A qualified name: an optional DNS-1123 subdomain prefix and '/', then a name of <= 63."""
     if key.count("/") > 1:
-        raise InvalidInputError(f"label key {key!r}: at most one '/' is allowed", field=field)
+        raise InvalidInputError(f"{what} {key!r}: at most one '/' is allowed", field=field)
     prefix, slash, name = key.rpartition("/")
     if slash and not is_dns1123_subdomain(prefix):
         raise InvalidInputError(
-            f"label key {key!r}: prefix {prefix!r} must be a DNS-1123 subdomain "
+            f"{what} {key!r}: prefix {prefix!r} must be a DNS-1123 subdomain "
             "(lowercase alphanumerics, '-' and '.', at most 253 characters)",
             field=field,
         )
     if not name:
-        raise InvalidInputError(f"label key {key!r}: name part must not be empty", field=field)
+        raise InvalidInputError(f"{what} {key!r}: name part must not be empty", field=field)
     if len(name) > DNS1123_LABEL_MAX:
         raise InvalidInputError(
-            f"label key {key!r}: name part must be at most {DNS1123_LABEL_MAX} characters",
+            f"{what} {key!r}: name part must be at most {DNS1123_LABEL_MAX} characters",
             field=field,
         )
     if not _NAME_RE.fullmatch(name):
         raise InvalidInputError(
-            f"label key {key!r}: name part must consist of {_NAME_CHARSET}", field=field
+            f"{what} {key!r}: name part must consist of {_NAME_CHARSET}", field=field
         )
 
 

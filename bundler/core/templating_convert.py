@@ -10,6 +10,7 @@ JSON (``true``, ``null``, ``[1, 2]``), the spelling YAML and Helm users expect; 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import ItemsView, Iterator, KeysView, Mapping, ValuesView
 from typing import Any
 
@@ -24,6 +25,9 @@ class NotAValueError(Exception):
     """An expression evaluated to something that is not a value (a function, a namespace)."""
 
     def __init__(self, value: object) -> None:
+        if isinstance(value, float):
+            super().__init__(f"the expression evaluates to {value!r}, which JSON cannot carry")
+            return
         super().__init__(
             f"the expression evaluates to a {type(value).__name__!r}, which is not a string,"
             " number, bool, null, list or map"
@@ -53,6 +57,8 @@ def preview(text: str, width: int = 60) -> str:
 def _copy(value: Any, budget: RenderBudget) -> Any:
     if isinstance(value, str):
         return str.__str__(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        raise NotAValueError(value)
     if isinstance(value, _SCALARS):
         return value
     if isinstance(value, Undefined):

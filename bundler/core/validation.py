@@ -1,4 +1,5 @@
-"""Semantic checks on a Bundle beyond its schema: selectors, repository schemes, names, versions.
+"""Semantic checks beyond the schema: object metadata as the API server checks it, and a Bundle's
+selectors, repository URLs, chart and object names, and versions.
 
 Every failure is an InvalidInputError that names the bundle and the field path, so the CLI can point
 at the document and a controller can put the message on the Bundle's Ready condition.
@@ -6,18 +7,46 @@ at the document and a controller can put the message on the Bundle's Ready condi
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
+from urllib.parse import urlsplit
 
 from bundler.api.bundle import Bundle
+from bundler.api.cluster import Cluster
 from bundler.api.helm import HelmOptions
+from bundler.api.meta import ObjectMeta
 from bundler.api.selector import LabelSelector
-from bundler.core.naming import is_dns1123_label
-from bundler.core.selectors import validate_selector
+from bundler.core.naming import is_dns1123_label, is_dns1123_subdomain
+from bundler.core.selectors import validate_annotation_keys, validate_labels, validate_selector
 from bundler.core.versions import is_exact_version, parse_constraint
 from bundler.errors import InvalidInputError
 
 REPO_SCHEMES = ("https://", "http://", "oci://")
 MAX_RELEASE_NAME = 53
+# Helm's own rule for chart names; in an OCI registry the name is also a repository path component.
+_CHART_NAME_RE = re.compile(r"[A-Za-z0-9._-]+")
+_OBJECT_NAME_RULE = (
+    "a valid name (DNS-1123 subdomain: lowercase alphanumerics, '-' and '.', at most 253 "
+    "characters)"
+)
+
+
+def validate_metadata(meta: ObjectMeta, *, obj: str) -> None:
+    """Name, namespace, labels and annotation keys, as the API server checks them on create."""
+    _check_object_name(obj, "metadata.name", meta.name)
+    if meta.namespace is not None:
+        _check_namespace(obj, "metadata.namespace", meta.namespace)
+    try:
+        validate_labels(meta.labels, field="metadata.labels")
+        validate_annotation_keys(meta.annotations, field="metadata.annotations")
+    except InvalidInputError as err:
+        raise InvalidInputError(err.message, obj=obj, field=err.field) from None
+
+
+def validate_cluster(cluster: Cluster, *, obj: str) -> None:
+    """A Cluster's reference to its kubeconfig Secret must be a name the Secret can have."""
+    if cluster.spec.kubeConfigSecret is not None:
+        _check_object_name(obj, "spec.kubeConfigSecret", cluster.spec.kubeConfigSecret)
 
 
 def bundle_ref(bundle: Bundle) -> str:
@@ -47,6 +76,8 @@ def validate_bundle(bundle: Bundle) -> None:
             _check_namespace(obj, f"spec.targets[{i}].namespace", target.namespace)
     if bundle.spec.namespace is not None:
         _check_namespace(obj, "spec.namespace", bundle.spec.namespace)
+    for path, name in _references(bundle):
+        _check_object_name(obj, path, name)
     for i, dep in enumerate(bundle.spec.dependsOn):
         if dep.name == bundle.metadata.name:
             raise InvalidInputError(
@@ -71,12 +102,31 @@ def _selectors(bundle: Bundle) -> Iterator[tuple[str, LabelSelector]]:
             )
 
 
+def _references(bundle: Bundle) -> Iterator[tuple[str, str]]:
+    """The names of other objects a Bundle refers to, with their paths."""
+    strategy = bundle.spec.rolloutStrategy
+    pickers = [(f"spec.targets[{i}]", t) for i, t in enumerate(bundle.spec.targets)] + [
+        (f"spec.rolloutStrategy.partitions[{i}]", p)
+        for i, p in enumerate(strategy.partitions if strategy else [])
+    ]
+    for path, picker in pickers:
+        if picker.clusterName is not None:
+            yield f"{path}.clusterName", picker.clusterName
+        if picker.clusterGroup is not None:
+            yield f"{path}.clusterGroup", picker.clusterGroup
+    for i, dep in enumerate(bundle.spec.dependsOn):
+        yield f"spec.dependsOn[{i}].name", dep.name
+
+
 def _validate_helm(obj: str, path: str, helm: HelmOptions) -> None:
-    if helm.repo is not None and not helm.repo.startswith(REPO_SCHEMES):
+    if helm.repo is not None:
+        _check_repo(obj, f"{path}.repo", helm.repo)
+    chart = helm.chart
+    if chart is not None and (not _CHART_NAME_RE.fullmatch(chart) or chart in (".", "..")):
         raise InvalidInputError(
-            f"{helm.repo!r} is not a Helm repository: use https://, http:// or oci://",
+            f"{chart!r} is not a chart name (letters, digits, '.', '_' and '-')",
             obj=obj,
-            field=f"{path}.repo",
+            field=f"{path}.chart",
         )
     if helm.version is not None and not is_exact_version(helm.version):
         try:
@@ -91,6 +141,30 @@ def _validate_helm(obj: str, path: str, helm: HelmOptions) -> None:
             obj=obj,
             field=f"{path}.releaseName",
         )
+
+
+def _check_repo(obj: str, path: str, repo: str) -> None:
+    if not repo.startswith(REPO_SCHEMES):
+        raise InvalidInputError(
+            f"{repo!r} is not a Helm repository: use https://, http:// or oci://",
+            obj=obj,
+            field=path,
+        )
+    try:
+        parts = urlsplit(repo)
+        parts.port  # noqa: B018  # urlsplit checks the port only when asked for it
+    except ValueError as err:
+        raise InvalidInputError(
+            f"{repo!r} is not a valid URL: {err}", obj=obj, field=path
+        ) from None
+    if not parts.hostname or any(c.isspace() for c in repo):
+        raise InvalidInputError(f"{repo!r} does not name a host", obj=obj, field=path)
+
+
+def _check_object_name(obj: str, path: str, name: str) -> None:
+    if not is_dns1123_subdomain(name):
+        problem = "must not be empty" if not name else f"{name!r} is not {_OBJECT_NAME_RULE}"
+        raise InvalidInputError(problem, obj=obj, field=path)
 
 
 def _check_namespace(obj: str, path: str, namespace: str) -> None:

@@ -88,7 +88,10 @@ def _by_code(code: int, reason: str, message: str, target: str) -> StoreError:
     if code in (400, 422):
         return Invalid(message, obj=target)
     if code == 401:
-        return Forbidden(f"unauthorized: {message}", obj=target)
+        return Forbidden(
+            f"unauthorized ({message}): the server refused the kubeconfig's credentials",
+            obj=target,
+        )
     if code == 403:
         return Forbidden(message, obj=target)
     if is_retryable_status(code):

@@ -7,6 +7,7 @@ Requests go through `ApiClient.param_serialize` (authentication, headers) and `A
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -45,6 +46,7 @@ class Method(StrEnum):
 # Methods whose repetition cannot create a second object: retried even when the connection broke
 # after the request was sent (a repeated PUT or DELETE at worst answers Conflict or NotFound).
 _REPEATABLE = frozenset({Method.GET, Method.PUT, Method.PATCH, Method.DELETE})
+_OS_CAUSE = re.compile(r"\[Errno -?\d+\] ([^'\")\]]+)")
 
 
 @dataclass(frozen=True)
@@ -128,7 +130,7 @@ class Transport:
                 method.value, url, header_params=headers, body=body, _request_timeout=timeout
             )
         except urllib3.exceptions.HTTPError as exc:
-            raise _connection_failure(method, exc, target) from exc
+            raise _connection_failure(method, exc, target, self.api.configuration.host) from exc
         except ApiException as exc:
             # The client reports TLS failures this way (status 0): not a server answer.
             raise Unavailable(f"TLS failure: {exc.reason}", obj=target) from exc
@@ -163,9 +165,17 @@ def _json_object(data: bytes, target: str) -> Obj:
     return decoded
 
 
-def _connection_failure(method: Method, exc: Exception, target: str) -> Exception:
+def _connection_failure(
+    method: Method, exc: Exception, target: str, server: str | None = None
+) -> Exception:
     """Retry what cannot have reached the server, and what is safe to repeat; fail the rest."""
-    cause = f"connection failed: {type(exc).__name__}: {exc}"
+    cause = f"connection failed{f' to {server}' if server else ''}: {_reason(exc)}"
     if isinstance(exc, urllib3.exceptions.ConnectTimeoutError) or method in _REPEATABLE:
         return RetryableError(cause)
     return Unavailable(cause, obj=target)
+
+
+def _reason(exc: Exception) -> str:
+    """The OS-level cause (`Connection refused`) without urllib3's connection object and URL."""
+    match = _OS_CAUSE.search(str(exc))
+    return match.group(1).strip() if match else f"{type(exc).__name__}: {exc}"

@@ -3,8 +3,12 @@
 One pass: make sure the cleanup finalizer is on the Cluster; create (or repair) the cluster
 namespace and the agent identity (bundler.core.agent_identity) from what the informers show, record
 `status.namespace`, and delete BundleDeployments in the namespace whose Bundle is gone or no longer
-targets the cluster. Deleting a Cluster deletes its namespace, which takes its BundleDeployments and
-identity with it, and the workspace Role and RoleBinding; then the finalizer is removed.
+targets the cluster. Repairs touch only what the manager owns (its labels and annotations, owners,
+the body fields it sets), so the token Secret's data and the annotations Kubernetes adds stay; an
+object that differs where Kubernetes allows no update is deleted and created again.
+
+Deleting a Cluster deletes its namespace, which takes its BundleDeployments and identity with it,
+and the workspace Role and RoleBinding; then the finalizer is removed.
 """
 
 from __future__ import annotations
@@ -17,12 +21,14 @@ from bundler.api.resources import (
     NAMESPACE,
     ROLE,
     ROLE_BINDING,
+    SECRET,
     SERVICE_ACCOUNT,
     Resource,
 )
 from bundler.core.agent_identity import (
     IdentityObject,
     agent_identity,
+    must_recreate,
     namespace_object,
     workspace_role_name,
 )
@@ -76,7 +82,11 @@ class ClusterController:
             return Result(requeue_after=TERMINATING_NAMESPACE_RETRY)
         _ensure(self.ctx, NAMESPACE, namespace_object(key.namespace, key.name), current_namespace)
         for wanted in agent_identity(key.namespace, key.name, observed["metadata"].get("uid")):
-            _ensure(self.ctx, wanted.res, wanted.body, _observed(scope, wanted))
+            current = _observed(scope, wanted)
+            if current is not None and must_recreate(wanted, current):
+                delete_if_present(store, wanted.res, wanted.name, wanted.namespace)
+                current = None
+            _ensure(self.ctx, wanted.res, wanted.body, current)
         patch_status_if_changed(store, CLUSTER, observed, {"namespace": namespace})
         self._remove_strays(scope, key, namespace)
         return None
@@ -116,6 +126,7 @@ class ClusterController:
 def _observed(scope: Scope, wanted: IdentityObject) -> Obj | None:
     informers: Mapping[Resource, Informer] = {
         SERVICE_ACCOUNT: scope.service_accounts,
+        SECRET: scope.agent_tokens,
         ROLE: scope.roles,
         ROLE_BINDING: scope.role_bindings,
     }
@@ -123,15 +134,17 @@ def _observed(scope: Scope, wanted: IdentityObject) -> Obj | None:
 
 
 def _ensure(ctx: Context, res: Resource, desired: Obj, observed: Obj | None) -> None:
-    """Create `desired`, or bring the observed object's labels, owners and body to it."""
+    """Create `desired`, or bring the observed object's labels, annotations, owners and body to it
+    (other labels and annotations, and fields `desired` does not set, are left as they are)."""
 
     def mutate(obj: Obj) -> bool:
         changed = False
         meta, wanted_meta = obj["metadata"], desired["metadata"]
-        labels = meta.setdefault("labels", {})
-        for name, value in wanted_meta.get("labels", {}).items():
-            if labels.get(name) != value:
-                labels[name] = value
+        for field in ("labels", "annotations"):
+            current = meta.get(field) or {}
+            stale = {k: v for k, v in (wanted_meta.get(field) or {}).items() if current.get(k) != v}
+            if stale:
+                meta[field] = {**current, **stale}
                 changed = True
         owners = wanted_meta.get("ownerReferences")
         if owners and not same(meta.get("ownerReferences"), owners):

@@ -23,6 +23,7 @@ from bundler.runtime.key import Key
 from bundler.store.protocol import EventType, Obj
 
 _GONE = object()
+_NOT_READ_OF_IDENTITIES = frozenset({"apiVersion", "kind", "metadata", "data"})
 
 
 class Changes:
@@ -78,7 +79,8 @@ class Router:
         scope.groups.add_handler(self.on_group)
         scope.deployments.add_handler(self.on_deployment)
         scope.namespaces.add_handler(self.on_namespace)
-        for informer in (scope.service_accounts, scope.roles, scope.role_bindings):
+        identities = (scope.service_accounts, scope.agent_tokens, scope.roles, scope.role_bindings)
+        for informer in identities:
             informer.add_handler(self.on_identity)
 
     def on_bundle(self, event: EventType, obj: Obj) -> None:
@@ -152,11 +154,13 @@ class Router:
         cluster = cluster_of(obj)
         if cluster is None:
             return
-        body = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind", "metadata")}
+        # A token Secret's data is the token controller's to write: the controller never reads it.
+        body = {k: v for k, v in obj.items() if k not in _NOT_READ_OF_IDENTITIES}
         fingerprint = (
             _identity(obj),
             canonical(body),
             canonical(_meta(obj).get("ownerReferences")),
+            canonical(_meta(obj).get("annotations")),
         )
         key = Key(f"{obj.get('kind')}/{_meta(obj).get('namespace')}", _meta(obj).get("name", ""))
         if self._identities.changed(key, event, fingerprint):

@@ -18,8 +18,10 @@ from bundler.api.resources import (
     NAMESPACE,
     ROLE,
     ROLE_BINDING,
+    SECRET,
     SERVICE_ACCOUNT,
 )
+from bundler.core.agent_identity import AGENT_TOKEN_MARK, LABEL_AGENT_TOKEN
 from bundler.core.labels import (
     LABEL_BUNDLE_NAMESPACE,
     LABEL_CLUSTER_NAMESPACE,
@@ -61,6 +63,9 @@ class Scope:
         self.service_accounts = host.informer(SERVICE_ACCOUNT, None, managed)
         self.roles = host.informer(ROLE, None, managed)
         self.role_bindings = host.informer(ROLE_BINDING, None, managed)
+        self.agent_tokens = host.informer(
+            SECRET, None, {**managed, LABEL_AGENT_TOKEN: AGENT_TOKEN_MARK}
+        )
         self.cluster_models: ModelIndex[Cluster] = ModelIndex(
             parse_cluster, lambda c: identity_fingerprint(c.metadata)
         )
@@ -92,6 +97,7 @@ class Scope:
             self.service_accounts,
             self.roles,
             self.role_bindings,
+            self.agent_tokens,
         )
 
     # -- reads the controllers share ------------------------------------------------------------

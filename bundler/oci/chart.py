@@ -14,8 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
-
+from bundler import yamlload
 from bundler.core.versions import is_exact_version
 from bundler.errors import InvalidInputError
 
@@ -24,6 +23,15 @@ API_VERSION = "v2"
 CHART_TYPES = ("application", "library")
 
 _NAME = re.compile(r"[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*")
+# Chart.yaml fields Helm reads as lists, maps or booleans: any other type fails `helm pull` later.
+_SHAPES: dict[str, tuple[type, str]] = {
+    "sources": (list, "a list"),
+    "keywords": (list, "a list"),
+    "maintainers": (list, "a list"),
+    "dependencies": (list, "a list"),
+    "annotations": (dict, "a mapping"),
+    "deprecated": (bool, "true or false"),
+}
 
 
 @dataclass(frozen=True)
@@ -86,6 +94,9 @@ def validate(document: Any, *, source: str) -> ChartMetadata:
             obj=source,
             field="version",
         )
+    for key, (kind, expected) in _SHAPES.items():
+        if key in document and not isinstance(document[key], kind):
+            raise InvalidInputError(f"must be {expected}", obj=source, field=key)
     chart_type = document.get("type", "application")
     if chart_type not in CHART_TYPES:
         raise InvalidInputError(
@@ -94,10 +105,6 @@ def validate(document: Any, *, source: str) -> ChartMetadata:
     return ChartMetadata(name=name, version=version, document=document)
 
 
-def parse(text: str, *, source: str) -> ChartMetadata:
+def parse(text: str | bytes, *, source: str) -> ChartMetadata:
     """Parse and validate the text of a Chart.yaml."""
-    try:
-        document = yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        raise InvalidInputError(f"invalid YAML: {err}", obj=source) from err
-    return validate(document, source=source)
+    return validate(yamlload.load(text, source), source=source)

@@ -86,7 +86,7 @@ class RegistryClient(Registry):  # type: ignore[misc]  # oras ships no type hint
             )
         except requests.exceptions.SSLError as err:
             raise InvalidInputError(
-                f"TLS with {self.hostname} failed ({_reason(err)}); see --ca-file, "
+                f"TLS with {self.hostname} failed ({connection_error_cause(err)}); see --ca-file, "
                 "--insecure-skip-tls-verify, or --plain-http for a registry without TLS",
                 obj=self.reference,
             ) from err
@@ -97,7 +97,8 @@ class RegistryClient(Registry):  # type: ignore[misc]  # oras ships no type hint
             ) from err
         except requests.RequestException as err:
             raise TransientError(
-                f"cannot reach registry {self.hostname}: {_reason(err)}", obj=self.reference
+                f"cannot reach registry {self.hostname}: {connection_error_cause(err)}",
+                obj=self.reference,
             ) from err
         return response
 
@@ -150,7 +151,7 @@ def _registry_detail(response: requests.Response) -> str:
     return f" ({'; '.join(parts)})" if parts else ""
 
 
-def _reason(err: Exception) -> str:
+def connection_error_cause(err: Exception) -> str:
     """The OS- or TLS-level cause of a connection error, without urllib3's pool and URL noise."""
     for cause in _CAUSES:
         match = cause.search(str(err))

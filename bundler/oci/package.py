@@ -20,8 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from bundler import yamlload
 from bundler.errors import InvalidInputError
 from bundler.oci import chart, helmignore
 from bundler.oci.chart import ChartMetadata
@@ -48,7 +47,8 @@ class ChartArchive:
 
 def _ignore_rules(chart_dir: Path) -> helmignore.IgnoreRules:
     path = chart_dir / helmignore.IGNORE_FILE
-    lines = path.read_text().splitlines() if path.is_file() else []
+    # Helm reads the file as text; bytes that are not UTF-8 cannot match a path either way.
+    lines = path.read_text(errors="replace").splitlines() if path.is_file() else []
     return helmignore.parse_rules(lines, source=str(path))
 
 
@@ -98,7 +98,7 @@ def build_archive(chart_dir: Path) -> ChartArchive:
     chart_file = chart_dir / chart.CHART_FILE
     if not chart_file.is_file():
         raise InvalidInputError(f"no {chart.CHART_FILE} in this directory", obj=str(chart_dir))
-    metadata = chart.parse(chart_file.read_text(), source=str(chart_file))
+    metadata = chart.parse(chart_file.read_bytes(), source=str(chart_file))
     files = list(_walk(chart_dir, _ignore_rules(chart_dir)))
     if chart.CHART_FILE not in {relative for relative, _ in files}:
         raise InvalidInputError(f".helmignore excludes {chart.CHART_FILE}", obj=str(chart_dir))
@@ -146,10 +146,7 @@ def read_chart_yaml(data: bytes, *, source: str) -> Mapping[str, Any]:
     version) are still charts to pull.
     """
     raw = _chart_yaml_bytes(data, source)
-    try:
-        document = yaml.safe_load(raw)
-    except yaml.YAMLError as err:
-        raise InvalidInputError(f"invalid {chart.CHART_FILE}: {err}", obj=source) from err
+    document = yamlload.load(raw, f"{source}: {chart.CHART_FILE}", unique_keys=False)
     if not isinstance(document, dict) or not all(
         _is_file_name_part(document.get(key)) for key in ("name", "version")
     ):
@@ -172,7 +169,7 @@ def _is_file_name_part(value: Any) -> bool:
 def load_archive(data: bytes, *, source: str) -> ChartArchive:
     """A chart archive to push: its Chart.yaml is validated like a chart directory's."""
     raw = _chart_yaml_bytes(data, source)
-    metadata = chart.parse(raw.decode(errors="replace"), source=f"{source}: {chart.CHART_FILE}")
+    metadata = chart.parse(raw, source=f"{source}: {chart.CHART_FILE}")
     return ChartArchive(metadata=metadata, data=data)
 
 

@@ -19,6 +19,7 @@ SCHEME = "oci://"
 # OCI distribution spec: path components of a repository name.
 _COMPONENT = re.compile(r"[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*")
 _TAG = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")
+MAX_PORT = 65535
 _HOST = re.compile(r"(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?)(?::\d{1,5})?")
 
 
@@ -99,6 +100,9 @@ def parse_location(url: str) -> OciLocation:
     path = path.strip("/")
     if not _HOST.fullmatch(host):
         raise InvalidInputError(f"invalid registry host {host!r}", obj=url)
+    _, colon, port = host.rpartition(":")
+    if colon and port.isdigit() and not 0 < int(port) <= MAX_PORT:
+        raise InvalidInputError(f"port {port} is not between 1 and {MAX_PORT}", obj=url)
     for component in path.split("/") if path else []:
         if ":" in component or "@" in component:
             raise InvalidInputError(

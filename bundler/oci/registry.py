@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import tempfile
+import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import requests
 from oras.container import Container
 
 from bundler.core.versions import version_to_tag
@@ -24,6 +26,9 @@ from bundler.oci.client import DEFAULT_TIMEOUT_S, RegistryClient
 from bundler.oci.credentials import Credentials
 from bundler.oci.package import ChartArchive, read_chart_yaml
 from bundler.oci.reference import ChartRepository, ChartTag, OciLocation
+
+# Registries page tag lists by the hundred or thousand; more pages than this is a server looping.
+MAX_TAG_PAGES = 1000
 
 
 @dataclass(frozen=True)
@@ -134,7 +139,39 @@ def pull_chart(tag: ChartTag, options: RegistryOptions) -> PulledChart:
 
 
 def list_tags(repository: ChartRepository, options: RegistryOptions) -> list[str]:
-    """Every tag of a chart repository, as the registry lists them (all pages)."""
+    """Every tag of a chart repository, as the registry lists them (all pages).
+
+    The answer is checked, as any answer from a server: a body that is not a tag list, or pages
+    that never end, are errors naming the repository rather than a crash or a hang.
+    """
     client = _client(repository.host, repository.url, options)
-    tags: list[str] = client.get_tags(_container(repository, "latest"))
-    return tags
+    url = f"{client.prefix}://{_container(repository, 'latest').tags_url()}"
+    tags: list[str] = []
+    for _ in range(MAX_TAG_PAGES):
+        response = client.do_request(url, "GET", headers=client.headers)
+        tags.extend(_page_tags(response, repository.url))
+        following = response.links.get("next", {}).get("url")
+        if not following:
+            return tags
+        url = urllib.parse.urljoin(url, following)
+    raise InvalidInputError(
+        f"the registry lists the tags on more than {MAX_TAG_PAGES} pages", obj=repository.url
+    )
+
+
+def _page_tags(response: requests.Response, reference: str) -> list[str]:
+    """The tags of one page of `GET /v2/<name>/tags/list`: `{"name": ..., "tags": [...]}`."""
+    try:
+        body = response.json()
+    except ValueError:
+        raise InvalidInputError("the registry's tag list is not JSON", obj=reference) from None
+    tags = body.get("tags") if isinstance(body, dict) else None
+    if not isinstance(body, dict) or not isinstance(tags, list | None):
+        raise InvalidInputError(
+            'the registry\'s tag list is not an object with a "tags" list', obj=reference
+        )
+    if not all(isinstance(tag, str) for tag in tags or []):
+        raise InvalidInputError(
+            "the registry's tag list holds tags that are not text", obj=reference
+        )
+    return list(tags or [])

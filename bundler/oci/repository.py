@@ -7,13 +7,13 @@ SemVer, newest first; the manager resolves a Bundle's version range against it.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 import requests
-import yaml
 
+from bundler import yamlload
 from bundler.core.versions import SemVer, tag_to_version
 from bundler.errors import InvalidInputError, TransientError
+from bundler.oci.client import connection_error_cause
 from bundler.oci.credentials import Credentials
 from bundler.oci.reference import SCHEME as OCI_SCHEME
 from bundler.oci.reference import ChartRepository, parse_location
@@ -21,7 +21,6 @@ from bundler.oci.registry import RegistryOptions, list_tags
 
 INDEX_FILE = "index.yaml"
 HTTP_SCHEMES = ("https://", "http://")
-_YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def newest_first(versions: Iterable[str]) -> list[str]:
@@ -51,7 +50,7 @@ def _fetch_index(url: str, credentials: Credentials | None, timeout: float) -> b
     except requests.Timeout as err:
         raise TransientError(f"no answer within {timeout:g}s", obj=url) from err
     except requests.RequestException as err:
-        raise TransientError(f"cannot fetch: {type(err).__name__}", obj=url) from err
+        raise TransientError(f"cannot fetch: {connection_error_cause(err)}", obj=url) from err
     status = response.status_code
     if status in (401, 403):
         who = "anonymous access" if credentials is None else f"user {credentials.username!r}"
@@ -70,10 +69,7 @@ def index_chart_versions(
 ) -> list[str]:
     """The versions of `chart` listed in an HTTP Helm repository's index.yaml, newest first."""
     url = f"{repo_url.rstrip('/')}/{INDEX_FILE}"
-    try:
-        index = yaml.load(_fetch_index(url, credentials, timeout), Loader=_YAML_LOADER)
-    except yaml.YAMLError as err:
-        raise InvalidInputError(f"invalid YAML: {err}", obj=url) from err
+    index = yamlload.load_large(_fetch_index(url, credentials, timeout), url)
     entries = index.get("entries") if isinstance(index, dict) else None
     if not isinstance(entries, dict):
         raise InvalidInputError("not a Helm repository index: no `entries` mapping", obj=url)
@@ -83,7 +79,8 @@ def index_chart_versions(
     return newest_first(
         str(release["version"])
         for release in releases
-        if isinstance(release, dict) and release.get("version") is not None
+        # a version is a scalar; anything else (even an alias to a huge tree) is skipped unread
+        if isinstance(release, dict) and isinstance(release.get("version"), str | int | float)
     )
 
 

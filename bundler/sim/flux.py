@@ -9,8 +9,11 @@ Per HelmRelease, as Flux's reconciler does:
   (ArtifactFailed) and, in remote mode, for the kubeConfig Secret (RESTClientError);
 - runs the install or upgrade: Ready Unknown/Progressing for `delay` clock seconds, then Ready and
   Released True (InstallSucceeded/UpgradeSucceeded) or False (InstallFailed/UpgradeFailed) from the
-  FailurePolicy, a new history entry, and observedGeneration = the generation it released. A failed
-  generation stays failed until the spec changes.
+  FailurePolicy, a new history entry, and observedGeneration = the generation it released;
+- releases again when the chart version changes without the spec changing: it watches the
+  HelmRepositories and OCIRepositories and wakes the HelmReleases that refer to them, so a new
+  OCIRepository tag upgrades the release like source-controller's new artifact does. A failed
+  attempt stays failed until the spec or the chart version changes.
 
 `releases()` is what Helm would list on the cluster: name, namespace, chart version, revision and
 status. One instance serves one store (one simulated cluster, or the management cluster for remote
@@ -23,6 +26,7 @@ import logging
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from bundler.api.resources import HELM_RELEASE, HELM_REPOSITORY, OCI_REPOSITORY, SECRET, Resource
@@ -44,7 +48,7 @@ from bundler.sim.flux_status import (
 )
 from bundler.store.errors import NotFound
 from bundler.store.memory_meta import rfc3339
-from bundler.store.protocol import Obj, Store
+from bundler.store.protocol import EventType, Obj, Store
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +57,8 @@ _SOURCES: dict[str, Resource] = {r.kind: r for r in (HELM_REPOSITORY, OCI_REPOSI
 
 # (workspace/cluster, cluster labels) of the cluster a HelmRelease deploys to.
 ClusterOf = Callable[[Obj], tuple[str, Mapping[str, str]]]
+# (kind, name, namespace) of the source a HelmRelease takes its chart from.
+SourceRef = tuple[str, str, str]
 
 
 @dataclass(frozen=True)
@@ -75,8 +81,19 @@ class InstalledRelease:
 
 
 @dataclass(frozen=True)
+class _Chart:
+    """The chart a Helm action releases."""
+
+    name: str
+    version: str
+
+
+@dataclass(frozen=True)
 class _Running:
+    """A Helm action under way: what it releases and when it is done."""
+
     generation: int
+    chart: _Chart
     due: float
 
 
@@ -96,18 +113,32 @@ class SimulatedFlux:
         self.settings = settings or FluxSettings()
         self.name = name
         self.informer = Informer(store, HELM_RELEASE, host.timers)
+        self.sources = {kind: Informer(store, res, host.timers) for kind, res in _SOURCES.items()}
         self._installed: dict[tuple[str, str], InstalledRelease] = {}
         self._running: dict[Key, _Running] = {}
+        # Which source each HelmRelease refers to: a source event wakes them without a scan.
+        self._source_refs: dict[Key, SourceRef] = {}
+        self._index_handler: int | None = None
         self._lock = threading.Lock()
 
     def start(self) -> None:
         controller = self.host.add_controller(self.name, self.reconcile, primary=self.informer)
         controller.watch(self.informer, self._dependents)
+        for kind, informer in self.sources.items():
+            controller.watch(informer, partial(self._referring_to, kind))
+        self._index_handler = self.informer.add_handler(self._index_source_ref)
         self.informer.start()
+        for informer in self.sources.values():
+            informer.start()
 
     def stop(self) -> None:
+        if self._index_handler is not None:
+            self.informer.remove_handler(self._index_handler)
+            self._index_handler = None
         self.host.remove_controller(self.name)
         self.informer.stop()
+        for informer in self.sources.values():
+            informer.stop()
 
     def releases(self) -> dict[tuple[str, str], InstalledRelease]:
         """The Helm releases installed on this cluster, by (namespace, name)."""
@@ -135,25 +166,33 @@ class SimulatedFlux:
             patch = {"metadata": {"finalizers": [*finalizers, FLUX_FINALIZER]}}
             self.store.patch(HELM_RELEASE, key.name, patch, key.namespace)
             return None
-        spec, status = obj.get("spec") or {}, obj.get("status") or {}
-        if spec.get("suspend") or status.get("lastAttemptedGeneration") == meta["generation"]:
+        if (obj.get("spec") or {}).get("suspend"):
             self._forget(key)
             return None
-        return self._release(key, obj)
+        source = self._source(obj)
+        chart = self._chart(obj, source)
+        if _attempted(obj, chart):
+            self._forget(key)
+            return None
+        return self._release(key, obj, source, chart)
 
-    def _release(self, key: Key, obj: Obj) -> Result | None:
+    def _release(
+        self, key: Key, obj: Obj, source: Obj | None, chart: _Chart | None
+    ) -> Result | None:
         generation = obj["metadata"]["generation"]
-        blocked = self._blocker(obj)
-        if blocked is not None:
-            reason, message = blocked
+        blocked = self._blocker(obj, source)
+        if chart is None or blocked is not None:
+            # A chart is missing only with its source, which _blocker reports already.
+            reason, message = blocked or _source_missing(obj)
             self._write(
                 key, not_ready(obj.get("status") or {}, reason, message, generation, self._now())
             )
             return Result(requeue_after=self.settings.retry)
         with self._lock:
             running = self._running.get(key)
-            if running is None or running.generation != generation:
-                running = _Running(generation, self.host.clock.monotonic() + self.settings.delay)
+            if running is None or (running.generation, running.chart) != (generation, chart):
+                due = self.host.clock.monotonic() + self.settings.delay
+                running = _Running(generation, chart, due)
                 self._running[key] = running
                 started = True
             else:
@@ -166,13 +205,13 @@ class SimulatedFlux:
                 action = action_for(status.get("history") or [], name, namespace)
                 self._write(key, progressing(status, action, generation, self._now()))
             return Result(requeue_after=wait)
-        self._finish(key, obj)
+        self._finish(key, obj, chart)
         return None
 
-    def _finish(self, key: Key, obj: Obj) -> None:
+    def _finish(self, key: Key, obj: Obj, chart: _Chart) -> None:
         spec, meta = obj.get("spec") or {}, obj["metadata"]
         name, namespace = _release_name(obj)
-        chart, version = self._chart(obj)
+        version = chart.version
         cluster, labels = self.cluster_of(obj)
         failure = self.settings.failures.failure(
             ReleaseIdentity(cluster, labels, f"{namespace}/{name}", version)
@@ -180,7 +219,7 @@ class SimulatedFlux:
         attempt = ReleaseAttempt(
             name=name,
             namespace=namespace,
-            chart=chart,
+            chart=chart.name,
             chart_version=version,
             values=spec.get("values") or {},
             generation=meta["generation"],
@@ -194,7 +233,7 @@ class SimulatedFlux:
         with self._lock:
             self._running.pop(key, None)
             self._installed[(namespace, name)] = InstalledRelease(
-                name, namespace, chart, version, int(latest["version"]), str(latest["status"])
+                name, namespace, chart.name, version, int(latest["version"]), str(latest["status"])
             )
 
     def _finalize(self, key: Key, obj: Obj, finalizers: list[str]) -> None:
@@ -214,7 +253,7 @@ class SimulatedFlux:
 
     # -- what blocks a release ----------------------------------------------------------------
 
-    def _blocker(self, obj: Obj) -> tuple[FluxReason, str] | None:
+    def _blocker(self, obj: Obj, source: Obj | None) -> tuple[FluxReason, str] | None:
         spec, namespace = obj.get("spec") or {}, obj["metadata"]["namespace"]
         for dep in spec.get("dependsOn") or []:
             dep_ns = dep.get("namespace") or namespace
@@ -223,10 +262,8 @@ class SimulatedFlux:
                     FluxReason.DEPENDENCY_NOT_READY,
                     f"dependency '{dep_ns}/{dep['name']}' is not ready",
                 )
-        kind, name, source_ns = _source_ref(obj)
-        if self._get(_SOURCES.get(kind), name, source_ns) is None:
-            message = f"could not get HelmChart object: {kind} '{source_ns}/{name}' not found"
-            return FluxReason.ARTIFACT_FAILED, message
+        if source is None:
+            return _source_missing(obj)
         secret_ref = (spec.get("kubeConfig") or {}).get("secretRef")
         if secret_ref and self._get(SECRET, secret_ref["name"], namespace) is None:
             message = (
@@ -253,17 +290,41 @@ class SimulatedFlux:
         except NotFound:
             return None
 
-    def _chart(self, obj: Obj) -> tuple[str, str]:
-        """Chart name and version: from the chart template, or from the OCIRepository's tag."""
-        spec = obj.get("spec") or {}
-        template = (spec.get("chart") or {}).get("spec")
-        if template:
-            return str(template["chart"]), str(template.get("version", "0.0.0"))
+    def _source(self, obj: Obj) -> Obj | None:
+        """The HelmRepository or OCIRepository the HelmRelease takes its chart from."""
         kind, name, namespace = _source_ref(obj)
-        source = self._get(_SOURCES.get(kind), name, namespace) or {}
-        url = str((source.get("spec") or {}).get("url", name))
-        tag = str(((source.get("spec") or {}).get("ref") or {}).get("tag", "latest"))
-        return url.rstrip("/").rsplit("/", 1)[-1], tag_to_version(tag)
+        return self._get(_SOURCES.get(kind), name, namespace)
+
+    @staticmethod
+    def _chart(obj: Obj, source: Obj | None) -> _Chart | None:
+        """The chart to release: from the chart template, or from the OCIRepository's tag.
+
+        None when the chart comes from a source that does not exist: nothing can be released.
+        """
+        template = ((obj.get("spec") or {}).get("chart") or {}).get("spec")
+        if template:
+            return _Chart(str(template["chart"]), str(template.get("version", "0.0.0")))
+        if source is None:
+            return None
+        spec = source.get("spec") or {}
+        url = str(spec.get("url", source["metadata"]["name"]))
+        tag = str((spec.get("ref") or {}).get("tag", "latest"))
+        return _Chart(url.rstrip("/").rsplit("/", 1)[-1], tag_to_version(tag))
+
+    def _index_source_ref(self, event: EventType, obj: Obj) -> None:
+        key = Key.of(obj)
+        with self._lock:
+            if event is EventType.DELETED:
+                self._source_refs.pop(key, None)
+            else:
+                self._source_refs[key] = _source_ref(obj)
+
+    def _referring_to(self, kind: str, source: Obj) -> list[Key]:
+        """The HelmReleases that take their chart from `source` (a `kind` object)."""
+        meta = source["metadata"]
+        wanted = (kind, meta["name"], meta.get("namespace", ""))
+        with self._lock:
+            return [key for key, ref in self._source_refs.items() if ref == wanted]
 
     def _dependents(self, obj: Obj) -> list[Key]:
         namespace, name = obj["metadata"].get("namespace", ""), obj["metadata"]["name"]
@@ -281,6 +342,23 @@ class SimulatedFlux:
         return rfc3339(self.host.clock.now())
 
 
+def _attempted(obj: Obj, chart: _Chart | None) -> bool:
+    """Whether this generation was tried with this chart version (nothing new to release).
+
+    Without a chart (its source is gone) only the generation counts, as before the source went.
+    """
+    status = obj.get("status") or {}
+    if status.get("lastAttemptedGeneration") != obj["metadata"]["generation"]:
+        return False
+    return chart is None or status.get("lastAttemptedRevision") == chart.version
+
+
+def _source_missing(obj: Obj) -> tuple[FluxReason, str]:
+    kind, name, namespace = _source_ref(obj)
+    message = f"could not get HelmChart object: {kind} '{namespace}/{name}' not found"
+    return FluxReason.ARTIFACT_FAILED, message
+
+
 def _release_name(obj: Obj) -> tuple[str, str]:
     """(release name, storage namespace) as Flux derives them."""
     spec, meta = obj.get("spec") or {}, obj["metadata"]
@@ -289,7 +367,7 @@ def _release_name(obj: Obj) -> tuple[str, str]:
     return spec.get("releaseName") or default_name, spec.get("storageNamespace") or target
 
 
-def _source_ref(obj: Obj) -> tuple[str, str, str]:
+def _source_ref(obj: Obj) -> SourceRef:
     spec, namespace = obj.get("spec") or {}, obj["metadata"]["namespace"]
     ref = spec.get("chartRef") or ((spec.get("chart") or {}).get("spec") or {}).get("sourceRef")
     ref = ref or {}

@@ -22,8 +22,10 @@ from bundler.core.agent_plan import (
     ReleaseReport,
     Step,
     decide,
+    for_chart_version,
     next_status,
     read_release,
+    same_chart_version,
     status_changed,
     status_patch,
     unready_dependencies,
@@ -98,6 +100,104 @@ def test_read_release_without_history_has_no_release() -> None:
     assert read_release(helm_release()).release is None
 
 
+def released(*versions: str) -> list[dict[str, Any]]:
+    """Flux's history, newest first, one entry per chart version."""
+    revisions = range(len(versions), 0, -1)
+    return [
+        {"name": "app", "namespace": "apps", "chartVersion": v, "version": r}
+        for v, r in zip(versions, revisions, strict=True)
+    ]
+
+
+WAITING_FOR_6_1 = "waiting for Flux to release chart version 6.1.0"
+
+
+@pytest.mark.parametrize(
+    ("release", "wanted", "ready", "reason", "message"),
+    [
+        (helm_release(history=released("6.1.0", "6.0.0")), "6.1.0", True, "InstallSucceeded", ""),
+        (
+            helm_release(history=released("6.0.0")),
+            "6.1.0",
+            False,
+            Reason.PROGRESSING,
+            f"{WAITING_FOR_6_1} (last released 6.0.0)",
+        ),
+        (
+            helm_release(),
+            "6.1.0",
+            False,
+            Reason.PROGRESSING,
+            f"{WAITING_FOR_6_1} (no release recorded yet)",
+        ),
+        (helm_release(history=released("6.1.0+0123456789ab")), "6.1.0", True, "", ""),
+        (helm_release(history=released("6.1.0+build.1")), "6.1.0_build.1", True, "", ""),
+        (
+            helm_release(history=released("6.0.0"), ready="False", reason="ArtifactFailed"),
+            "6.1.0",
+            False,
+            "ArtifactFailed",
+            "",
+        ),
+        (
+            helm_release(history=released("6.0.0"), ready="Unknown", reason="Progressing"),
+            "6.1.0",
+            False,
+            "Progressing",
+            "Helm install succeeded",
+        ),
+        (helm_release(history=released("6.0.0")), None, True, "InstallSucceeded", ""),
+    ],
+    ids=[
+        "history-matches",
+        "history-older",
+        "history-empty",
+        "oci-digest-as-build-metadata",
+        "oci-tag-spelling",
+        "flux-failure-kept",
+        "flux-progress-kept",
+        "no-wanted-version",
+    ],
+)
+def test_ready_waits_for_the_wanted_chart_version(
+    release: dict[str, Any], wanted: str | None, ready: bool, reason: str, message: str
+) -> None:
+    report = for_chart_version(read_release(release), wanted)
+    assert report.ready is ready
+    if reason:
+        assert report.reason == reason
+    if message:
+        assert report.message == message
+    assert report.release == read_release(release).release
+
+
+@pytest.mark.parametrize(
+    ("released_version", "wanted", "same"),
+    [
+        ("6.1.0", "6.1.0", True),
+        ("6.1.0+0123456789ab", "6.1.0", True),
+        ("6.1.0+b", "6.1.0_b", True),
+        ("v6.1.0", "6.1.0", True),
+        ("6.1.0-rc.1", "6.1.0", False),
+        ("6.0.0", "6.1.0", False),
+        ("latest", "latest", True),
+        ("latest", "6.1.0", False),
+    ],
+    ids=[
+        "equal",
+        "digest-build",
+        "tag-spelling",
+        "v-prefix",
+        "prerelease",
+        "older",
+        "text",
+        "mixed",
+    ],
+)
+def test_same_chart_version(released_version: str, wanted: str, same: bool) -> None:
+    assert same_chart_version(released_version, wanted) is same
+
+
 @pytest.mark.parametrize(
     ("depends", "siblings", "unready"),
     [
@@ -142,7 +242,14 @@ def test_decide(kwargs: dict[str, Any], applied: bool, unready: list[str], step:
     assert decision.waiting_on == (tuple(unready) if step is Step.WAIT else ())
 
 
-READY_REPORT = ReleaseReport(True, "InstallSucceeded", "Helm install succeeded")
+RELEASED_1_0 = ReleaseStatus(name="app", namespace="app", chartVersion="1.0.0", revision=1)
+READY_REPORT = ReleaseReport(True, "InstallSucceeded", "Helm install succeeded", RELEASED_1_0)
+OLD_RELEASE_READY = ReleaseReport(
+    True,
+    "InstallSucceeded",
+    "Helm install succeeded",
+    ReleaseStatus(name="app", namespace="app", chartVersion="0.9.0", revision=1),
+)
 FAILED_REPORT = ReleaseReport(False, "UpgradeFailed", "Helm upgrade failed: boom")
 ABSENT = read_release(None)
 FLUX_MISSING = ApplyOutcome(Reason.FLUX_NOT_INSTALLED, "install Flux")
@@ -152,6 +259,13 @@ FLUX_MISSING = ApplyOutcome(Reason.FLUX_NOT_INSTALLED, "install Flux")
     ("decision", "outcome", "report", "state", "message"),
     [
         (Decision(Step.APPLY), APPLIED, READY_REPORT, DeploymentState.READY, ""),
+        (
+            Decision(Step.APPLY),
+            APPLIED,
+            OLD_RELEASE_READY,
+            DeploymentState.NOT_READY,
+            "Progressing: waiting for Flux to release chart version 1.0.0 (last released 0.9.0)",
+        ),
         (
             Decision(Step.APPLY),
             APPLIED,
@@ -176,7 +290,15 @@ FLUX_MISSING = ApplyOutcome(Reason.FLUX_NOT_INSTALLED, "install Flux")
         (Decision(Step.WAIT, ("db",)), None, ABSENT, DeploymentState.WAIT_APPLIED, ""),
         (Decision(Step.HOLD), None, ABSENT, DeploymentState.WAIT_APPLIED, ""),
     ],
-    ids=["ready", "release-failed", "flux-missing", "invalid-options", "waiting", "paused"],
+    ids=[
+        "ready",
+        "older-chart-still-released",
+        "release-failed",
+        "flux-missing",
+        "invalid-options",
+        "waiting",
+        "paused",
+    ],
 )
 def test_next_status_gives_the_state(
     decision: Decision,
@@ -208,6 +330,14 @@ def test_waiting_names_the_dependencies() -> None:
     assert ready is not None
     assert ready.reason == Reason.DEPENDENCY_NOT_READY
     assert "cache, db" in ready.message
+
+
+def test_options_not_applied_yet_do_not_wait_for_their_chart_version() -> None:
+    """Paused on older options: the release of those options is what Ready describes."""
+    bd = bd_model(paused=True, status={"appliedDeploymentID": "s-old"})
+    status = next_status(bd, Observation(Decision(Step.HOLD), None, OLD_RELEASE_READY, NOW))
+    assert status.ready is True
+    assert status.release == OLD_RELEASE_READY.release
 
 
 def test_failed_apply_keeps_the_previously_applied_id() -> None:

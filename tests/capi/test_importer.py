@@ -67,7 +67,8 @@ def test_an_initialized_capi_cluster_becomes_an_open_cluster(
         ),
         version.resource,
     )
-    obj = fleet.wait_for(CLUSTER, "eu-1")
+    # The importer may see the CAPI cluster before the kubeconfig Secret: gated first, then open.
+    obj = fleet.wait_until(CLUSTER, "eu-1", lambda c: gate_of(c) is None, "the gate to open")
     cluster = Cluster.model_validate(obj)
     assert cluster.metadata.labels == {
         LABEL_IMPORT: "true",

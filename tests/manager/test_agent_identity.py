@@ -3,14 +3,18 @@ deployments' status and its own Cluster's status."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
 
-from bundler.api.resources import NAMESPACE, ROLE, ROLE_BINDING, SERVICE_ACCOUNT
+from bundler.api.resources import NAMESPACE, ROLE, ROLE_BINDING, SECRET, SERVICE_ACCOUNT
 from bundler.core.agent_identity import (
     AGENT_NAME,
+    AGENT_TOKEN_SECRET,
+    IdentityObject,
     agent_identity,
+    must_recreate,
     namespace_object,
     workspace_role_name,
 )
@@ -40,12 +44,87 @@ def test_identity_objects_and_where_they_live() -> None:
     ws_role = workspace_role_name(CLUSTER)
     assert [(o.res, o.namespace, o.name) for o in agent_identity(WS, CLUSTER)] == [
         (SERVICE_ACCOUNT, NS, AGENT_NAME),
+        (SECRET, NS, AGENT_TOKEN_SECRET),
         (ROLE, NS, AGENT_NAME),
         (ROLE_BINDING, NS, AGENT_NAME),
         (ROLE, WS, ws_role),
         (ROLE_BINDING, WS, ws_role),
     ]
-    assert all(o.body["metadata"]["labels"] == LABELS for o in agent_identity(WS, CLUSTER))
+    assert all(
+        LABELS.items() <= o.body["metadata"]["labels"].items() for o in agent_identity(WS, CLUSTER)
+    )
+
+
+def test_token_secret_asks_the_token_controller_for_the_agent_token() -> None:
+    secret = by_place()[("Secret", NS, AGENT_TOKEN_SECRET)]
+    assert secret == {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {
+            "name": "bundler-agent-token",
+            "namespace": NS,
+            "labels": {**LABELS, "bundler.dev/agent-token": "true"},
+            "annotations": {"kubernetes.io/service-account.name": "bundler-agent"},
+        },
+        "type": "kubernetes.io/service-account-token",
+    }
+
+
+def token_secret() -> IdentityObject:
+    return next(o for o in agent_identity(WS, CLUSTER) if o.res == SECRET)
+
+
+def filled(**changes: Any) -> dict[str, Any]:
+    """The token Secret as Kubernetes keeps it once the token controller filled it."""
+    body = copy.deepcopy(token_secret().body)
+    body["metadata"]["annotations"]["kubernetes.io/service-account.uid"] = "sa-uid"
+    body["metadata"]["labels"]["team"] = "platform"
+    body["data"] = {"token": "dG9rZW4=", "ca.crt": "Y2E=", "namespace": "bnM="}
+    for path, value in changes.items():
+        *parents, leaf = path.split("__")
+        where = body
+        for name in parents:
+            where = where[name]
+        where[leaf] = value
+    return body
+
+
+@pytest.mark.parametrize(
+    ("observed", "expected"),
+    [
+        (filled(), False),
+        (filled(data={}), False),
+        (filled(metadata__labels={}), False),
+        (filled(type="Opaque"), True),
+        (filled(metadata__annotations={"kubernetes.io/service-account.name": "default"}), True),
+        (filled(metadata__annotations={}), True),
+    ],
+    ids=[
+        "filled-by-kubernetes",
+        "no-data",
+        "labels-lost",
+        "other-type",
+        "minted-for-another-account",
+        "no-account-annotation",
+    ],
+)
+def test_token_secret_is_recreated_only_when_it_cannot_be_updated(
+    observed: dict[str, Any], expected: bool
+) -> None:
+    assert must_recreate(token_secret(), observed) is expected
+
+
+@pytest.mark.parametrize(
+    ("role", "expected"),
+    [("bundler-agent", False), ("admin", True)],
+    ids=["same-role", "other-role"],
+)
+def test_binding_to_another_role_is_recreated(role: str, expected: bool) -> None:
+    wanted = next(o for o in agent_identity(WS, CLUSTER) if o.res == ROLE_BINDING)
+    observed = copy.deepcopy(wanted.body)
+    observed["roleRef"]["name"] = role
+    observed["subjects"] = []
+    assert must_recreate(wanted, observed) is expected
 
 
 @pytest.mark.parametrize(

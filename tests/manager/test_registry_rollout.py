@@ -48,14 +48,18 @@ def six_star(repo: str, **helm: Any) -> Any:
 
 
 class Rollout:
-    """Watches BundleDeployments: how many were unavailable at once while taking `version`, and
-    whether the rollout strategy ever held one back (staged)."""
+    """Watches BundleDeployments: how many were unavailable at once while taking `version`,
+    whether the rollout strategy ever held one back (staged), whether one that had applied
+    `version` was reported not Ready (its agent waited for Flux to release it), and whether one
+    was reported Ready while Flux's newest release was still of another version."""
 
     def __init__(self, version: str) -> None:
         self.version = version
         self.latest: dict[str, Obj] = {}
         self.most_unavailable = 0
         self.staged = False
+        self.waited_for_release = False
+        self.ready_before_released = False
         self._lock = threading.Lock()
 
     def on_event(self, event: WatchEvent) -> None:
@@ -68,6 +72,11 @@ class Rollout:
             taking = [
                 bd for bd in self.latest.values() if _version(bd["spec"]["options"]) == self.version
             ]
+            applied = [bd["status"] for bd in taking if _applied(bd)]
+            if any(not status.get("ready") for status in applied):
+                self.waited_for_release = True
+            if any(status.get("ready") and _released(status) != self.version for status in applied):
+                self.ready_before_released = True
             if taking:
                 unavailable = sum(1 for bd in self.latest.values() if _unavailable(bd))
                 self.most_unavailable = max(self.most_unavailable, unavailable)
@@ -77,11 +86,20 @@ def _version(options: Obj | None) -> str | None:
     return None if options is None else options["helm"]["version"]
 
 
-def _unavailable(bd: Obj) -> bool:
+def _applied(bd: Obj) -> bool:
     status = bd.get("status") or {}
-    return status.get("appliedDeploymentID") != bd["spec"]["deploymentID"] or not status.get(
-        "ready"
-    )
+    return bool(status.get("appliedDeploymentID") == bd["spec"]["deploymentID"])
+
+
+def _released(status: Obj) -> str | None:
+    """The chart version of Flux's newest release, as the agent copied it."""
+    release = status.get("release") or {}
+    version: str | None = release.get("chartVersion")
+    return version
+
+
+def _unavailable(bd: Obj) -> bool:
+    return not _applied(bd) or not (bd.get("status") or {}).get("ready")
 
 
 def bundle_status(fleet: Fleet) -> dict[str, Any]:
@@ -147,12 +165,19 @@ def test_a_pushed_chart_rolls_out_from_an_oci_registry(
         after = deployment_ids(fleet)
         assert after.isdisjoint(before)
         assert rollout.staged and rollout.most_unavailable == 1
+        assert rollout.waited_for_release and not rollout.ready_before_released
         for sim in fleet.clusters:
-            assert sim.store is not None
+            assert sim.store is not None and sim.flux is not None
             source = sim.store.get(OCI_REPOSITORY, "app", AGENT_NAMESPACE)
             assert source["spec"]["ref"]["tag"] == "6.1.0"
             release = sim.store.get(HELM_RELEASE, "app", AGENT_NAMESPACE)
             assert release["metadata"]["annotations"][ANNOTATION_DEPLOYMENT_ID] in after
+            # Only the source changed: Flux upgraded on the new tag, not on a new generation.
+            assert release["metadata"]["generation"] == release["status"]["observedGeneration"]
+            history = release["status"]["history"]
+            assert [h["chartVersion"] for h in history[:2]] == ["6.1.0", "6.0.0"]
+            installed = sim.flux.releases()[("apps", "app")]
+            assert (installed.chart_version, installed.revision) == ("6.1.0", 2)
 
 
 class IndexHandler(BaseHTTPRequestHandler):
@@ -210,6 +235,7 @@ def test_a_published_chart_rolls_out_from_an_index_yaml_repository(
         )
         assert deployment_ids(fleet).isdisjoint(before)
         assert rollout.staged and rollout.most_unavailable == 1
+        assert rollout.waited_for_release and not rollout.ready_before_released
         for sim in fleet.clusters:
             assert sim.store is not None and sim.flux is not None
             release = sim.store.get(HELM_RELEASE, "app", AGENT_NAMESPACE)

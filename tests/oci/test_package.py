@@ -43,7 +43,7 @@ VALID = "apiVersion: v2\nname: demo\nversion: 1.0.0\n"
         ),
         ("apiVersion: v2\nname: demo\nversion: 1.0.0-01\n", "is not a SemVer 2 version"),
         (VALID + "type: plugin\n", "type: must be one of application, library, got 'plugin'"),
-        ("apiVersion: [v2\n", "invalid YAML"),
+        ("apiVersion: [v2\n", "malformed YAML"),
     ],
     ids=[
         "not-a-mapping",

@@ -82,7 +82,7 @@ def test_index_is_fetched_with_basic_auth_and_trailing_slash_tolerated() -> None
             InvalidInputError,
             f"{INDEX}: chart 'podinfo' is not in this repository",
         ),
-        (200, "entries: [", InvalidInputError, f"{INDEX}: invalid YAML"),
+        (200, "entries: [", InvalidInputError, f"{INDEX}: malformed YAML"),
         (200, "just: text", InvalidInputError, "not a Helm repository index"),
         (404, "", InvalidInputError, f"{INDEX}: not found: is this a Helm repository?"),
         (401, "", InvalidInputError, f"{INDEX}: the repository refused anonymous access (401)"),

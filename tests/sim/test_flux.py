@@ -71,6 +71,38 @@ class FluxWorld:
             self.store.update(HELM_RELEASE, {**live, "spec": body["spec"]})
         self.settle()
 
+    def put_oci(self, tag: str) -> None:
+        """An OCIRepository tagged `tag` and a HelmRelease `app` referring to it, as the agent
+        writes them for an oci:// chart: a new tag changes the source only."""
+        source = {
+            "metadata": {"name": "app", "namespace": NS},
+            "spec": {
+                "url": "oci://registry.example/charts/podinfo",
+                "interval": "10m",
+                "ref": {"tag": tag},
+            },
+        }
+        try:
+            live = self.store.get(OCI_REPOSITORY, "app", NS)
+        except NotFound:
+            self.store.create(OCI_REPOSITORY, source)
+            self.store.create(
+                HELM_RELEASE,
+                {
+                    "metadata": {"name": "app", "namespace": NS},
+                    "spec": {
+                        "interval": "10m",
+                        "releaseName": "app",
+                        "targetNamespace": "apps",
+                        "storageNamespace": "apps",
+                        "chartRef": {"kind": "OCIRepository", "name": "app", "namespace": NS},
+                    },
+                },
+            )
+        else:
+            self.store.update(OCI_REPOSITORY, {**live, "spec": source["spec"]})
+        self.settle()
+
     def release(self, name: str = "app") -> Obj:
         found = self.store.get(HELM_RELEASE, name, NS)
         validate(found)
@@ -226,28 +258,52 @@ def test_blocked_releases_wait(make_flux: Any, setup: str, reason: str) -> None:
 
 def test_oci_chart_version_comes_from_the_source_tag(make_flux: Any) -> None:
     world = make_flux()
-    world.store.create(
-        OCI_REPOSITORY,
-        {
-            "metadata": {"name": "app", "namespace": NS},
-            "spec": {
-                "url": "oci://registry.example/charts/podinfo",
-                "interval": "10m",
-                "ref": {"tag": "6.7.1_build.1"},
-            },
-        },
-    )
-    world.store.create(
-        HELM_RELEASE,
-        {
-            "metadata": {"name": "app", "namespace": NS},
-            "spec": {
-                "interval": "10m",
-                "releaseName": "app",
-                "chartRef": {"kind": "OCIRepository", "name": "app", "namespace": NS},
-            },
-        },
-    )
-    world.settle()
+    world.put_oci("6.7.1_build.1")
     latest = world.release()["status"]["history"][0]
     assert (latest["chartName"], latest["chartVersion"]) == ("podinfo", "6.7.1+build.1")
+
+
+def test_a_new_oci_tag_upgrades_the_release(make_flux: Any) -> None:
+    world = make_flux(delay=DELAY, failures=FailurePolicy(versions=frozenset({"6.2.0"})))
+    world.put_oci("6.0.0")
+    world.advance(DELAY)
+    assert world.ready()["reason"] == "InstallSucceeded"
+
+    world.put_oci("6.1.0")
+    assert world.release()["metadata"]["generation"] == 1, "the HelmRelease spec is unchanged"
+    assert (world.ready()["status"], world.ready()["reason"]) == ("Unknown", "Progressing")
+    assert world.release()["status"]["history"][0]["chartVersion"] == "6.0.0"
+    world.advance(DELAY)
+    status = world.release()["status"]
+    assert (world.ready()["status"], world.ready()["reason"]) == ("True", "UpgradeSucceeded")
+    assert world.ready()["message"] == (
+        "Helm upgrade succeeded for release apps/app.v2 with chart podinfo@6.1.0"
+    )
+    assert [(h["version"], h["chartVersion"], h["status"]) for h in status["history"]] == [
+        (2, "6.1.0", "deployed"),
+        (1, "6.0.0", "superseded"),
+    ]
+    assert world.flux.releases()[("apps", "app")] == InstalledRelease(
+        "app", "apps", "podinfo", "6.1.0", 2, "deployed"
+    )
+
+    world.put_oci("6.2.0")
+    world.advance(DELAY)
+    assert (world.ready()["status"], world.ready()["reason"]) == ("False", "UpgradeFailed")
+    world.advance(600)
+    latest = world.release()["status"]["history"][0]
+    assert (latest["version"], latest["chartVersion"], latest["status"]) == (3, "6.2.0", "failed")
+
+
+def test_a_tag_change_during_an_upgrade_releases_the_new_tag(make_flux: Any) -> None:
+    world = make_flux(delay=DELAY)
+    world.put_oci("6.0.0")
+    world.advance(DELAY)
+    world.put_oci("6.1.0")
+    world.advance(DELAY / 2)
+    world.put_oci("6.2.0")
+    world.advance(DELAY / 2)
+    assert world.flux.busy(), "the upgrade to 6.2.0 started when the tag changed"
+    world.advance(DELAY / 2)
+    history = world.release()["status"]["history"]
+    assert [(h["version"], h["chartVersion"]) for h in history] == [(2, "6.2.0"), (1, "6.0.0")]

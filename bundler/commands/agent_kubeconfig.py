@@ -1,0 +1,201 @@
+"""`bundler agent-kubeconfig`: the kubeconfig a pull-mode agent runs with, for one Cluster.
+
+Reads the Cluster's `status.namespace` on the management cluster, waits (bounded by --wait) until
+the manager's `bundler-agent-token` Secret there holds the token Kubernetes minted for the agent's
+ServiceAccount, and writes a kubeconfig for that identity (bundler.core.agent_kubeconfig): to
+stdout, or to --output with mode 0600. The token goes nowhere else: not to stderr, not into errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import math
+import os
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from bundler.agent.config import parse_cluster_ref
+from bundler.api.resources import CLUSTER, SECRET
+from bundler.commands.arguments import add_kubeconfig_argument
+from bundler.core.agent_identity import AGENT_NAME, AGENT_TOKEN_SECRET
+from bundler.core.agent_kubeconfig import (
+    AgentToken,
+    agent_endpoint,
+    agent_kubeconfig,
+    check_server_url,
+    token_of,
+)
+from bundler.errors import InvalidInputError, TransientError
+from bundler.kube.endpoint import load_store_and_endpoint
+from bundler.store.errors import NotFound
+from bundler.store.protocol import Obj, Store
+
+EXIT_OK = 0
+DEFAULT_WAIT = 30.0
+# How often the Cluster and the Secret are read again while waiting.
+POLL_INTERVAL = 0.25
+
+
+@dataclass(frozen=True)
+class Issued:
+    """The agent's token and the cluster namespace it is for."""
+
+    namespace: str
+    token: AgentToken
+
+
+def register(sub: Any) -> None:
+    command = sub.add_parser(
+        "agent-kubeconfig",
+        help="write the kubeconfig a pull-mode agent uses: its Cluster's own, least-privilege "
+        "identity on the management cluster",
+        description="Read the token Kubernetes issued to the agent identity the manager keeps "
+        "for a Cluster (ServiceAccount bundler-agent in the cluster namespace), and write a "
+        "kubeconfig with it, for `bundler agent --management-kubeconfig`. The identity can read "
+        "only the cluster namespace and write only BundleDeployment status there and its own "
+        "Cluster's status.",
+    )
+    command.add_argument(
+        "--cluster", required=True, metavar="NS/NAME", help="the Cluster the agent serves"
+    )
+    add_kubeconfig_argument(
+        command,
+        "kubeconfig of the management cluster (default: $KUBECONFIG, else in-cluster)",
+    )
+    command.add_argument("--context", metavar="NAME", help="context of that kubeconfig to use")
+    command.add_argument(
+        "--server",
+        metavar="URL",
+        help="the management API server as the agent reaches it (default: the server of the "
+        "management kubeconfig)",
+    )
+    command.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="write the kubeconfig to FILE, readable only by its owner (default: stdout)",
+    )
+    command.add_argument(
+        "--wait",
+        type=float,
+        default=DEFAULT_WAIT,
+        metavar="SECONDS",
+        help=f"how long to wait for the manager and Kubernetes to issue the token (default "
+        f"{DEFAULT_WAIT:g})",
+    )
+    command.set_defaults(run=run_agent_kubeconfig)
+
+
+def run_agent_kubeconfig(args: argparse.Namespace) -> int:
+    workspace, name = parse_cluster_ref(args.cluster)
+    # NaN would pass every comparison and wait forever.
+    if not math.isfinite(args.wait) or args.wait < 0:
+        raise InvalidInputError(
+            f"must be a finite number of seconds, at least 0, got {args.wait:g}", field="--wait"
+        )
+    server = check_server_url(args.server) if args.server else None
+    output = _check_output(args.output)
+    store, management = load_store_and_endpoint(args.kubeconfig, args.context)
+    with store:
+        issued = wait_for_token(store, workspace, name, args.wait)
+    endpoint = agent_endpoint(management, issued.token, server)
+    cluster_ref = f"{workspace}/{name}"
+    document = agent_kubeconfig(endpoint, issued.token.token, issued.namespace, cluster_ref)
+    text = yaml.safe_dump(document, sort_keys=False)
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        _write_private(output, text)
+        print(f"wrote the kubeconfig of Cluster {cluster_ref}'s agent to {output}", file=sys.stderr)
+    return EXIT_OK
+
+
+def wait_for_token(store: Store, workspace: str, name: str, wait: float) -> Issued:
+    """The cluster namespace and the agent's token, once both exist; TransientError after `wait`
+    seconds, saying which is missing."""
+    deadline = time.monotonic() + wait
+    while True:
+        namespace = _cluster_namespace(store, workspace, name)
+        secret = _token_secret(store, namespace) if namespace else None
+        token = token_of(secret) if secret is not None else None
+        if namespace and token is not None:
+            return Issued(namespace=namespace, token=token)
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise _not_issued(workspace, name, namespace, secret, wait)
+        time.sleep(min(POLL_INTERVAL, remaining))
+
+
+def _cluster_namespace(store: Store, workspace: str, name: str) -> str | None:
+    try:
+        cluster = store.get(CLUSTER, name, workspace)
+    except NotFound:
+        raise InvalidInputError(
+            "does not exist on the management cluster", obj=f"Cluster {workspace}/{name}"
+        ) from None
+    namespace = (cluster.get("status") or {}).get("namespace")
+    return str(namespace) if namespace else None
+
+
+def _token_secret(store: Store, namespace: str) -> Obj | None:
+    try:
+        return store.get(SECRET, AGENT_TOKEN_SECRET, namespace)
+    except NotFound:
+        return None
+
+
+def _not_issued(
+    workspace: str, name: str, namespace: str | None, secret: Obj | None, wait: float
+) -> TransientError:
+    after = f"after {wait:g}s"
+    if not namespace:
+        return TransientError(
+            f"not set {after}: the manager has not set up this Cluster yet (is `bundler "
+            f"manager` running, and watching workspace {workspace}?)",
+            obj=f"Cluster {workspace}/{name}",
+            field="status.namespace",
+        )
+    where = f"Secret {namespace}/{AGENT_TOKEN_SECRET}"
+    if secret is None:
+        return TransientError(
+            f"does not exist {after}: the manager creates it with the agent identity (is "
+            "`bundler manager` running, with a version that creates it?)",
+            obj=where,
+        )
+    return TransientError(
+        f"holds no token {after}: Kubernetes' token controller fills it for ServiceAccount "
+        f"{namespace}/{AGENT_NAME} (does that ServiceAccount exist?)",
+        obj=where,
+        field="data.token",
+    )
+
+
+def _check_output(output: str | None) -> Path | None:
+    if output is None:
+        return None
+    path = Path(output)
+    if not path.parent.is_dir():
+        raise InvalidInputError(f"directory {path.parent} does not exist", field="--output")
+    return path
+
+
+def _write_private(path: Path, text: str) -> None:
+    """Write `text` to `path` with mode 0600, replacing it at once (never half written)."""
+    temporary: str | None = None
+    try:
+        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+        with os.fdopen(fd, "w") as file:
+            file.write(text)
+        os.replace(temporary, path)
+    except OSError as err:
+        if temporary is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+        raise InvalidInputError(f"cannot write {path}: {err.strerror}", field="--output") from None

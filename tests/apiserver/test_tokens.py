@@ -1,0 +1,102 @@
+"""The emulated token controller: service-account token Secrets written through the server get a
+token when their ServiceAccount exists; other Secrets, and servers without it, are left alone."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from bundler.api.resources import NAMESPACE
+from bundler.apiserver import ApiServer
+from bundler.apiserver.tokens import TEST_CA_PEM
+from bundler.store.protocol import Obj
+from tests.apiserver.conftest import MERGE, Http
+
+SECRETS = "/api/v1/namespaces/ws/secrets"
+ACCOUNTS = "/api/v1/namespaces/ws/serviceaccounts"
+TOKEN_TYPE = "kubernetes.io/service-account-token"
+
+
+def token_secret(account: str = "robot", **fields: Any) -> Obj:
+    return {
+        "metadata": {
+            "name": "robot-token",
+            "annotations": {"kubernetes.io/service-account.name": account},
+        },
+        "type": TOKEN_TYPE,
+        **fields,
+    }
+
+
+def decoded(secret: Obj, key: str) -> str:
+    return base64.b64decode(secret["data"][key]).decode()
+
+
+@pytest.fixture
+def account(api: Http) -> Obj:
+    code, created = api.call("POST", ACCOUNTS, {"metadata": {"name": "robot"}})
+    assert code == 201
+    return created
+
+
+def test_token_secret_of_an_existing_account_is_filled(api: Http, account: Obj) -> None:
+    assert api.call("POST", SECRETS, token_secret())[0] == 201
+    code, secret = api.call("GET", f"{SECRETS}/robot-token")
+    assert code == 200
+    assert decoded(secret, "token")
+    assert decoded(secret, "ca.crt") == TEST_CA_PEM
+    assert decoded(secret, "namespace") == "ws"
+    annotations = secret["metadata"]["annotations"]
+    assert annotations["kubernetes.io/service-account.uid"] == account["metadata"]["uid"]
+    assert annotations["kubernetes.io/service-account.name"] == "robot"
+
+
+def test_every_secret_gets_its_own_token(api: Http, account: Obj) -> None:
+    tokens = set()
+    for name in ("one", "two"):
+        body = token_secret()
+        body["metadata"]["name"] = name
+        api.call("POST", SECRETS, body)
+        tokens.add(decoded(api.call("GET", f"{SECRETS}/{name}")[1], "token"))
+    assert len(tokens) == 2
+
+
+def test_emptied_token_is_filled_again(api: Http, account: Obj) -> None:
+    api.call("POST", SECRETS, token_secret())
+    code, _ = api.call("PATCH", f"{SECRETS}/robot-token", {"data": {"token": None}}, headers=MERGE)
+    assert code == 200
+    assert decoded(api.call("GET", f"{SECRETS}/robot-token")[1], "token")
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        token_secret(account="nobody"),
+        {**token_secret(), "type": "Opaque"},
+        token_secret(data={"token": base64.b64encode(b"mine").decode()}),
+    ],
+    ids=["account-missing", "opaque-secret", "token-already-there"],
+)
+def test_other_secrets_are_left_alone(api: Http, account: Obj, body: Obj) -> None:
+    api.call("POST", SECRETS, body)
+    secret = api.call("GET", f"{SECRETS}/robot-token")[1]
+    assert secret.get("data") == body.get("data")
+    assert "kubernetes.io/service-account.uid" not in secret["metadata"]["annotations"]
+
+
+@pytest.fixture
+def without_tokens() -> Iterator[Http]:
+    with ApiServer(token_controller=False) as running:
+        running.store.create(NAMESPACE, {"metadata": {"name": "ws"}})
+        client = Http(running.url)
+        yield client
+        client.close()
+
+
+def test_token_controller_can_be_turned_off(without_tokens: Http) -> None:
+    without_tokens.call("POST", ACCOUNTS, {"metadata": {"name": "robot"}})
+    without_tokens.call("POST", SECRETS, token_secret())
+    assert "data" not in without_tokens.call("GET", f"{SECRETS}/robot-token")[1]

@@ -1,0 +1,273 @@
+"""`bundler agent-kubeconfig` end to end over the test API server: a manager sets up a Cluster's
+agent identity, the server's token controller fills the token Secret, and the command turns it
+into a kubeconfig the agent's store loads and lists its BundleDeployments with."""
+
+from __future__ import annotations
+
+import base64
+import stat
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from bundler.api.resources import BUNDLE, BUNDLE_DEPLOYMENT, CLUSTER, NAMESPACE, SECRET, Resource
+from bundler.apiserver import ApiServer
+from bundler.apiserver.tokens import TEST_CA_PEM
+from bundler.core.agent_identity import AGENT_TOKEN_SECRET
+from bundler.core.naming import cluster_namespace
+from bundler.kube.retry import RetryPolicy
+from bundler.kube.store import KubeOptions, KubeStore
+from bundler.manager.app import start_manager
+from bundler.manager.options import ManagerOptions
+from bundler.store.errors import NotFound
+from tests.builders import WS, bundle, cluster
+from tests.cli_helpers import CliResult, run_cli
+
+FAST = KubeOptions(retry=RetryPolicy(attempts=3, initial_delay=0.01, max_delay=0.05, budget=5.0))
+NS = cluster_namespace(WS, "a")
+CLUSTER_REF = f"{WS}/a"
+# Upper bound (seconds) on waiting for the manager; tests never assert on durations.
+WAIT = 20.0
+
+
+@dataclass(frozen=True)
+class Fleet:
+    server: ApiServer
+    kubeconfig: Path
+
+    def token(self) -> str:
+        secret = self.server.store.get(SECRET, AGENT_TOKEN_SECRET, NS)
+        return base64.b64decode(secret["data"]["token"]).decode()
+
+
+@contextmanager
+def fleet(
+    tmp_path: Path, *, manager: bool = True, token_controller: bool = True
+) -> Iterator[Fleet]:
+    """A management cluster with Cluster `a` and a Bundle for it, and (unless told) a manager."""
+    with ApiServer(token_controller=token_controller) as server:
+        server.store.create(NAMESPACE, {"metadata": {"name": WS}})
+        server.store.create(CLUSTER, cluster("a").to_wire())
+        server.store.create(BUNDLE, bundle([{"clusterSelector": {}}]).to_wire())
+        kubeconfig = server.kubeconfig(tmp_path / "management")
+        if not manager:
+            yield Fleet(server, kubeconfig)
+            return
+        store = KubeStore.from_kubeconfig(kubeconfig, None, FAST)
+        running = start_manager(store, ManagerOptions(workers=2))
+        try:
+            yield Fleet(server, kubeconfig)
+        finally:
+            running.stop(WAIT)
+            store.close()
+
+
+def agent_kubeconfig(
+    capsys: pytest.CaptureFixture[str], management: Path, *args: str, cluster: str = CLUSTER_REF
+) -> CliResult:
+    return run_cli(
+        capsys,
+        "agent-kubeconfig",
+        "--cluster",
+        cluster,
+        "--kubeconfig",
+        str(management),
+        *args,
+    )
+
+
+def list_deployments(kubeconfig: Path) -> list[str]:
+    """What the agent sees with the kubeconfig: its BundleDeployments' names."""
+    with KubeStore.from_kubeconfig(kubeconfig, None, FAST) as agent:
+        return [bd["metadata"]["name"] for bd in agent.list(BUNDLE_DEPLOYMENT, NS).items]
+
+
+def wait_until(what: str, check: Callable[[], bool]) -> None:
+    """Wait (bounded) until `check()` holds; the manager works on its own threads."""
+    deadline = time.monotonic() + WAIT
+    while not check():
+        assert time.monotonic() < deadline, f"gave up waiting for {what}"
+        time.sleep(0.05)
+
+
+def exists(server: ApiServer, res: Resource, name: str, namespace: str) -> bool:
+    try:
+        server.store.get(res, name, namespace)
+    except NotFound:
+        return False
+    return True
+
+
+def identity_ready(server: ApiServer) -> bool:
+    """The manager created the token Secret and recorded the cluster namespace."""
+    status = server.store.get(CLUSTER, "a", WS).get("status") or {}
+    return exists(server, SECRET, AGENT_TOKEN_SECRET, NS) and status.get("namespace") == NS
+
+
+def test_kubeconfig_lets_the_agent_list_its_deployments(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with fleet(tmp_path) as world:
+        result = agent_kubeconfig(capsys, world.kubeconfig, "--wait", str(WAIT))
+        assert result.code == 0, result.stderr
+        config = yaml.safe_load(result.stdout)
+        context = config["contexts"][0]["context"]
+        assert context["namespace"] == NS
+        assert config["users"][0]["user"] == {"token": world.token()}
+        assert config["clusters"][0]["cluster"] == {
+            "server": world.server.url,
+            "certificate-authority-data": base64.b64encode(TEST_CA_PEM.encode()).decode(),
+        }
+        assert world.token() not in result.stderr
+        path = tmp_path / "agent.kubeconfig"
+        path.write_text(result.stdout)
+        wait_until("the deployment", lambda: exists(world.server, BUNDLE_DEPLOYMENT, "app", NS))
+        assert list_deployments(path) == ["app"]
+
+
+def test_output_file_is_private_and_the_token_stays_in_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    output = tmp_path / "agent.kubeconfig"
+    output.write_text("old")
+    output.chmod(0o644)
+    with fleet(tmp_path) as world:
+        result = agent_kubeconfig(
+            capsys,
+            world.kubeconfig,
+            "--wait",
+            str(WAIT),
+            "--output",
+            str(output),
+            "--server",
+            "https://mgmt.example:6443",
+        )
+        assert result.code == 0, result.stderr
+        assert result.stdout == ""
+        assert world.token() not in result.stderr
+        assert CLUSTER_REF in result.stderr
+        assert stat.S_IMODE(output.stat().st_mode) == 0o600
+        config = yaml.safe_load(output.read_text())
+        assert config["clusters"][0]["cluster"]["server"] == "https://mgmt.example:6443"
+        assert config["users"][0]["user"]["token"] == world.token()
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["agent.kubeconfig", "management"]
+
+
+def fill_token_when_created(server: ApiServer, token: str) -> threading.Thread:
+    """A token controller that puts `token`, and no CA, into the Secret once the manager made it."""
+
+    def fill() -> None:
+        wait_until("the token Secret", lambda: exists(server, SECRET, AGENT_TOKEN_SECRET, NS))
+        data = {"token": base64.b64encode(token.encode()).decode()}
+        server.store.patch(SECRET, AGENT_TOKEN_SECRET, {"data": data}, NS)
+
+    thread = threading.Thread(target=fill, name="fill-token", daemon=True)
+    thread.start()
+    return thread
+
+
+def test_waits_for_the_token_and_trusts_the_server_as_the_management_kubeconfig_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with fleet(tmp_path, token_controller=False) as world:
+        insecure = yaml.safe_load(world.kubeconfig.read_text())
+        insecure["clusters"][0]["cluster"]["insecure-skip-tls-verify"] = True
+        management = tmp_path / "insecure"
+        management.write_text(yaml.safe_dump(insecure))
+        filler = fill_token_when_created(world.server, "late-token")
+        result = agent_kubeconfig(capsys, management, "--wait", str(WAIT))
+        filler.join(WAIT)
+        assert result.code == 0, result.stderr
+        config = yaml.safe_load(result.stdout)
+        assert config["clusters"][0]["cluster"] == {
+            "server": world.server.url,
+            "insecure-skip-tls-verify": True,
+        }
+        assert config["users"][0]["user"] == {"token": "late-token"}
+
+
+@pytest.mark.parametrize(
+    ("setup", "cluster", "args", "code", "message"),
+    [
+        ({}, f"{WS}/nope", ["--wait", "0"], 2, f"Cluster {WS}/nope: does not exist"),
+        (
+            {"manager": False},
+            CLUSTER_REF,
+            ["--wait", "0"],
+            1,
+            f"Cluster {CLUSTER_REF}: status.namespace: not set after 0s",
+        ),
+        (
+            {"token_controller": False},
+            CLUSTER_REF,
+            ["--wait", "0.3"],
+            1,
+            f"Secret {NS}/{AGENT_TOKEN_SECRET}: data.token: holds no token after 0.3s",
+        ),
+        ({"manager": False}, CLUSTER_REF, ["--server", "mgmt:6443"], 2, "--server: 'mgmt:6443'"),
+        ({"manager": False}, CLUSTER_REF, ["--output", "/nonexistent/x"], 2, "--output: directory"),
+        ({"manager": False}, "a", [], 2, "--cluster: 'a' is not NAMESPACE/NAME"),
+    ],
+    ids=[
+        "unknown-cluster",
+        "namespace-not-set",
+        "token-never-appears",
+        "bad-server",
+        "output-directory-missing",
+        "cluster-not-a-reference",
+    ],
+)
+def test_errors(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    setup: dict[str, Any],
+    cluster: str,
+    args: list[str],
+    code: int,
+    message: str,
+) -> None:
+    with fleet(tmp_path, **setup) as world:
+        if setup.get("token_controller") is False:
+            wait_until("the agent identity", lambda: identity_ready(world.server))
+        result = agent_kubeconfig(capsys, world.kubeconfig, *args, cluster=cluster)
+    assert (result.code, result.stdout) == (code, "")
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [(None, "file not found"), ("clusters: [", "cannot load")],
+    ids=["missing", "not-yaml"],
+)
+def test_bad_management_kubeconfig(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str | None, message: str
+) -> None:
+    path = tmp_path / "management"
+    if content is not None:
+        path.write_text(content)
+    result = agent_kubeconfig(capsys, path)
+    assert (result.code, result.stdout) == (2, "")
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    "wait", ["-1", "nan", "inf", "soon"], ids=["negative", "nan", "infinite", "not-a-number"]
+)
+def test_bad_wait_is_invalid_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], wait: str
+) -> None:
+    try:
+        result = agent_kubeconfig(capsys, tmp_path / "management", "--wait", wait)
+    except SystemExit as exited:  # argparse's own usage error, for what is not a number
+        result = CliResult(int(str(exited.code)), "", capsys.readouterr().err)
+    assert result.code == 2
+    assert "--wait" in result.stderr
