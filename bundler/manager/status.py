@@ -13,8 +13,10 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from bundler.api.cluster import Cluster
 from bundler.api.meta import Condition
 from bundler.api.resources import BUNDLE, CLUSTER, CLUSTER_GROUP
+from bundler.api.summary import DeploymentState
 from bundler.core.capi_import import gate_message, is_gated
 from bundler.core.naming import cluster_namespace
 from bundler.core.planning import key as ref
@@ -96,6 +98,17 @@ class BundleStatusController:
         patch_status_if_changed(self.ctx.store, BUNDLE, observed, owned(status, BUNDLE_FIELDS))
 
 
+def _not_ready_cluster(cluster: Cluster, offline: bool, seen: str | None) -> tuple[str, str] | None:
+    """Why the Cluster itself is not Ready, whatever its bundles say: an import gate holds it
+    back, or its agent has stopped checking in (also when it runs no bundle)."""
+    if gate := is_gated(cluster):
+        return gate, gate_message(gate, cluster)
+    if offline:
+        since = f"since {seen}" if seen else "since the Cluster was registered"
+        return DeploymentState.OFFLINE.value, f"the agent has not checked in {since}"
+    return None
+
+
 class ClusterStatusController:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
@@ -123,12 +136,13 @@ class ClusterStatusController:
             previous=previous_conditions(observed),
             now=self.ctx.now_iso(),
         )
-        if gate := is_gated(cluster):
-            message = gate_message(gate, cluster)
-            # The gate replaces the roll-up's Ready; the observed one keeps lastTransitionTime.
+        if held := _not_ready_cluster(cluster, offline, seen):
+            # The cluster's own trouble replaces the roll-up's Ready; the observed condition
+            # keeps its lastTransitionTime while nothing changes.
+            reason, message = held
             previous = previous_conditions(observed)
             now = self.ctx.now_iso()
-            conditions = condition(ConditionType.READY.value, False, gate, message, now, previous)
+            conditions = condition(ConditionType.READY.value, False, reason, message, now, previous)
             status = status.model_copy(update={"conditions": conditions})
         patch_status_if_changed(self.ctx.store, CLUSTER, observed, owned(status, CLUSTER_FIELDS))
         return requeue

@@ -200,3 +200,21 @@ def test_all_ready_bundle_is_ready(store: MemoryStore, start_manager: StartManag
     assert status["nonReady"] == []
     assert status["conditions"][0]["status"] == "True"
     assert deployment_of(store, "a")["status"]["ready"] is True
+
+
+def test_an_offline_agent_makes_its_cluster_not_ready_even_without_bundles(
+    store: MemoryStore, start_manager: StartManager, clock: ManualClock
+) -> None:
+    create_world(store, world(cluster("idle")))
+    manager = start_manager(store, offline_after=OFFLINE_AFTER)
+    check_in(store, clock, "idle")
+    settle(manager)
+    assert status_of(store, CLUSTER, "idle")["conditions"][0]["status"] == "True"
+    clock.advance(OFFLINE_AFTER + 1)
+    settle(manager)
+    (ready,) = status_of(store, CLUSTER, "idle")["conditions"]
+    assert (ready["status"], ready["reason"]) == ("False", "Offline")
+    assert "has not checked in since" in ready["message"]
+    check_in(store, clock, "idle")
+    settle(manager)
+    assert status_of(store, CLUSTER, "idle")["conditions"][0]["status"] == "True"
