@@ -7,7 +7,8 @@ in order: with FirstMatch the first matching target decides; with AllMatches eve
 contributes its overrides, in order. A deciding target with `doNotDeploy` keeps the bundle off the
 cluster (with AllMatches, any matching target with doNotDeploy does). Only clusters of the bundle's
 own workspace are ever candidates, and never one an import gate holds back (an imported Cluster API
-cluster whose control plane is not initialized or whose kubeconfig Secret is missing).
+cluster whose control plane is not initialized or whose kubeconfig Secret is missing), nor one whose
+name cannot be written into a label value (the Cluster's status says why).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from bundler.api.bundle import Bundle, BundleTarget, TargetMode
 from bundler.api.cluster import Cluster, ClusterGroup
 from bundler.api.selector import LabelSelector
 from bundler.core.capi_import import is_gated
+from bundler.core.naming import is_dns1123_label
 from bundler.core.selectors import selector_matches
 
 
@@ -110,7 +112,11 @@ def match_targets(
     bundle: Bundle, cluster: Cluster, groups: Sequence[ClusterGroup]
 ) -> TargetDecision:
     """Decide whether and through which targets `bundle` deploys to `cluster`."""
-    if cluster.metadata.namespace != bundle.metadata.namespace or is_gated(cluster):
+    if (
+        cluster.metadata.namespace != bundle.metadata.namespace
+        or is_gated(cluster)
+        or not is_dns1123_label(cluster.metadata.name)
+    ):
         return TargetDecision((), (), None)
     cluster_groups = groups_of(cluster, groups)
     results = tuple(

@@ -43,8 +43,22 @@ def validate_metadata(meta: ObjectMeta, *, obj: str) -> None:
         raise InvalidInputError(err.message, obj=obj, field=err.field) from None
 
 
+CLUSTER_NAME_RULE = (
+    "a Cluster's name is written into label values: at most 63 lowercase letters, digits and '-'"
+)
+
+
+def cluster_name_problem(cluster: Cluster) -> str | None:
+    """Why a Cluster cannot be deployed to under its name, or None (as Cluster API: a DNS label)."""
+    return None if is_dns1123_label(cluster.metadata.name) else CLUSTER_NAME_RULE
+
+
 def validate_cluster(cluster: Cluster, *, obj: str) -> None:
-    """A Cluster's reference to its kubeconfig Secret must be a name the Secret can have."""
+    """A Cluster's name must fit a label value, and its kubeconfig Secret a Secret's name."""
+    if problem := cluster_name_problem(cluster):
+        raise InvalidInputError(
+            f"{cluster.metadata.name!r}: {problem}", obj=obj, field="metadata.name"
+        )
     if cluster.spec.kubeConfigSecret is not None:
         _check_object_name(obj, "spec.kubeConfigSecret", cluster.spec.kubeConfigSecret)
 

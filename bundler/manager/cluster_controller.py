@@ -32,7 +32,7 @@ from bundler.core.agent_identity import (
     namespace_object,
     workspace_role_name,
 )
-from bundler.core.naming import cluster_namespace
+from bundler.core.naming import cluster_namespace, is_dns1123_label
 from bundler.core.planning import key as ref
 from bundler.manager.context import Context, split_ref
 from bundler.manager.scope import Scope
@@ -71,6 +71,8 @@ class ClusterController:
         observed = scope.clusters.get(key.namespace, key.name)
         if observed is None:
             return None
+        if not is_dns1123_label(key.name):
+            return None  # nothing can be set up under this name; the status controller says why
         namespace = cluster_namespace(key.namespace, key.name)
         if is_deleting(observed):
             self._finalize(observed, key, namespace)

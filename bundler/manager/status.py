@@ -23,6 +23,7 @@ from bundler.core.planning import key as ref
 from bundler.core.selectors import selector_matches
 from bundler.core.state import ConditionType, condition
 from bundler.core.summary import bundle_status, cluster_group_status, cluster_status
+from bundler.core.validation import cluster_name_problem
 from bundler.manager import placements
 from bundler.manager.context import Context, split_ref
 from bundler.manager.work import Stage
@@ -98,9 +99,14 @@ class BundleStatusController:
         patch_status_if_changed(self.ctx.store, BUNDLE, observed, owned(status, BUNDLE_FIELDS))
 
 
+REASON_INVALID_NAME = "InvalidName"
+
+
 def _not_ready_cluster(cluster: Cluster, offline: bool, seen: str | None) -> tuple[str, str] | None:
     """Why the Cluster itself is not Ready, whatever its bundles say: an import gate holds it
     back, or its agent has stopped checking in (also when it runs no bundle)."""
+    if problem := cluster_name_problem(cluster):
+        return REASON_INVALID_NAME, problem
     if gate := is_gated(cluster):
         return gate, gate_message(gate, cluster)
     if offline:

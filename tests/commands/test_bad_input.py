@@ -855,3 +855,13 @@ def test_python_dash_m_bundler_in_a_real_process(
     assert done.returncode == code
     assert message in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_cluster_name_longer_than_a_label_value_is_invalid_input(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    doc = "apiVersion: bundler.dev/v1alpha1\nkind: Cluster\nmetadata: {name: " + "c" * 70 + "}\n"
+    (tmp_path / "in.yaml").write_text(doc)
+    code, _, err = run(capsys, "render", "-f", str(tmp_path / "in.yaml"))
+    assert code == 2
+    assert "in.yaml:0: metadata.name:" in err and "label values" in err

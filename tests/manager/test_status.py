@@ -218,3 +218,15 @@ def test_an_offline_agent_makes_its_cluster_not_ready_even_without_bundles(
     check_in(store, clock, "idle")
     settle(manager)
     assert status_of(store, CLUSTER, "idle")["conditions"][0]["status"] == "True"
+
+
+def test_a_cluster_name_too_long_for_labels_is_not_ready_and_not_targeted(
+    store: MemoryStore, start_manager: StartManager
+) -> None:
+    long_name = "c" * 70
+    create_world(store, world(cluster(long_name), cluster("ok"), bundle([{"clusterSelector": {}}])))
+    settle(start_manager(store))
+    (ready,) = status_of(store, CLUSTER, long_name)["conditions"]
+    assert (ready["status"], ready["reason"]) == ("False", "InvalidName")
+    assert "label values" in ready["message"]
+    assert status_of(store, BUNDLE, "app")["display"]["readyClusters"] == "0/1"
