@@ -124,6 +124,8 @@ class HelmOptions(ApiModel):
     values: FreeForm | None = None
     valuesFrom: list[ValuesReference] | None = None
     secretRef: LocalObjectReference | None = None
+    # oci:// only: Flux's OCIRepository talks to the registry over plain HTTP.
+    insecure: bool | None = None
     timeout: Duration | None = None
     pollInterval: Duration | None = None
     disableTemplating: bool | None = None

@@ -129,7 +129,11 @@ def build_flux_objects(bd: BundleDeployment, target: FluxTarget) -> FluxObjects:
     interval = helm.get("interval", DEFAULT_INTERVAL)
     source_obj = _object(SOURCE_API_VERSION, source.kind.value, name, bd, target)
     source_obj["spec"] = source_spec(
-        source, version=version, interval=interval, secret=target.registry_secret
+        source,
+        version=version,
+        interval=interval,
+        secret=target.registry_secret,
+        insecure=bool(helm.get("insecure")),
     )
     release = _object(HELM_RELEASE_API_VERSION, "HelmRelease", name, bd, target)
     release["metadata"]["annotations"][ANNOTATION_DEPLOYMENT_ID] = bd.spec.deploymentID

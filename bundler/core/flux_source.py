@@ -66,12 +66,19 @@ def chart_source(repo: str, chart: str) -> ChartSource:
 
 
 def source_spec(
-    source: ChartSource, *, version: str, interval: str, secret: str | None
+    source: ChartSource,
+    *,
+    version: str,
+    interval: str,
+    secret: str | None,
+    insecure: bool = False,
 ) -> dict[str, Any]:
     """The `spec` of the source object; an OCIRepository pins the version's tag."""
     spec: dict[str, Any] = {"url": source.url, "interval": interval}
     if source.kind is SourceKind.OCI_REPOSITORY:
         spec["ref"] = {"tag": version_to_tag(version)}
+        if insecure:
+            spec["insecure"] = True
         # Helm charts are one layer kept as the packaged .tgz, which helm-controller expects.
         spec["layerSelector"] = {"mediaType": HELM_CHART_LAYER_MEDIA_TYPE, "operation": "copy"}
     if secret is not None:

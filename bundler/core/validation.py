@@ -135,6 +135,12 @@ def _references(bundle: Bundle) -> Iterator[tuple[str, str]]:
 def _validate_helm(obj: str, path: str, helm: HelmOptions) -> None:
     if helm.repo is not None:
         _check_repo(obj, f"{path}.repo", helm.repo)
+        if helm.insecure and not helm.repo.startswith("oci://"):
+            raise InvalidInputError(
+                "applies to oci:// registries only (an http:// repository is plain HTTP already)",
+                obj=obj,
+                field=f"{path}.insecure",
+            )
     chart = helm.chart
     if chart is not None and (not _CHART_NAME_RE.fullmatch(chart) or chart in (".", "..")):
         raise InvalidInputError(

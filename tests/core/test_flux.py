@@ -446,3 +446,15 @@ def test_errors_never_repeat_credentials_in_urls() -> None:
         build_flux_objects(bd, PULL)
     assert "helm.secretRef" in str(caught.value)
     assert "s3cret" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("repo", "insecure", "expected"),
+    [(OCI_REPO, True, True), (OCI_REPO, None, None), (OCI_REPO, False, None)],
+    ids=["oci-insecure", "oci-default", "oci-explicitly-secure"],
+)
+def test_insecure_reaches_the_oci_repository(
+    repo: str, insecure: bool | None, expected: bool | None
+) -> None:
+    source = build(make_bd(repo=repo, insecure=insecure)).source
+    assert source["spec"].get("insecure") == expected

@@ -148,6 +148,7 @@ def test_group_targets_use_groups_of_the_workspace() -> None:
             "spec.targets[0].clusterSelector.matchExpressions[0].values",
         ),
         ({"dependsOn": [{"name": "app"}]}, "spec.dependsOn[0].name"),
+        ({"helm": {"insecure": True}}, "spec.helm.insecure"),
     ],
     ids=[
         "repo-scheme",
@@ -156,6 +157,7 @@ def test_group_targets_use_groups_of_the_workspace() -> None:
         "namespace",
         "selector-values",
         "self-dep",
+        "insecure-on-https",
     ],
 )
 def test_invalid_bundles_name_the_field(spec: dict[str, Any], field: str) -> None:
