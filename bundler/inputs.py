@@ -6,9 +6,11 @@ the input raises InvalidInputError naming `FILE:DOC-INDEX` and the field.
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from bundler.api.bundle import Bundle
 from bundler.api.cluster import Cluster, ClusterGroup
@@ -24,11 +26,26 @@ YAML_SUFFIXES = (".yaml", ".yml")
 
 @dataclass
 class World:
-    """Everything the inputs declare, in input order."""
+    """Everything the inputs declare, in input order; `secrets` are the v1 Secret documents as
+    written (checked as the API server would, namespace defaulted)."""
 
     bundles: list[Bundle] = field(default_factory=list)
     clusters: list[Cluster] = field(default_factory=list)
     groups: list[ClusterGroup] = field(default_factory=list)
+    secrets: list[dict[str, Any]] = field(default_factory=list)
+
+    def secret_data(self, namespace: str, name: str) -> dict[str, str] | None:
+        """The decoded data of the input Secret `namespace/name` (`stringData` winning, as the API
+        server folds it in), or None when the inputs do not hold it."""
+        for secret in self.secrets:
+            meta = secret["metadata"]
+            if (meta["namespace"], meta["name"]) == (namespace, name):
+                data = secret.get("data") or {}
+                decoded = {
+                    k: base64.b64decode(v).decode("utf-8", "replace") for k, v in data.items()
+                }
+                return {**decoded, **(secret.get("stringData") or {})}
+        return None
 
 
 def input_files(paths: Iterable[str]) -> list[Path]:
@@ -73,7 +90,8 @@ def _read_text(path: Path) -> str:
 
 def load_world(paths: Sequence[str], capi_import: ImportMode = ImportMode.LABELED) -> World:
     """The objects the inputs declare; Cluster API Clusters (and their kubeconfig Secrets) become
-    Clusters and class ClusterGroups exactly as the manager's importer would make them."""
+    Clusters and class ClusterGroups exactly as the manager's importer would make them, and every
+    Secret is kept as it is."""
     world = World()
     seen: dict[tuple[str, str, str], str] = {}
     capi_docs: list[Document] = []
@@ -103,6 +121,7 @@ def load_world(paths: Sequence[str], capi_import: ImportMode = ImportMode.LABELE
     )
     world.clusters.extend(imported.clusters)
     world.groups.extend(imported.groups)
+    world.secrets.extend(imported.secrets)
     return world
 
 

@@ -2,11 +2,13 @@
 
 `run_cli` goes through `bundler.cli.main`, so errors become what a user sees: exit code 2 or 1
 and one line on stderr. `run_command` uses the same parser but lets a BundlerError through, for
-tests that assert which error a command raises.
+tests that assert which error a command raises; `parse_args` only parses, for tests of what a
+command makes of its flags.
 """
 
 from __future__ import annotations
 
+import argparse
 from typing import NamedTuple
 
 import pytest
@@ -29,10 +31,15 @@ def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> CliResult:
     return CliResult(code, out, err)
 
 
-def run_command(*argv: str) -> int:
-    """Parse ARGV as `bundler` does and run the command; its errors propagate."""
+def parse_args(*argv: str) -> argparse.Namespace:
+    """ARGV parsed as `bundler` parses it (the command's `run` not called)."""
     from bundler.cli import build_parser
 
-    args = build_parser().parse_args(list(argv))
+    return build_parser().parse_args(list(argv))
+
+
+def run_command(*argv: str) -> int:
+    """Parse ARGV as `bundler` does and run the command; its errors propagate."""
+    args = parse_args(*argv)
     code: int = args.run(args)
     return code

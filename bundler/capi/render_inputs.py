@@ -6,12 +6,18 @@ the Clusters and ClusterGroups written by hand; the import mode, the gate (contr
 and the `<name>-kubeconfig` Secret among the inputs) and the class groups are the manager's own
 (bundler.core.capi_import), and so is the rule that a hand-written Cluster or ClusterGroup of the
 same name wins. Errors name the document (`FILE:DOC-INDEX`) and the field.
+
+Every Secret is checked as the API server would check it (metadata, `type` text, `data` keys and
+base64 values, `stringData` text) and handed back too, kubeconfig or not: the inputs' Secrets
+belong to the world they describe (the simulator creates them; a Bundle's `helm.secretRef` names
+one).
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,6 +48,9 @@ from bundler.errors import InvalidInputError
 
 CAPI_API_VERSIONS = (f"{CAPI_GROUP}/v1beta2", f"{CAPI_GROUP}/v1beta1")
 CORE_KINDS = ("Secret", "Namespace")
+# The API server's rule for Secret data keys (a config map key).
+_SECRET_KEY = re.compile(r"[-._a-zA-Z0-9]+")
+_SECRET_KEY_MAX = 253
 
 ObjectRef = tuple[str, str]
 
@@ -55,10 +64,12 @@ def is_capi_input(body: Mapping[str, Any]) -> bool:
 
 @dataclass(frozen=True)
 class ImportedInputs:
-    """What the import adds to the inputs: Clusters in input order, class ClusterGroups sorted."""
+    """What the import adds to the inputs: Clusters in input order, class ClusterGroups sorted,
+    and every Secret of the inputs in input order (checked, namespace defaulted)."""
 
     clusters: tuple[Cluster, ...] = ()
     groups: tuple[ClusterGroup, ...] = ()
+    secrets: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass
@@ -106,6 +117,7 @@ def import_documents(
     return ImportedInputs(
         clusters=tuple(validated_cluster(doc, c) for doc, c in imported),
         groups=tuple(ClusterGroup.model_validate(g) for g in new_groups),
+        secrets=tuple(inputs.secrets.values()),
     )
 
 
@@ -197,9 +209,14 @@ def _checked_capi(doc: Document, body: dict[str, Any]) -> dict[str, Any]:
 
 
 def _checked_secret(doc: Document, body: dict[str, Any]) -> dict[str, Any]:
-    """The Secret, with `data` base64 text and `stringData` text, as the API server insists."""
+    """The Secret, with `type` text, `data` base64 text and `stringData` text under valid keys,
+    as the API server insists."""
+    _text(doc, body.get("type"), "type")
     data = _string_map(doc, body.get("data"), "data")
-    _string_map(doc, body.get("stringData"), "stringData")
+    string_data = _string_map(doc, body.get("stringData"), "stringData")
+    for section, keys in (("data", data), ("stringData", string_data)):
+        for key in keys:
+            _check_secret_key(doc, section, key)
     for key, value in data.items():
         try:
             base64.b64decode(value, validate=True)
@@ -210,6 +227,17 @@ def _checked_secret(doc: Document, body: dict[str, Any]) -> dict[str, Any]:
                 field=f"data.{key}",
             ) from None
     return body
+
+
+def _check_secret_key(doc: Document, section: str, key: str) -> None:
+    chdir = key == "." or key.startswith("..")
+    if len(key) > _SECRET_KEY_MAX or not _SECRET_KEY.fullmatch(key) or chdir:
+        raise InvalidInputError(
+            f"key {key!r} must be at most {_SECRET_KEY_MAX} letters, digits, '-', '_' or '.', "
+            "and neither '.' nor start with '..'",
+            obj=doc.where,
+            field=section,
+        )
 
 
 def _labels(doc: Document, meta: Mapping[str, Any]) -> Mapping[str, str]:

@@ -7,10 +7,11 @@ message`).
 render is offline: a version range stays in the BundleDeployments as written (the manager resolves
 it), and with --flux a bundle whose version is a range gets no Flux objects (they need a concrete
 version) and an error line saying so. `--resolve` resolves ranges against the repositories as the
-manager does (bundler.manager.chart_resolver), with credentials from the Docker config
-(`--registry-config PATH`, else `$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`), since
-the workspace's `helm.secretRef` Secrets are not at hand offline; a bundle whose range cannot be
-resolved is an error line, the other bundles still print.
+manager does (bundler.manager.chart_resolver), with the credentials of the Bundle's `helm.secretRef`
+Secret when the inputs hold it, else from the Docker config (`--registry-config PATH`, else
+`$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`); a bundle whose range cannot be
+resolved is an error line, the other bundles still print. Other Secrets among the inputs (a CAPI
+cluster's kubeconfig) only feed the Cluster API import; none is printed.
 """
 
 from __future__ import annotations
@@ -123,10 +124,14 @@ def range_queries(bundle: Bundle, world: World) -> list[VersionQuery]:
 
 
 def resolve_ranges(bundle: Bundle, world: World, resolver: VersionResolver) -> ResolvedVersions:
-    """The concrete version of each range; the resolver's errors propagate."""
-    return {
-        q.key: resolver(q.repo, q.chart, q.constraint, None) for q in range_queries(bundle, world)
-    }
+    """The concrete version of each range, asked with the credentials of its `helm.secretRef`
+    Secret when the inputs hold it; the resolver's errors propagate."""
+    workspace = bundle.metadata.namespace or ""
+    resolved = {}
+    for query in range_queries(bundle, world):
+        secret = None if query.secret is None else world.secret_data(workspace, query.secret)
+        resolved[query.key] = resolver(query.repo, query.chart, query.constraint, secret)
+    return resolved
 
 
 def render_world(

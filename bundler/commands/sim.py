@@ -4,8 +4,10 @@ Exit 0 when the fleet came to rest (injected failures are reported, not fatal), 
 within --timeout, 2 for invalid input.
 
 Version ranges are resolved against the real repositories as `bundler manager` does (the same
-`--plain-http-registry` and `--registry-timeout` flags), with credentials from the Docker config.
-The inputs hold no Secrets, so a Bundle naming a `helm.secretRef` reads CredentialsNotFound.
+`--plain-http-registry` and `--registry-timeout` flags), with credentials from a Bundle's
+`helm.secretRef` Secret, else from the Docker config. Secrets among the inputs are created on the
+simulated management cluster, so a Bundle's credentials Secret comes with it; a Bundle naming one
+the inputs do not hold reads CredentialsNotFound.
 """
 
 from __future__ import annotations

@@ -8,15 +8,17 @@ BundleDeployment's spec and labels; its status is the agent's and is never touch
 
 A Bundle that is invalid, whose range cannot be resolved, or whose `helm.secretRef` Secret is
 missing, is rejected for the pass: its BundleDeployments stay exactly as they are and the status
-controller reports Ready=False. A template error is confined to its cluster, which keeps what it
-runs. Before a BundleDeployment that names a credentials Secret is written, the Secret is copied
-into its cluster namespace (bundler.manager.secret_copy).
+controller reports Ready=False (the Secret's creation wakes the Bundle again). A template error is
+confined to its cluster, which keeps what it runs. Before a BundleDeployment that names a
+credentials Secret is written, the Secret is copied into its cluster namespace
+(bundler.manager.secret_copy); a cluster where a Secret that bundler did not copy is in the way
+keeps what it runs too, and the Bundle says Ready=False, CredentialsCopyBlocked, naming it.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 
 from pydantic import ValidationError
@@ -33,7 +35,7 @@ from bundler.manager.outcomes import Outcome, Rejection
 from bundler.manager.resolve import query_for
 from bundler.manager.rows import BundleRows, Row
 from bundler.manager.scope import Scope
-from bundler.manager.secret_copy import CredentialCopies, Sources
+from bundler.manager.secret_copy import CredentialCopies, Sources, read_sources, secret_names
 from bundler.manager.work import Stage
 from bundler.manager.writes import (
     adding_finalizer,
@@ -55,6 +57,7 @@ BUNDLE_FINALIZER = "bundler.dev/bundle-cleanup"
 REASON_INVALID = "InvalidSpec"
 REASON_UNRESOLVED = "VersionNotResolved"
 REASON_CREDENTIALS = "CredentialsNotFound"
+REASON_COPY_BLOCKED = "CredentialsCopyBlocked"
 
 SpecFor = Callable[[Obj | None], Obj]
 
@@ -86,7 +89,12 @@ class BundleController:
         planned = self._plan(scope, bundle_ref, bundle)
         if planned is None:
             return None
-        sources = self._sources(scope, bundle_ref, bundle, planned)
+        named = (
+            n for row in planned.rows if row.planned for n in secret_names(row.planned.options)
+        )
+        sources = self._sources(scope, bundle_ref, bundle, named)
+        if sources is None:
+            return None
         self._apply(scope, observed, bundle, planned, sources)
         poll = self.ctx.resolution.seconds_until_poll(bundle)
         return Result(requeue_after=poll) if poll is not None else None
@@ -100,6 +108,11 @@ class BundleController:
         decided = self.ctx.memo.decide(
             bundle, scope.live_clusters(workspace), scope.groups_in(workspace), scope.memberships
         )
+        # Ranges are resolved with the credentials: a missing Secret says so before a registry
+        # refuses the request.
+        needed = (q.secret for q in decided.queries if q.secret is not None)
+        if self._sources(scope, bundle_ref, bundle, needed) is None:
+            return None
         try:
             resolved = self.ctx.resolution.resolve(bundle, decided.queries)
         except (InvalidInputError, TransientError) as failed:
@@ -114,15 +127,15 @@ class BundleController:
             return None
 
     def _sources(
-        self, scope: Scope, bundle_ref: str, bundle: Bundle, planned: BundleRows
-    ) -> Sources:
-        """The credentials Secrets the rows name; a missing one rejects the bundle (re-raised)."""
+        self, scope: Scope, bundle_ref: str, bundle: Bundle, names: Iterable[str]
+    ) -> Sources | None:
+        """The credentials Secrets named, or None after rejecting the bundle for a missing one."""
         try:
-            return self.copies.sources(bundle, [r.planned for r in planned.rows if r.planned])
-        except TransientError as missing:
+            return read_sources(scope.secrets, bundle, names)
+        except InvalidInputError as missing:
             why = Rejection(REASON_CREDENTIALS, str(missing))
             self._reject(scope, bundle_ref, bundle.metadata.generation or 0, why)
-            raise
+            return None
 
     def _reject(self, scope: Scope, bundle_ref: str, generation: int, why: Rejection) -> None:
         log.info("%s rejected: %s", bundle_ref, why.message)
@@ -159,7 +172,7 @@ class BundleController:
         held = len(writable) < sum(1 for r in planned.rows if r.planned is not None) or any(
             _holds(d, t) for d, t in zip(decisions, targets, strict=True)
         )
-        outcome = _outcome(bundle, planned, held)
+        outcome = _outcome(bundle, planned, held, self._blocked(writable))
         # Recorded before any write (so status roll-ups never wait on a failing write), and before
         # creating deployments (so the cluster controller never takes one for a stray).
         self._record(scope, bundle_ref, outcome)
@@ -171,8 +184,21 @@ class BundleController:
         for cluster, stale in existing.items():
             if outcome.targeted is not None and cluster not in outcome.targeted:
                 self._attempt(failures, partial(_delete, self.ctx, stale))
+        # A copy found blocked (or no longer) shows at once, not only from the next pass.
+        after = _outcome(bundle, planned, held, self._blocked(writable))
+        if after != outcome:
+            self._record(scope, bundle_ref, after)
         if failures:
             raise failures[0]
+
+    def _blocked(self, rows: Iterable[Row]) -> dict[str, str]:
+        """Why each cluster whose credentials copy is blocked cannot get its deployment."""
+        found = {}
+        for row in rows:
+            assert row.planned is not None
+            if (why := self.copies.blocked(row.planned)) is not None:
+                found[row.key] = why
+        return found
 
     def _attempt(self, failures: list[BundlerError], write: Callable[[], object]) -> None:
         """Run one write; a failure is kept for the end so the other clusters still proceed."""
@@ -332,14 +358,28 @@ def _delete(ctx: Context, deployment: BundleDeployment) -> None:
         delete_if_present(ctx.store, BUNDLE_DEPLOYMENT, meta.name, meta.namespace)
 
 
-def _outcome(bundle: Bundle, planned: BundleRows, held: bool) -> Outcome:
+def _outcome(
+    bundle: Bundle, planned: BundleRows, held: bool, blocked: Mapping[str, str]
+) -> Outcome:
+    errors = {row.key: row.error for row in planned.rows if row.error is not None}
     return Outcome(
         generation=bundle.metadata.generation or 0,
         targeted=frozenset(row.key for row in planned.rows),
-        errors={row.key: row.error for row in planned.rows if row.error is not None},
+        errors={**errors, **blocked},
+        blocked=_blocked_reason(blocked),
         resolved_version=_resolved_version(bundle, planned),
         held=held,
     )
+
+
+def _blocked_reason(blocked: Mapping[str, str]) -> Rejection | None:
+    """The Bundle's Ready condition while credentials copies are blocked: the first one, counted."""
+    if not blocked:
+        return None
+    first = min(blocked)
+    others = len(blocked) - 1
+    more = f" (and {others} more cluster{'s' if others > 1 else ''})" if others else ""
+    return Rejection(REASON_COPY_BLOCKED, f"cluster {first}{more}: {blocked[first]}")
 
 
 def _resolved_version(bundle: Bundle, planned: BundleRows) -> str | None:

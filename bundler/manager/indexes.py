@@ -2,9 +2,10 @@
 
 Clusters and ClusterGroups are indexed as API models (spec and metadata; status stays out, so an
 unexpected status field never hides an object), BundleDeployments by bundle and by cluster namespace
-(from bundler's labels), and two small facts kept apart from the models: each Cluster's agent
-check-in time and which cluster namespaces are ready. Each index is updated on the informer's thread
-before any routing handler runs, so work a change causes always sees the change.
+(from bundler's labels), which Bundles name which credentials Secret, and two small facts kept apart
+from the models: each Cluster's agent check-in time and which cluster namespaces are ready. Each
+index is updated on the informer's thread before any routing handler runs, so work a change causes
+always sees the change.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Hashable, Mapping
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -153,6 +154,56 @@ class DeploymentIndex:
         """The deployments in one cluster namespace by bundle key."""
         with self._lock:
             return dict(self._by_namespace.get(namespace, {}))
+
+
+class SecretUsers:
+    """The Bundles that name each workspace Secret as repository credentials (`spec.helm.secretRef`
+    or a target's `helm.secretRef`), read from the raw objects so that a Bundle that does not
+    parse still counts: a change of its Secret must wake it like any other change."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._named: dict[Key, frozenset[str]] = {}
+        self._users: dict[Key, set[str]] = {}
+
+    def on_event(self, event: EventType, obj: Obj) -> None:
+        bundle = Key.of(obj)
+        names = frozenset() if event is EventType.DELETED else credential_secrets(obj)
+        with self._lock:
+            before = self._named.pop(bundle, frozenset())
+            if names:
+                self._named[bundle] = names
+            for name in before - names:
+                secret = Key(bundle.namespace, name)
+                users = self._users.get(secret, set())
+                users.discard(bundle.name)
+                if not users:
+                    self._users.pop(secret, None)
+            for name in names - before:
+                self._users.setdefault(Key(bundle.namespace, name), set()).add(bundle.name)
+
+    def bundles_naming(self, secret: Key) -> list[Key]:
+        """The Bundles of the Secret's namespace that name it, sorted."""
+        with self._lock:
+            users = sorted(self._users.get(secret, ()))
+        return [Key(secret.namespace, name) for name in users]
+
+
+def credential_secrets(bundle: Obj) -> frozenset[str]:
+    """The Secret names a raw Bundle gives as `helm.secretRef`, in its spec or any target."""
+    spec = _mapping(bundle, "spec")
+    helms = [_mapping(spec, "helm")]
+    targets = spec.get("targets")
+    if isinstance(targets, list):
+        helms.extend(_mapping(target, "helm") for target in targets)
+    names = (_mapping(helm, "secretRef").get("name") for helm in helms)
+    return frozenset(name for name in names if isinstance(name, str) and name)
+
+
+def _mapping(obj: object, name: str) -> Mapping[str, Any]:
+    """`obj[name]` when both are mappings, else empty (raw input may be malformed)."""
+    value = obj.get(name) if isinstance(obj, Mapping) else None
+    return value if isinstance(value, Mapping) else {}
 
 
 class AgentCheckIns:

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True)
 class Rejection:
-    """Why a whole Bundle was not planned: a Ready=False reason and message."""
+    """A Ready=False reason and message: why a whole Bundle was not planned, or what keeps some
+    of its clusters from their deployment."""
 
     reason: str
     message: str
@@ -27,12 +28,15 @@ class Outcome:
     `targeted` is None when the Bundle was rejected: which clusters it targets is then unknown and
     its existing BundleDeployments are left as they are. `held` is True while the rollout strategy
     holds some cluster back, so deployment status changes must wake the bundle controller.
+    `blocked` says why some clusters (those with an entry in `errors`) cannot get their deployment
+    while the others proceed; it is the Bundle's Ready condition.
     """
 
     generation: int
     targeted: frozenset[str] | None
     errors: Mapping[str, str] = field(default_factory=dict)
     rejection: Rejection | None = None
+    blocked: Rejection | None = None
     resolved_version: str | None = None
     held: bool = False
 

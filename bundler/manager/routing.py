@@ -4,7 +4,9 @@ Every route remembers a fingerprint per object of what its controller reads, and
 that fingerprint changes (or the object appears or goes). So the manager's own status writes, and
 an agent's heartbeat while it stays online, wake nothing; a Cluster's label change wakes the
 Bundles of its workspace (each then re-renders only that cluster's row) and its groups; a
-BundleDeployment's status change wakes the status of its Bundle, its Cluster and their groups.
+BundleDeployment's status change wakes the status of its Bundle, its Cluster and their groups; a
+workspace Secret's change of type or data wakes the Bundles that name it as credentials, and only
+those (every other Secret of the workspace is ignored without a fingerprint kept).
 """
 
 from __future__ import annotations
@@ -32,6 +34,10 @@ class Changes:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._seen: dict[Key, Hashable] = {}
+
+    def forget(self, key: Key) -> None:
+        with self._lock:
+            self._seen.pop(key, None)
 
     def changed(self, key: Key, event: EventType, fingerprint: Hashable) -> bool:
         with self._lock:
@@ -71,6 +77,7 @@ class Router:
         self._deployment_specs = Changes()
         self._namespaces = Changes()
         self._identities = Changes()
+        self._secrets = Changes()
 
     def attach(self) -> None:
         scope = self.scope
@@ -79,6 +86,7 @@ class Router:
         scope.groups.add_handler(self.on_group)
         scope.deployments.add_handler(self.on_deployment)
         scope.namespaces.add_handler(self.on_namespace)
+        scope.secrets.add_handler(self.on_secret)
         identities = (scope.service_accounts, scope.agent_tokens, scope.roles, scope.role_bindings)
         for informer in identities:
             informer.add_handler(self.on_identity)
@@ -165,6 +173,17 @@ class Router:
         key = Key(f"{obj.get('kind')}/{_meta(obj).get('namespace')}", _meta(obj).get("name", ""))
         if self._identities.changed(key, event, fingerprint):
             self.ctx.work.add(Stage.CLUSTER, cluster)
+
+    def on_secret(self, event: EventType, obj: Obj) -> None:
+        key = Key.of(obj)
+        users = self.scope.secret_users.bundles_naming(key)
+        if not users:
+            self._secrets.forget(key)
+            return
+        # What the bundle controller copies of a credentials Secret, and whether it exists.
+        fingerprint = (_meta(obj).get("uid"), obj.get("type"), canonical(obj.get("data")))
+        if self._secrets.changed(key, event, fingerprint):
+            self.ctx.work.add_all(Stage.BUNDLE, users)
 
     def _offline(self, obj: Obj) -> bool | None:
         key = Key.of(obj)

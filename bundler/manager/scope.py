@@ -3,6 +3,10 @@
 A Scope owns the host informers for the kinds the controllers read and the parsed indexes beside
 them (bundler.manager.indexes). So a reconcile never parses or scans more than it reads: a bundle's
 deployments are one dict lookup, a cluster namespace's deployments another.
+
+The workspace's Secrets are watched without a label selector, since a Bundle's `helm.secretRef`
+may name any of them; most are nothing to bundler, and the routes ignore those cheaply (one lookup
+in the index of the Secrets that Bundles name).
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from bundler.manager.indexes import (
     Memberships,
     ModelIndex,
     ReadyNamespaces,
+    SecretUsers,
     identity_fingerprint,
     labels_fingerprint,
     parse_cluster,
@@ -59,6 +64,7 @@ class Scope:
         self.clusters = host.informer(CLUSTER, workspace)
         self.groups = host.informer(CLUSTER_GROUP, workspace)
         self.deployments = host.informer(BUNDLE_DEPLOYMENT, None, deployments_of)
+        self.secrets = host.informer(SECRET, workspace)
         self.namespaces = host.informer(NAMESPACE, None, managed)
         self.service_accounts = host.informer(SERVICE_ACCOUNT, None, managed)
         self.roles = host.informer(ROLE, None, managed)
@@ -73,11 +79,13 @@ class Scope:
             parse_group, lambda g: identity_fingerprint(g.metadata)
         )
         self.deployment_models = DeploymentIndex()
+        self.secret_users = SecretUsers()
         self.check_ins = AgentCheckIns()
         self.ready_namespaces = ReadyNamespaces()
         self._memberships: dict[tuple[str, LabelsFingerprint], Memberships] = {}
         self._memberships_version = -1
         self._lock = threading.Lock()
+        self.bundles.add_handler(self.secret_users.on_event)
         self.clusters.add_handler(self.cluster_models.on_event)
         self.clusters.add_handler(self.check_ins.on_event)
         self.namespaces.add_handler(self.ready_namespaces.on_event)
@@ -93,6 +101,7 @@ class Scope:
             self.clusters,
             self.groups,
             self.deployments,
+            self.secrets,
             self.namespaces,
             self.service_accounts,
             self.roles,

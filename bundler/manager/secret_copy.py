@@ -12,14 +12,20 @@ so the garbage collector removes it with the last of them, and the namespace tak
 case. A BundleDeployment rewritten without naming a Secret (now or staged) gives up its ownership
 at once, and the copy is deleted when no owner is left.
 
-Writes happen only when the copy differs from what the informer shows. The source is read from the
-workspace on every pass of a Bundle that needs it (a missing one rejects the Bundle, naming it), so
-a changed Secret reaches the copies on the Bundle's next pass, at the latest at the periodic resync.
-A Secret of that name in the cluster namespace that bundler did not copy is never taken over.
+Writes happen only when the copy differs from what the informer shows. The sources are read from
+the manager's watch of the workspace's Secrets (bundler.manager.scope), which wakes the Bundles
+that name a Secret whenever it changes (bundler.manager.routing): a changed Secret reaches every
+copy at once, and a missing one rejects the Bundle, naming it, until it exists again.
+
+A Secret of that name in the cluster namespace that bundler did not copy is never taken over: the
+copy is blocked (CopyBlockedError), and that cluster keeps what it runs. Blocks are remembered, so
+the Bundle shows them from the start of its next pass, and a blocked copy costs a read, not a
+refused create, until the Secret in the way is gone.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -35,7 +41,7 @@ from bundler.core.labels import (
 from bundler.core.naming import DNS1123_LABEL_MAX, shorten_name
 from bundler.core.planning import PlannedDeployment
 from bundler.core.validation import bundle_ref
-from bundler.errors import InvalidInputError, TransientError
+from bundler.errors import InvalidInputError
 from bundler.manager.writes import (
     Mutation,
     create_or_update,
@@ -54,6 +60,27 @@ ANNOTATION_COPIED_FROM = "bundler.dev/copied-from"
 
 # Secrets of the workspace by name, as read for one pass of one Bundle.
 Sources = Mapping[str, Obj]
+
+
+class CopyBlockedError(InvalidInputError):
+    """A Secret that bundler did not copy has the copy's name in the cluster namespace."""
+
+
+def read_sources(secrets: Informer, bundle: Bundle, names: Iterable[str]) -> dict[str, Obj]:
+    """The workspace Secrets `names`, from `secrets` (the informer of the Bundle's workspace);
+    InvalidInputError naming the first one missing."""
+    workspace = bundle.metadata.namespace or ""
+    found = {}
+    for name in sorted(set(names)):
+        secret = secrets.get(workspace, name)
+        if secret is None:
+            raise InvalidInputError(
+                f"Secret {workspace}/{name} with the repository credentials does not exist",
+                obj=bundle_ref(bundle),
+                field="spec.helm.secretRef",
+            )
+        found[name] = secret
+    return found
 
 
 def secret_names(options: DeploymentOptions | None) -> set[str]:
@@ -75,33 +102,28 @@ class CredentialCopies:
     def __init__(self, store: Store, host: Host, workspaces: Iterable[str | None]) -> None:
         self._store = store
         self._informers = {ws: host.informer(SECRET, None, _selector(ws)) for ws in workspaces}
+        self._lock = threading.Lock()
+        # Why the copy (cluster namespace, Secret name) is blocked, as last found.
+        self._blocked: dict[tuple[str, str], str] = {}
 
     def informers(self) -> list[Informer]:
         return list(self._informers.values())
-
-    def sources(self, bundle: Bundle, planned: Iterable[PlannedDeployment]) -> dict[str, Obj]:
-        """The workspace Secrets the planned deployments name; TransientError when one is missing
-        (it may yet be created: the Bundle is retried with backoff)."""
-        workspace = bundle.metadata.namespace or ""
-        found = {}
-        for name in sorted({n for p in planned for n in secret_names(p.options)}):
-            try:
-                found[name] = self._store.get(SECRET, name, workspace)
-            except NotFound:
-                raise TransientError(
-                    f"Secret {workspace}/{name} with the repository credentials does not exist",
-                    obj=bundle_ref(bundle),
-                    field="spec.helm.secretRef",
-                ) from None
-        return found
 
     def prepare(
         self, planned: PlannedDeployment, current: BundleDeployment | None, sources: Sources
     ) -> None:
         """Before `planned` is written: the Secret it names copied into its namespace (owned by
-        `current`, the deployment as it is now, if any)."""
+        `current`, the deployment as it is now, if any); CopyBlockedError when a Secret that bundler
+        did not copy is in the way."""
         for name in secret_names(planned.options):
             self._put(planned, name, sources[name], current)
+
+    def blocked(self, planned: PlannedDeployment) -> str | None:
+        """Why the copy `planned` needs was blocked the last time it was tried, if it was."""
+        names = sorted(secret_names(planned.options))
+        with self._lock:
+            found = [self._blocked.get((planned.namespace, name)) for name in names]
+        return next((why for why in found if why is not None), None)
 
     def settle(
         self, planned: PlannedDeployment, written: Obj, before: BundleDeployment | None
@@ -134,23 +156,39 @@ class CredentialCopies:
         self, planned: PlannedDeployment, name: str, source: Obj, current: BundleDeployment | None
     ) -> None:
         desired = _copy(planned, name, source, current)
+        where = (planned.namespace, name)
         observed = self._observed(planned, name)
+        if observed is None and self._is_blocked(where):
+            # The informer sees copies only: read what is in the way, rather than create again.
+            observed = self._read(planned.namespace, name)
         if observed is not None and _is_copy(observed) and observed.get("type") != desired["type"]:
             # The type of a Secret cannot change: replace the copy.
             delete_if_present(self._store, SECRET, name, planned.namespace)
             observed = None
-        create_or_update(self._store, SECRET, desired, observed, _syncing(desired))
+        try:
+            create_or_update(self._store, SECRET, desired, observed, _syncing(desired))
+        except CopyBlockedError as blocked:
+            with self._lock:
+                self._blocked[where] = blocked.message
+            raise
+        with self._lock:
+            self._blocked.pop(where, None)
+
+    def _is_blocked(self, where: tuple[str, str]) -> bool:
+        with self._lock:
+            return where in self._blocked
+
+    def _read(self, namespace: str, name: str) -> Obj | None:
+        try:
+            return self._store.get(SECRET, name, namespace)
+        except NotFound:
+            return None
 
     def _copy_of(self, planned: PlannedDeployment, name: str) -> Obj | None:
         """The copy `name` in the planned namespace (from the store if the cache has not seen it
         yet); None when there is none, or the Secret there is not one bundler copied."""
-        observed = self._observed(planned, name)
-        if observed is None:
-            try:
-                observed = self._store.get(SECRET, name, planned.namespace)
-            except NotFound:
-                return None
-        return observed if _is_copy(observed) else None
+        observed = self._observed(planned, name) or self._read(planned.namespace, name)
+        return observed if observed is not None and _is_copy(observed) else None
 
     def _adopt(self, planned: PlannedDeployment, name: str, owner: Mapping[str, str]) -> None:
         observed = self._copy_of(planned, name)
@@ -215,12 +253,12 @@ def _syncing(desired: Obj) -> Mutation:
 
     def mutate(obj: Obj) -> bool:
         meta = obj["metadata"]
-        where = f"Secret {meta.get('namespace')}/{meta['name']}"
         if not _is_copy(obj):
-            raise InvalidInputError(
-                "exists in the cluster namespace and was not copied there by bundler; it is "
-                "left alone: give the workspace's credentials Secret another name",
-                obj=where,
+            raise CopyBlockedError(
+                f"Secret {meta.get('namespace')}/{meta['name']} in the cluster namespace was not "
+                "copied there by bundler and is left alone, so the repository credentials cannot "
+                "be copied there: give the workspace's credentials Secret (spec.helm.secretRef) "
+                "another name, or remove that Secret"
             )
         changed = False
         for field in ("labels", "annotations"):

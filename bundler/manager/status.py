@@ -90,12 +90,12 @@ class BundleStatusController:
             previous=previous,
             now=now,
         )
-        if outcome.rejection is not None:
-            why = outcome.rejection
-            rejected = condition(
+        why = outcome.rejection or outcome.blocked
+        if why is not None:
+            not_ready = condition(
                 ConditionType.READY.value, False, why.reason, why.message, now, previous
             )
-            status = status.model_copy(update={"conditions": rejected})
+            status = status.model_copy(update={"conditions": not_ready})
         patch_status_if_changed(self.ctx.store, BUNDLE, observed, owned(status, BUNDLE_FIELDS))
 
 

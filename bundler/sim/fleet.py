@@ -2,8 +2,9 @@
 cluster, all over in-memory stores, with the production controllers.
 
 Layout:
-- the management cluster is one MemoryStore holding the inputs (Bundles, Clusters, ClusterGroups);
-  the manager runs on it exactly as it would on a real management cluster;
+- the management cluster is one MemoryStore holding the inputs (Bundles, Clusters, ClusterGroups
+  and Secrets, such as a Bundle's `helm.secretRef` credentials); the manager runs on it exactly as
+  it would on a real management cluster;
 - every pull-mode cluster is its own MemoryStore (isolated like a real cluster: its agent writes
   into `bundler-system` there and its Flux sees only its own objects), with an Agent and a
   SimulatedFlux;
@@ -124,6 +125,9 @@ class Fleet:
     def _write_inputs(self) -> None:
         for namespace in sorted(self._namespaces()):
             _create(self.store, NAMESPACE, {"metadata": {"name": namespace}})
+        # Before the placeholders: a kubeconfig Secret of the inputs is the one a cluster gets.
+        for given in self.world.secrets:
+            _create(self.store, SECRET, given)
         for group in self.world.groups:
             _create(self.store, CLUSTER_GROUP, group.to_wire())
         for sim in self.clusters:
@@ -138,6 +142,7 @@ class Fleet:
         found = {c.cluster.metadata.namespace or "" for c in self.clusters}
         found |= {g.metadata.namespace or "" for g in self.world.groups}
         found |= {b.metadata.namespace or "" for b in self.world.bundles}
+        found |= {s["metadata"]["namespace"] for s in self.world.secrets}
         return found - {""}
 
     def _wire_pull(self, sim: SimCluster) -> None:

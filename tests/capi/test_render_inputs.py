@@ -33,6 +33,17 @@ def docs(*bodies: dict[str, Any]) -> list[Document]:
     return [Document("inputs.yaml", index, body) for index, body in enumerate(bodies)]
 
 
+def credentials_secret(name: str, namespace: str | None = WS) -> dict[str, Any]:
+    metadata = {"name": name} if namespace is None else {"name": name, "namespace": namespace}
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": metadata,
+        "type": "kubernetes.io/basic-auth",
+        "stringData": {"username": "u", "password": "p"},
+    }
+
+
 def example_documents() -> tuple[list[Document], list[Bundle]]:
     capi: list[Document] = []
     bundles: list[Bundle] = []
@@ -208,12 +219,61 @@ def test_a_missing_namespace_defaults_like_other_inputs() -> None:
             [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}],
             r"inputs.yaml:0: kind: not a Cluster API input",
         ),
+        (
+            [{**credentials_secret("creds"), "type": 5}],
+            r"inputs.yaml:0: type: must be a string, got a number",
+        ),
+        (
+            [{**credentials_secret("creds"), "stringData": {"user name": "u"}}],
+            r"inputs.yaml:0: stringData: key 'user name' must be at most 253 letters",
+        ),
+        (
+            [{**credentials_secret("creds"), "data": {"..x": "dQ=="}}],
+            r"inputs.yaml:0: data: key '..x' must be .* nor start with '..'",
+        ),
+        (
+            [{**credentials_secret("creds"), "data": {"password": "not base64!"}}],
+            r"inputs.yaml:0: data.password: is not valid base64",
+        ),
+        (
+            [credentials_secret("Not_A_Name")],
+            r"inputs.yaml:0: metadata.name: 'Not_A_Name' is not a valid",
+        ),
     ],
-    ids=["old-version", "duplicate", "no-name", "bad-class", "other-kind"],
+    ids=[
+        "old-version",
+        "duplicate",
+        "no-name",
+        "bad-class",
+        "other-kind",
+        "secret-type-number",
+        "secret-key-space",
+        "secret-key-dotdot",
+        "secret-data-not-base64",
+        "secret-bad-name",
+    ],
 )
 def test_bad_inputs_name_the_document_and_field(bodies: list[dict[str, Any]], message: str) -> None:
     with pytest.raises(InvalidInputError, match=message):
         import_documents(docs(*bodies))
+
+
+def test_every_secret_is_handed_back_in_input_order() -> None:
+    inputs = docs(
+        credentials_secret("creds"),
+        capi_cluster("a", initialized=True),
+        kubeconfig_secret("a"),
+        credentials_secret("elsewhere", namespace=None),
+    )
+    imported = import_documents(inputs)
+    # The kubeconfig Secret still opens the gate, and every Secret comes back as written.
+    assert not is_gated(by_name(imported)["a"])
+    assert [(s["metadata"]["namespace"], s["metadata"]["name"]) for s in imported.secrets] == [
+        (WS, "creds"),
+        (WS, "a-kubeconfig"),
+        ("default", "elsewhere"),
+    ]
+    assert imported.secrets[0]["stringData"] == {"username": "u", "password": "p"}
 
 
 def test_example_secrets_hold_fake_kubeconfigs() -> None:

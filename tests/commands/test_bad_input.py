@@ -324,6 +324,18 @@ DOCUMENT_CASES = [
         2,
         "in.yaml:1: stringData: must map strings to strings",
     ),
+    case(
+        "credentials-secret-type-number",
+        "apiVersion: v1\nkind: Secret\nmetadata: {name: creds, namespace: ws}\ntype: 5\n",
+        2,
+        "in.yaml:0: type: must be a string, got a number",
+    ),
+    case(
+        "credentials-secret-bad-key",
+        "apiVersion: v1\nkind: Secret\nmetadata: {name: creds}\nstringData: {'a/b': x}\n",
+        2,
+        "in.yaml:0: stringData: key 'a/b' must be at most 253 letters",
+    ),
     # Rendering failures are confined to the cluster: exit 1, the cause on stderr.
     case(
         "template-error-in-map-key",

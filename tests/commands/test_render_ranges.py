@@ -1,6 +1,7 @@
 """`bundler render` with version ranges: offline by default (the range stays as written; with --flux
 the bundle gets an error line instead of Flux objects, exit 1), `--resolve` asks the repository
-as the manager does, with credentials from the Docker config."""
+as the manager does, with credentials from the Bundle's `helm.secretRef` Secret among the inputs,
+else from the Docker config."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.builders import bundle, cluster
+from tests.builders import WS, bundle, cluster
 from tests.cli_helpers import run_cli
 from tests.manager.registry_charts import CHART, docker_config_json, push, unique_path
 from tests.registry_fixtures import LocalRegistry
@@ -123,6 +124,44 @@ def test_credentials_come_from_the_docker_config(
     assert resolved.code == 0, resolved.stderr
     ranged = by_kind(resolved.stdout)["BundleDeployment/ranged"]
     assert ranged["spec"]["options"]["helm"]["version"] == "6.0.0"
+
+
+def test_credentials_come_from_the_bundles_secret_among_the_inputs(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    oci_registry_basic_auth: LocalRegistry,
+    request: pytest.FixtureRequest,
+) -> None:
+    registry = oci_registry_basic_auth
+    assert registry.username is not None and registry.password is not None
+    repo_path = unique_path(request.node.name)
+    push(registry, repo_path, "6.0.0", tmp_path)
+    helm = {"repo": registry.oci(repo_path), "chart": CHART, "version": "6.*"}
+    credentials = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "registry-creds", "namespace": WS},
+        "type": "kubernetes.io/basic-auth",
+        "stringData": {"username": registry.username, "password": registry.password},
+    }
+    documents = [
+        cluster("a").to_wire(),
+        bundle(
+            ALL, name="ranged", helm={**helm, "secretRef": {"name": "registry-creds"}}
+        ).to_wire(),
+        bundle(ALL, name="other", helm=helm).to_wire(),
+        credentials,
+    ]
+    path = tmp_path / "inputs.yaml"
+    path.write_text(yaml.safe_dump_all(documents))
+    result = run_cli(capsys, "render", "-f", str(path), "--resolve", "-o", "json")
+    # The bundle naming the Secret resolves with it; the other one has no credentials.
+    assert result.code == 1
+    assert "error: Bundle fleet-default/other:" in result.stderr
+    assert "authentication required" in result.stderr
+    printed = by_kind(result.stdout)
+    assert set(printed) == {"BundleDeployment/ranged"}  # the Secret itself is not printed
+    assert printed["BundleDeployment/ranged"]["spec"]["options"]["helm"]["version"] == "6.0.0"
 
 
 def test_a_missing_registry_config_is_invalid_input(

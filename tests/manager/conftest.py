@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ from bundler.api.resources import (
     CLUSTER,
     CLUSTER_GROUP,
     NAMESPACE,
+    SECRET,
     Resource,
 )
 from bundler.core.naming import cluster_namespace
@@ -29,8 +30,9 @@ from bundler.manager.app import start_manager as launch
 from bundler.manager.options import ManagerOptions
 from bundler.runtime.clock import ManualClock
 from bundler.store.memory import MemoryStore
-from bundler.store.protocol import ErrorHandler, EventHandler, Obj, ObjectList, Store, Watch
+from bundler.store.protocol import Obj, Store
 from tests.builders import WS
+from tests.stores import StoreProxy, Verb
 
 # Upper bound (real seconds) on waits for other threads; tests never assert on durations.
 WAIT = 15.0
@@ -54,6 +56,9 @@ def store(clock: ManualClock) -> MemoryStore:
 
 
 StartManager = Callable[..., Manager]
+WRITE_VERBS = frozenset(
+    {Verb.CREATE, Verb.UPDATE, Verb.UPDATE_STATUS, Verb.PATCH, Verb.PATCH_STATUS, Verb.DELETE}
+)
 
 
 @pytest.fixture
@@ -72,17 +77,18 @@ def start_manager(clock: ManualClock) -> Iterator[StartManager]:
         manager.stop(WAIT)
 
 
-class CountingStore:
+class CountingStore(StoreProxy):
     """A Store that counts the writes going through it, by (verb, kind plural)."""
 
     def __init__(self, inner: Store) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.writes: Counter[tuple[str, str]] = Counter()
         self._lock = threading.Lock()
 
-    def _count(self, verb: str, res: Resource) -> None:
-        with self._lock:
-            self.writes[(verb, res.plural)] += 1
+    def before(self, verb: Verb, res: Resource) -> None:
+        if verb in WRITE_VERBS:
+            with self._lock:
+                self.writes[(verb.value, res.plural)] += 1
 
     def total(self, skip: tuple[str, ...] = ("leases",)) -> int:
         with self._lock:
@@ -91,61 +97,6 @@ class CountingStore:
     def reset(self) -> None:
         with self._lock:
             self.writes.clear()
-
-    def get(self, res: Resource, name: str, namespace: str | None = None) -> Obj:
-        return self.inner.get(res, name, namespace)
-
-    def list(
-        self, res: Resource, namespace: str | None = None, labels: Mapping[str, str] | None = None
-    ) -> ObjectList:
-        return self.inner.list(res, namespace, labels)
-
-    def create(self, res: Resource, obj: Obj) -> Obj:
-        self._count("create", res)
-        return self.inner.create(res, obj)
-
-    def update(self, res: Resource, obj: Obj) -> Obj:
-        self._count("update", res)
-        return self.inner.update(res, obj)
-
-    def update_status(self, res: Resource, obj: Obj) -> Obj:
-        self._count("update_status", res)
-        return self.inner.update_status(res, obj)
-
-    def patch(
-        self, res: Resource, name: str, patch: Mapping[str, Any], namespace: str | None = None
-    ) -> Obj:
-        self._count("patch", res)
-        return self.inner.patch(res, name, patch, namespace)
-
-    def patch_status(
-        self, res: Resource, name: str, patch: Mapping[str, Any], namespace: str | None = None
-    ) -> Obj:
-        self._count("patch_status", res)
-        return self.inner.patch_status(res, name, patch, namespace)
-
-    def delete(self, res: Resource, name: str, namespace: str | None = None) -> None:
-        self._count("delete", res)
-        self.inner.delete(res, name, namespace)
-
-    def watch(
-        self,
-        res: Resource,
-        on_event: EventHandler,
-        *,
-        namespace: str | None = None,
-        labels: Mapping[str, str] | None = None,
-        resource_version: str | None = None,
-        on_error: ErrorHandler | None = None,
-    ) -> Watch:
-        return self.inner.watch(
-            res,
-            on_event,
-            namespace=namespace,
-            labels=labels,
-            resource_version=resource_version,
-            on_error=on_error,
-        )
 
 
 def settle(manager: Manager) -> None:
@@ -197,9 +148,14 @@ def create_world(store: Store, world: World) -> None:
         *(g.metadata for g in world.groups),
         *(b.metadata for b in world.bundles),
     ]
+    namespaces = {m.namespace or "" for m in metas} | {
+        s["metadata"]["namespace"] for s in world.secrets
+    }
     existing = {n["metadata"]["name"] for n in store.list(NAMESPACE).items}
-    for workspace in sorted({m.namespace or "" for m in metas} - existing):
+    for workspace in sorted(namespaces - existing):
         store.create(NAMESPACE, {"metadata": {"name": workspace}})
+    for secret in world.secrets:
+        store.create(SECRET, secret)
     for res, models in ((CLUSTER, world.clusters), (CLUSTER_GROUP, world.groups)):
         for model in models:
             store.create(res, model.to_wire())

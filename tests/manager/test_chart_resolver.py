@@ -4,7 +4,6 @@ from a Bundle's Secret, errors, and the short answer cache."""
 
 from __future__ import annotations
 
-import argparse
 import base64
 import json
 import socket
@@ -28,6 +27,7 @@ from bundler.manager.chart_resolver import (
 from bundler.manager.registry_credentials import credentials_from_secret
 from bundler.oci.credentials import Credentials
 from bundler.runtime.clock import ManualClock
+from tests.cli_helpers import parse_args
 from tests.manager.registry_charts import (
     CHART,
     docker_config_json,
@@ -401,14 +401,9 @@ def test_concurrent_askers_share_one_question() -> None:
 # -- the manager's flags ----------------------------------------------------------------------
 
 
-def _manager_args(*argv: str) -> argparse.Namespace:
-    parser = argparse.ArgumentParser()
-    manager_command.register(parser.add_subparsers(dest="command", required=True))
-    return parser.parse_args(["manager", *argv])
-
-
 def test_the_manager_resolves_with_the_registry_flags() -> None:
-    args = _manager_args(
+    args = parse_args(
+        "manager",
         "--plain-http-registry",
         "registry.lan:5000",
         "--plain-http-registry",
@@ -424,5 +419,5 @@ def test_the_manager_resolves_with_the_registry_flags() -> None:
 
 def test_a_registry_timeout_must_be_positive() -> None:
     with pytest.raises(InvalidInputError) as raised:
-        manager_command.options_from(_manager_args("--registry-timeout", "0"))
+        manager_command.options_from(parse_args("manager", "--registry-timeout", "0"))
     assert raised.value.field == "--registry-timeout"

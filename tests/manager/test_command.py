@@ -3,7 +3,6 @@ stops cleanly on SIGTERM."""
 
 from __future__ import annotations
 
-import argparse
 import signal
 import subprocess
 import sys
@@ -19,26 +18,10 @@ from bundler.commands import manager as command
 from bundler.errors import InvalidInputError
 from bundler.manager.options import ManagerOptions
 from tests.builders import WS, cluster
+from tests.cli_helpers import parse_args, run_cli, run_command
 from tests.manager.conftest import WAIT
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-
-# Runs the real CLI with the manager command registered, whether or not COMMANDS lists it yet.
-DRIVER = """
-import sys
-import bundler.commands as commands
-from bundler.commands import manager
-if manager not in commands.COMMANDS:
-    commands.COMMANDS = (*commands.COMMANDS, manager)
-from bundler.cli import main
-sys.exit(main(sys.argv[1:]))
-"""
-
-
-def parse(*argv: str) -> argparse.Namespace:
-    parser = argparse.ArgumentParser()
-    command.register(parser.add_subparsers(dest="command", required=True))
-    return parser.parse_args(["manager", *argv])
 
 
 @pytest.mark.parametrize(
@@ -58,7 +41,7 @@ def parse(*argv: str) -> argparse.Namespace:
     ids=["defaults", "workspaces-and-workers", "leader-election", "offline-after"],
 )
 def test_flags_become_options(argv: tuple[str, ...], expected: dict[str, Any]) -> None:
-    options = command.options_from(parse(*argv))
+    options = command.options_from(parse_args("manager", *argv))
     assert {name: getattr(options, name) for name in expected} == expected
 
 
@@ -73,9 +56,8 @@ def test_flags_become_options(argv: tuple[str, ...], expected: dict[str, Any]) -
     ids=["no-workers", "bad-namespace", "bad-offline-after", "missing-kubeconfig"],
 )
 def test_bad_input_is_an_input_error(argv: tuple[str, ...], flag: str | None) -> None:
-    args = parse(*argv)
     with pytest.raises(InvalidInputError) as raised:
-        args.run(args)
+        run_command("manager", *argv)
     if flag is not None:
         assert raised.value.field == flag
 
@@ -96,9 +78,10 @@ def test_lease_namespace(
     assert (lease.name, lease.namespace) == ("bundler-manager", expected)
 
 
-def run_cli(*argv: str) -> subprocess.Popen[str]:
+def start_bundler(*argv: str) -> subprocess.Popen[str]:
+    """`bundler ARGV` in a process of its own (signals reach it as they would a user's)."""
     return subprocess.Popen(
-        [sys.executable, "-c", DRIVER, *argv],
+        [sys.executable, "-m", "bundler", *argv],
         cwd=REPO_ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -106,11 +89,10 @@ def run_cli(*argv: str) -> subprocess.Popen[str]:
     )
 
 
-def test_missing_kubeconfig_exits_2() -> None:
-    process = run_cli("manager", "--kubeconfig", "/nonexistent/kubeconfig")
-    _, stderr = process.communicate(timeout=WAIT)
-    assert process.returncode == 2
-    assert stderr.startswith("error: ") and "/nonexistent/kubeconfig" in stderr
+def test_missing_kubeconfig_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    result = run_cli(capsys, "manager", "--kubeconfig", "/nonexistent/kubeconfig")
+    assert result.code == 2
+    assert result.stderr.startswith("error: ") and "/nonexistent/kubeconfig" in result.stderr
 
 
 def test_runs_until_sigterm(tmp_path: Path) -> None:
@@ -118,7 +100,7 @@ def test_runs_until_sigterm(tmp_path: Path) -> None:
         server.store.create(NAMESPACE, {"metadata": {"name": WS}})
         server.store.create(CLUSTER, cluster("a").to_wire())
         kubeconfig = server.kubeconfig(tmp_path / "kubeconfig")
-        process = run_cli("manager", "--kubeconfig", str(kubeconfig), "--namespace", WS)
+        process = start_bundler("manager", "--kubeconfig", str(kubeconfig), "--namespace", WS)
         try:
             deadline = time.monotonic() + WAIT
             while not server.store.get(CLUSTER, "a", WS).get("status", {}).get("namespace"):

@@ -13,6 +13,7 @@ from bundler.api.resources import (
     BUNDLE_DEPLOYMENT,
     CLUSTER,
     NAMESPACE,
+    SECRET,
 )
 from bundler.apiserver import ApiServer, Verb
 from bundler.commands.render import render_world
@@ -35,11 +36,13 @@ from tests.manager.conftest import (
     status_of,
     world,
 )
+from tests.manager.registry_charts import basic_auth_secret
 
 FAST = KubeOptions(retry=RetryPolicy(attempts=3, initial_delay=0.01, max_delay=0.05, budget=5.0))
 WRITE_VERBS = ("create", "update", "patch", "delete")
 ALL: list[dict[str, Any]] = [{"clusterSelector": {}}]
 REGION = {"values": {"region": "${ cluster.labels.region }"}}
+CREDS = "registry-creds"
 
 
 @pytest.fixture
@@ -178,8 +181,12 @@ def test_unchanged_world_resync_writes_nothing(
     server: ApiServer, remote: KubeStore, start_manager: StartManager, clock: ManualClock
 ) -> None:
     create_world(remote, load_world(EXAMPLES))
+    remote.create(SECRET, basic_auth_secret(CREDS, "u", "p"))
+    private = bundle(ALL, name="private", helm={"secretRef": {"name": CREDS}})
+    create_world(remote, world(private))
     manager = start_manager(remote, resync_period=60.0)
     settle_remote(manager, server.store)
+    assert server.store.get(SECRET, CREDS, cluster_namespace(WS, "dev-1"))
     server.reset_counts()
     manager.resync()
     settle_remote(manager, server.store)
@@ -212,3 +219,17 @@ def test_only_the_leader_writes(
     settle_remote(managers[follower], server.store)
     assert managers[follower].is_leading
     assert set(deployments(server.store)) == {("a", "app"), ("b", "app")}
+
+
+def test_a_changed_credentials_secret_reaches_the_copies(
+    server: ApiServer, remote: KubeStore, start_manager: StartManager
+) -> None:
+    remote.create(SECRET, basic_auth_secret(CREDS, "u", "old"))
+    create_world(remote, world(cluster("a"), bundle(ALL, helm={"secretRef": {"name": CREDS}})))
+    manager = start_manager(remote)
+    settle_remote(manager, server.store)
+    rotated = basic_auth_secret(CREDS, "u", "rotated")
+    remote.patch(SECRET, CREDS, {"data": rotated["data"]}, WS)
+    settle_remote(manager, server.store)
+    copy = server.store.get(SECRET, CREDS, cluster_namespace(WS, "a"))
+    assert copy["data"] == rotated["data"]

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
-from bundler.api.resources import BUNDLE, CLUSTER, CLUSTER_GROUP
+import pytest
+
+from bundler.api.resources import BUNDLE, CLUSTER, CLUSTER_GROUP, SECRET
+from bundler.manager.indexes import credential_secrets
 from bundler.runtime.clock import ManualClock
 from bundler.store.memory import MemoryStore
+from bundler.store.protocol import Obj
 from tests.builders import WS, bundle, cluster, group
 from tests.manager.conftest import (
     CountingStore,
@@ -18,8 +23,10 @@ from tests.manager.conftest import (
     settle,
     world,
 )
+from tests.manager.registry_charts import basic_auth_secret
 
 ALL: list[dict[str, Any]] = [{"clusterSelector": {}}]
+CREDS = {"secretRef": {"name": "creds"}}
 
 
 def test_deployment_status_change_only_rolls_up_status(
@@ -109,7 +116,8 @@ def test_restarted_manager_writes_nothing_to_an_unchanged_world(
     store: MemoryStore, start_manager: StartManager
 ) -> None:
     regions = [cluster(f"c{i}", {"region": "eu"} if i % 3 else {}) for i in range(9)]
-    region_values = {"values": {"region": "${ cluster.labels.region }"}}
+    region_values = {"values": {"region": "${ cluster.labels.region }"}, **CREDS}
+    store.create(SECRET, basic_auth_secret("creds", "u", "p"))
     create_world(
         store,
         world(
@@ -128,3 +136,53 @@ def test_restarted_manager_writes_nothing_to_an_unchanged_world(
     counting = CountingStore(store)
     settle(start_manager(counting))
     assert counting.total() == 0
+
+
+def test_a_secret_wakes_only_the_bundles_that_name_it(
+    store: MemoryStore, start_manager: StartManager
+) -> None:
+    store.create(SECRET, basic_auth_secret("creds", "u", "p"))
+    by_target = [{"clusterSelector": {}, "helm": CREDS}]
+    inputs = world(
+        cluster("a"),
+        bundle(ALL, name="direct", helm=CREDS),
+        bundle(by_target, name="by-target"),
+        bundle(ALL, name="other"),
+    )
+    create_world(store, inputs)
+    manager = start_manager(store)
+    settle(manager)
+    queue = manager.host.queue
+    queue.pause()  # what the events enqueue stays countable
+    try:
+        store.create(SECRET, basic_auth_secret("unrelated", "u", "p"))
+        store.patch(SECRET, "unrelated", {"data": {"password": _encoded("changed")}}, WS)
+        store.patch(SECRET, "creds", {"metadata": {"annotations": {"note": "not copied"}}}, WS)
+        assert len(queue) == 0
+        store.patch(SECRET, "creds", {"data": {"password": _encoded("rotated")}}, WS)
+        assert len(queue) == 2  # "direct" and "by-target", not "other"
+    finally:
+        queue.resume()
+    settle(manager)
+
+
+def _encoded(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        ({"helm": {"chart": "app"}}, set()),
+        ({"helm": CREDS}, {"creds"}),
+        ({"targets": [{"name": "t"}, {"helm": {"secretRef": {"name": "t-creds"}}}]}, {"t-creds"}),
+        ({"helm": CREDS, "targets": [{"helm": CREDS}]}, {"creds"}),
+        ({"helm": {"secretRef": {"name": 5}}, "targets": {"helm": CREDS}}, set()),
+        ({"helm": {"secretRef": {"name": ""}}, "targets": ["not a target"]}, set()),
+        ([], set()),
+    ],
+    ids=["none", "spec", "target", "both-once", "malformed-types", "empty-name", "not-a-spec"],
+)
+def test_the_secrets_a_bundle_names(spec: Obj, expected: set[str]) -> None:
+    raw = {"metadata": {"name": "app", "namespace": WS}, "spec": spec}
+    assert credential_secrets(raw) == expected

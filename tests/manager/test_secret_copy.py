@@ -1,10 +1,12 @@
 """A Bundle's `helm.secretRef`: the manager copies the Secret into every targeted cluster namespace
-(owned by the BundleDeployments there), keeps the copies current, refuses to deploy without it, and
-the agents deliver it to the Flux sources (pull mode downstream, remote mode in place)."""
+(owned by the BundleDeployments there), keeps the copies current as the source changes, refuses to
+deploy without it, says which Secret blocks a copy, and the agents deliver it to the Flux sources
+(pull mode downstream, remote mode in place)."""
 
 from __future__ import annotations
 
 import base64
+from collections.abc import Mapping
 from typing import Any
 
 from bundler.api.resources import (
@@ -47,6 +49,15 @@ def copy_in(store: MemoryStore, cluster_name: str, name: str = CREDS) -> Obj | N
         return None
 
 
+def deployments_and_copies(store: MemoryStore) -> set[tuple[str, str, str]]:
+    """Every BundleDeployment and credentials copy, with its resourceVersion."""
+    copies = store.list(SECRET, labels={LABEL_SECRET_COPY: "repository-credentials"}).items
+    return {
+        (o["kind"], o["metadata"]["namespace"], o["metadata"]["resourceVersion"])
+        for o in [*store.list(BUNDLE_DEPLOYMENT).items, *copies]
+    }
+
+
 def ready_condition(store: MemoryStore) -> dict[str, Any]:
     conditions = status_of(store, BUNDLE, "app")["conditions"]
     found: dict[str, Any] = next(c for c in conditions if c["type"] == "Ready")
@@ -86,8 +97,7 @@ def test_copies_follow_the_source_and_cost_nothing_while_it_stays(
     assert counting.total() == 0
     new = base64.b64encode(b"rotated").decode()
     store.patch(SECRET, CREDS, {"data": {"password": new}}, WS)
-    manager.resync()
-    settle(manager)
+    settle(manager)  # no resync: the change itself wakes the bundle
     assert counting.writes == {("update", "secrets"): 2}
     for name in ("a", "b"):
         copy = copy_in(store, name)
@@ -95,7 +105,7 @@ def test_copies_follow_the_source_and_cost_nothing_while_it_stays(
 
 
 def test_a_missing_secret_holds_the_bundle_and_says_which(
-    store: MemoryStore, start_manager: StartManager, clock: ManualClock
+    store: MemoryStore, start_manager: StartManager
 ) -> None:
     create_world(store, world(cluster("a"), bundle(ALL, helm=WITH_CREDS)))
     manager = start_manager(store)
@@ -106,11 +116,58 @@ def test_a_missing_secret_holds_the_bundle_and_says_which(
     assert (
         f"Secret {WS}/{CREDS} with the repository credentials does not exist" in (ready["message"])
     )
-    store.create(SECRET, basic_auth_secret(CREDS, "u", "p"))
-    clock.advance(5.0)  # past the retry's backoff
+    store.create(SECRET, basic_auth_secret(CREDS, "u", "p"))  # its creation wakes the bundle
     settle(manager)
     assert copy_in(store, "a") is not None
     assert set(deployments(store)) == {("a", "app")}
+
+
+def test_a_deleted_secret_holds_the_bundle_until_it_is_back(
+    store: MemoryStore, start_manager: StartManager
+) -> None:
+    store.create(SECRET, basic_auth_secret(CREDS, "u", "p"))
+    create_world(store, world(cluster("a"), cluster("b"), bundle(ALL, helm=WITH_CREDS)))
+    manager = start_manager(store)
+    settle(manager)
+    assert ready_condition(store)["reason"] != "CredentialsNotFound"
+    kept = deployments_and_copies(store)
+    assert len(kept) == 4
+    store.delete(SECRET, CREDS, WS)
+    settle(manager)
+    ready = ready_condition(store)
+    assert (ready["status"], ready["reason"]) == ("False", "CredentialsNotFound")
+    assert f"Secret {WS}/{CREDS} with the repository credentials does not exist" in ready["message"]
+    assert deployments_and_copies(store) == kept  # untouched
+    # Recreated (with a new password): the bundle recovers and the copies follow, no resync.
+    store.create(SECRET, basic_auth_secret(CREDS, "u", "new"))
+    settle(manager)
+    assert ready_condition(store)["reason"] != "CredentialsNotFound"
+    for name in ("a", "b"):
+        copy = copy_in(store, name)
+        assert copy is not None
+        assert copy["data"]["password"] == base64.b64encode(b"new").decode()
+
+
+def test_a_range_waits_for_its_credentials_before_asking_the_registry(
+    store: MemoryStore, start_manager: StartManager
+) -> None:
+    asked: list[Mapping[str, str] | None] = []
+
+    def resolver(repo: str, chart: str, constraint: str, secret: Mapping[str, str] | None) -> str:
+        asked.append(secret)
+        return "1.2.3"
+
+    ranged = bundle(ALL, helm={**WITH_CREDS, "version": "1.*"})
+    create_world(store, world(cluster("a"), ranged))
+    manager = start_manager(store, resolver=resolver)
+    settle(manager)
+    ready = ready_condition(store)
+    assert (ready["status"], ready["reason"]) == ("False", "CredentialsNotFound")
+    assert asked == []
+    store.create(SECRET, basic_auth_secret(CREDS, "u", "p"))
+    settle(manager)
+    assert asked == [{"username": "u", "password": "p"}]
+    assert deployment_of(store, "a")["spec"]["options"]["helm"]["version"] == "1.2.3"
 
 
 def test_copies_go_when_no_deployment_needs_them(
@@ -135,14 +192,16 @@ def test_copies_go_when_no_deployment_needs_them(
     assert (copy_in(store, "a"), copy_in(store, "b")) == (None, None)
 
 
-def test_a_secret_bundler_did_not_copy_is_left_alone(
-    store: MemoryStore, start_manager: StartManager
+def test_a_secret_bundler_did_not_copy_is_left_alone_and_named_on_the_bundle(
+    store: MemoryStore, start_manager: StartManager, clock: ManualClock
 ) -> None:
-    create_world(store, world(cluster("a")))
-    manager = start_manager(store)
+    create_world(store, world(cluster("a"), cluster("b")))
+    counting = CountingStore(store)
+    manager = start_manager(counting)
     settle(manager)
+    blocked_in = cluster_namespace(WS, "a")
     foreign = basic_auth_secret(CREDS, "someone", "else")
-    foreign["metadata"]["namespace"] = cluster_namespace(WS, "a")
+    foreign["metadata"]["namespace"] = blocked_in
     store.create(SECRET, foreign)
     store.create(SECRET, basic_auth_secret(CREDS, "u", "p"))
     create_world(store, world(bundle(ALL, helm=WITH_CREDS)))
@@ -150,7 +209,28 @@ def test_a_secret_bundler_did_not_copy_is_left_alone(
     kept = copy_in(store, "a")
     assert kept is not None and kept["data"] == foreign["data"]
     assert LABEL_SECRET_COPY not in (kept["metadata"].get("labels") or {})
-    assert deployments(store) == {}
+    # Cluster a keeps what it runs (nothing); cluster b proceeds.
+    assert set(deployments(store)) == {("b", "app")}
+    ready = ready_condition(store)
+    assert (ready["status"], ready["reason"]) == ("False", "CredentialsCopyBlocked")
+    where = f"cluster {WS}/a: Secret {blocked_in}/{CREDS} in the cluster namespace"
+    assert where in ready["message"]
+    non_ready = {r["cluster"]: r for r in status_of(store, BUNDLE, "app")["nonReady"]}
+    assert non_ready[f"{WS}/a"]["state"] == "ErrApplied"
+    assert f"Secret {blocked_in}/{CREDS}" in non_ready[f"{WS}/a"]["message"]
+    # Looking again while it is in the way costs a read, no write.
+    counting.reset()
+    manager.resync()
+    settle(manager)
+    assert counting.total() == 0
+    # Once it is gone, the retry copies the credentials and deploys.
+    store.delete(SECRET, CREDS, blocked_in)
+    clock.advance(600.0)  # past the retry's backoff
+    settle(manager)
+    copy = copy_in(store, "a")
+    assert copy is not None and copy["metadata"]["labels"][LABEL_SECRET_COPY]
+    assert set(deployments(store)) == {("a", "app"), ("b", "app")}
+    assert ready_condition(store)["reason"] != "CredentialsCopyBlocked"
 
 
 def test_agents_hand_the_credentials_to_the_flux_sources(clock: ManualClock) -> None:

@@ -8,9 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from bundler.commands import sim
 from bundler.errors import InvalidInputError
+from tests.builders import WS, bundle, cluster
 from tests.cli_helpers import run_command
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -101,3 +103,26 @@ def test_values_table_and_unknown_bundle(capsys: pytest.CaptureFixture[str]) -> 
     assert "CLUSTERS NOT READY" in table
     with pytest.raises(InvalidInputError, match="--values"):
         run([*INPUTS, *FAST, "--values", "nope/nope"])
+
+
+def test_a_bundle_deploys_with_the_credentials_secret_of_the_inputs(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    credentials = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "registry-creds", "namespace": WS},
+        "type": "kubernetes.io/basic-auth",
+        "stringData": {"username": "u", "password": "p"},
+    }
+    private = bundle([{"clusterSelector": {}}], helm={"secretRef": {"name": "registry-creds"}})
+    inputs = tmp_path / "private.yaml"
+    inputs.write_text(yaml.safe_dump_all([cluster("a").to_wire(), private.to_wire(), credentials]))
+    assert run(["-f", str(inputs), *FAST, "--json"]) == sim.EXIT_CONVERGED
+    (report,) = summary(capsys)["bundles"]
+    assert (report["bundle"], report["ready"], report["desired"], report["state"]) == (
+        f"{WS}/app",
+        1,
+        1,
+        "Ready",
+    )
