@@ -48,6 +48,10 @@ class BundleReport:
     non_ready: list[NonReadyCluster] = field(default_factory=list)
     # Not-ready clusters beyond those the Bundle status lists (it keeps at most 10).
     unlisted: int = 0
+    # The Bundle's own Ready condition when it is not True: why it is held back as a whole
+    # (an invalid spec, an unresolved version, missing credentials, no targets).
+    reason: str = ""
+    message: str = ""
 
 
 @dataclass(frozen=True)
@@ -90,9 +94,14 @@ def collect(
     )
 
 
+def _ready_condition(obj: Obj) -> dict[str, Any]:
+    conditions = (obj.get("status") or {}).get("conditions") or []
+    found: dict[str, Any] = next((c for c in conditions if c.get("type") == _READY), {})
+    return found
+
+
 def _cluster_report(cluster: Obj) -> NonReadyClusterReport:
-    conditions = (cluster.get("status") or {}).get("conditions") or []
-    ready: dict[str, Any] = next((c for c in conditions if c.get("type") == _READY), {})
+    ready = _ready_condition(cluster)
     return NonReadyClusterReport(
         _ref(cluster), str(ready.get("reason", "Unknown")), str(ready.get("message", ""))
     )
@@ -156,6 +165,8 @@ def format_table(report: FleetReport) -> str:
 
 def _non_ready_lines(bundle: BundleReport) -> list[str]:
     lines = [f"    {n.cluster}  {n.state}  {n.message}".rstrip() for n in bundle.non_ready]
+    if not lines and bundle.reason:
+        lines.append(f"    {bundle.reason}: {bundle.message}".rstrip(": "))
     if bundle.unlisted:
         lines.append(f"    ... and {bundle.unlisted} more not ready")
     return lines
@@ -179,6 +190,8 @@ def _bundle_report(bundle: Obj) -> BundleReport:
     ]
     desired = int(summary.get("desiredReady", 0))
     ready = int(summary.get("ready", 0))
+    condition = _ready_condition(bundle)
+    held = condition.get("status") != "True"
     return BundleReport(
         bundle=_ref(bundle),
         ready=ready,
@@ -187,13 +200,14 @@ def _bundle_report(bundle: Obj) -> BundleReport:
         counts={name: int(summary.get(name, 0)) for name in _COUNT_FIELDS},
         non_ready=listed,
         unlisted=max(0, desired - ready - len(listed)),
+        reason=str(condition.get("reason", "")) if held else "",
+        message=str(condition.get("message", "")) if held else "",
     )
 
 
 def _is_ready(obj: Obj) -> bool:
     """The Ready condition: a Cluster without bundles is Ready though it shows no state."""
-    conditions = (obj.get("status") or {}).get("conditions") or []
-    return any(c.get("type") == _READY and c.get("status") == "True" for c in conditions)
+    return _ready_condition(obj).get("status") == "True"
 
 
 def _display_state(obj: Obj) -> str | None:

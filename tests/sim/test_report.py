@@ -84,3 +84,20 @@ def test_bench_reports_figures() -> None:
     lines = bench(clusters=4, bundles=2, workers=2, timeout=60.0)
     assert lines[0].startswith("initial roll-out: 4 clusters x 2 bundles = 8 BundleDeployments")
     assert lines[-1] == "ready BundleDeployments at the end: 8/8"
+
+
+def test_a_bundle_held_back_as_a_whole_says_why() -> None:
+    store = MemoryStore()
+    store.create(BUNDLE, bundle(name="app").to_wire())
+    held = {
+        "type": "Ready",
+        "status": "False",
+        "reason": "CredentialsNotFound",
+        "message": "Secret ws/creds does not exist",
+    }
+    status = {"summary": {"desiredReady": 0}, "display": {"readyClusters": "0/0"}}
+    store.patch_status(BUNDLE, "app", {"status": {**status, "conditions": [held]}}, WS)
+    report = collect(store, converged=True, elapsed=0.1)
+    (line,) = [line for line in format_table(report).splitlines() if line.startswith("    ")]
+    assert line.strip() == "CredentialsNotFound: Secret ws/creds does not exist"
+    assert report.to_json()["bundles"][0]["reason"] == "CredentialsNotFound"
