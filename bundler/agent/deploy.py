@@ -23,7 +23,7 @@ from bundler.agent.writer import DownstreamWriter
 from bundler.api.bundledeployment import BundleDeployment
 from bundler.api.cluster import AgentMode
 from bundler.api.meta import ConditionStatus
-from bundler.api.resources import BUNDLE_DEPLOYMENT, HELM_RELEASE, SECRET
+from bundler.api.resources import BUNDLE_DEPLOYMENT, HELM_RELEASE, SECRET, Resource
 from bundler.core.agent_plan import (
     APPLIED,
     ApplyOutcome,
@@ -107,6 +107,10 @@ class Deployer:
         return readable
 
     def _cached_release(self, bd: BundleDeployment) -> Obj | None:
+        # Not yet filled (a reconcile before the housekeeping one), the cache would report a
+        # running release as missing; without the Flux kinds there is no HelmRelease to find.
+        with contextlib.suppress(FluxNotInstalledError):
+            self.caches.ensure_downstream()
         if not self.caches.downstream[HELM_RELEASE].has_synced:
             return None
         return self.caches.live(HELM_RELEASE, release_object_name(bundle_name(bd)))
@@ -144,7 +148,7 @@ class Deployer:
         wanted = desired.names()
         for res, live in self.caches.owned_by(bd.metadata.name):
             if (res.plural, live["metadata"]["name"]) not in wanted:
-                self.writer.remove(res, live, keep_release=keeps_release(live))
+                self._remove(res, live, keep_from_spec=None)
         return release if release is not None else desired.release
 
     def _write_status(
@@ -194,8 +198,17 @@ class Deployer:
             self.caches.ensure_downstream()
         keep_from_spec = _keeps_resources(observed)
         for res, live in self.caches.owned_by(bd_name):
-            keep = keep_from_spec if keep_from_spec is not None else keeps_release(live)
-            self.writer.remove(res, live, keep_release=keep)
+            self._remove(res, live, keep_from_spec=keep_from_spec)
+
+    def _remove(self, res: Resource, cached: Obj, *, keep_from_spec: bool | None) -> None:
+        """Delete `cached`; a HelmRelease stays installed when the spec (if known) or else its
+        keep-resources annotation says so. The annotation is read fresh: the cache may not hold
+        the agent's latest write yet, and a stale copy must not decide an uninstall."""
+        live = self.writer.current(res, cached) if res == HELM_RELEASE else cached
+        if live is None:
+            return
+        keep = keep_from_spec if keep_from_spec is not None else keeps_release(live)
+        self.writer.remove(res, live, keep_release=keep)
 
 
 def _keeps_resources(observed: Obj | None) -> bool | None:

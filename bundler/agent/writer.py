@@ -1,7 +1,8 @@
 """Writes to the downstream store: create, update what the agent owns, suspend, delete.
 
 Reads come from the agent's caches; a write that finds the cache stale (AlreadyExists on create, a
-Conflict on update) reads the object fresh once and retries, else leaves it to the next reconcile.
+Conflict on update) reads the object fresh once and retries, else leaves it to the next reconcile;
+an update of an object deleted since the cache saw it (NotFound) creates it again.
 """
 
 from __future__ import annotations
@@ -27,12 +28,15 @@ class DownstreamWriter:
         """Make the agent's part of the object `desired`; returns the object as it now is."""
         name = desired["metadata"]["name"]
         live = self.caches.live(res, name)
-        if live is None:
+        if live is not None:
             try:
-                return self.store.create(res, desired)
-            except AlreadyExists:
-                live = self._fresh(res, name)
-        return self._update(res, desired, live)
+                return self._update(res, desired, live)
+            except NotFound:
+                pass  # deleted since the cache saw it: create it again
+        try:
+            return self.store.create(res, desired)
+        except AlreadyExists:
+            return self._update(res, desired, self._fresh(res, name))
 
     def _update(self, res: Resource, desired: Obj, live: Obj) -> Obj:
         if not needs_write(desired, live):
@@ -47,6 +51,14 @@ class DownstreamWriter:
 
     def _fresh(self, res: Resource, name: str) -> Obj:
         return self.store.get(res, name, self.caches.config.flux_namespace)
+
+    def current(self, res: Resource, cached: Obj) -> Obj | None:
+        """`cached` as the store has it now (None: gone)."""
+        meta = cached["metadata"]
+        try:
+            return self.store.get(res, meta["name"], meta.get("namespace"))
+        except NotFound:
+            return None
 
     def remove(self, res: Resource, obj: Obj, *, keep_release: bool) -> None:
         """Delete `obj`; a HelmRelease whose release must stay is suspended first, so Flux

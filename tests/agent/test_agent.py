@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bundler.api.resources import BUNDLE_DEPLOYMENT, CLUSTER, HELM_RELEASE, OCI_REPOSITORY, SECRET
+from bundler.core.agent_plan import ANNOTATION_KEEP_RESOURCES
 from bundler.core.labels import ANNOTATION_DEPLOYMENT_ID
 from bundler.runtime.controller import QueueItem
 from bundler.runtime.key import Key
@@ -197,3 +198,43 @@ def test_heartbeat_at_start_and_every_interval(world: AgentWorld) -> None:
     assert last_seen() == "2024-01-01T00:00:00Z"
     world.advance(1)
     assert last_seen() == "2024-01-01T00:01:00Z"
+
+
+def test_keep_resources_is_read_fresh_before_a_release_is_deleted(world: AgentWorld) -> None:
+    bd = bd_object()
+    world.put_bd(bd)
+    # The HelmRelease cache lags behind: the agent's own write of keep-resources is not in it yet.
+    world.agent.caches.downstream[HELM_RELEASE].stop()
+    world.put_bd(bd_object(keep=True))
+    live = world.release()
+    assert live is not None and live["metadata"]["annotations"][ANNOTATION_KEEP_RESOURCES] == "true"
+    world.delete_bd(bd)
+    assert world.flux is not None and ("app", "app") in world.flux.releases()
+
+
+def test_restart_does_not_report_a_running_release_as_missing(make_world: WorldFactory) -> None:
+    first = make_world()
+    first.start()
+    first.put_bd(bd_object())
+    first.put_bd(bd_object(version="2.0.0", paused=True))
+    before = first.bd()["status"]
+    assert before["ready"] is True
+    first.stop()
+    restarted = make_world(memory=first.memory, downstream=first.downstream)
+    # A BundleDeployment reconciled before the housekeeping key has filled the Flux caches.
+    restarted.agent.caches.ensure_management()
+    restarted.agent.deployer.reconcile(restarted.bd())
+    assert restarted.bd()["status"] == before
+
+
+def test_a_release_deleted_behind_a_stale_cache_is_created_again(world: AgentWorld) -> None:
+    world.put_bd(bd_object(values={"a": 1}))
+    # The HelmRelease cache still holds a release that someone has deleted since.
+    world.agent.caches.downstream[HELM_RELEASE].stop()
+    world.downstream.delete(HELM_RELEASE, "app", AGENT_NAMESPACE)
+    world.settle()
+    assert world.release() is None
+    world.put_bd(bd_object(values={"a": 2}))
+    release = world.release()
+    assert release is not None and release["spec"]["values"] == {"a": 2}
+    assert world.condition("app", "Deployed")["reason"] == "Applied"
