@@ -32,7 +32,7 @@ from bundler.core.validation import validate_bundle
 from bundler.errors import BundlerError, InvalidInputError, TransientError
 from bundler.manager.context import Context, split_ref
 from bundler.manager.outcomes import Outcome, Rejection
-from bundler.manager.resolve import query_for
+from bundler.manager.resolve import duration_seconds, query_for
 from bundler.manager.rows import BundleRows, Row
 from bundler.manager.scope import Scope
 from bundler.manager.secret_copy import CredentialCopies, Sources, read_sources, secret_names
@@ -88,7 +88,8 @@ class BundleController:
             return None
         planned = self._plan(scope, bundle_ref, bundle)
         if planned is None:
-            return None
+            # pollInterval asks again also while rejected: a chart pushed later still rolls out.
+            return _poll_again(bundle)
         named = (
             n for row in planned.rows if row.planned for n in secret_names(row.planned.options)
         )
@@ -269,6 +270,11 @@ def _parse(observed: Obj) -> Bundle:
         ) from None
 
 
+def _poll_again(bundle: Bundle) -> Result | None:
+    interval = bundle.spec.helm.pollInterval
+    return None if interval is None else Result(requeue_after=duration_seconds(interval))
+
+
 def _target(row: Row, current: BundleDeployment | None) -> RolloutTarget:
     assert row.planned is not None
     return RolloutTarget(row.cluster, row.planned.deployment_id, current)
@@ -302,7 +308,8 @@ def _in_sync(current: BundleDeployment, row: Row, decision: RolloutDecision) -> 
             spec.stagedDeploymentID == planned.deployment_id
             and spec.stagedOptions == planned.options
         )
-    return True
+    # Left as it is, but options edited by hand under the current ID are still restored.
+    return spec.deploymentID != planned.deployment_id or spec.options == planned.options
 
 
 def _spec_for(row: Row, decision: RolloutDecision) -> SpecFor:
@@ -324,6 +331,8 @@ def _spec_for(row: Row, decision: RolloutDecision) -> SpecFor:
             }
         else:
             spec = dict(current)
+            if current.get("deploymentID") == wanted["deploymentID"]:
+                spec["options"] = wanted["options"]
         spec.pop("paused", None)
         if paused:
             spec["paused"] = True

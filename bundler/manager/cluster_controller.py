@@ -96,8 +96,11 @@ class ClusterController:
     def _remove_strays(self, scope: Scope, key: Key, namespace: str) -> None:
         """Delete deployments of Bundles that are gone or whose plan no longer targets us."""
         cluster = ref(key.namespace, key.name)
+        # Deployments first: a Bundle is in the cache before the manager writes its deployments,
+        # so any deployment seen here has its Bundle among those read after.
+        here = scope.deployment_models.in_namespace(namespace)
         bundles = set(scope.keys_in(scope.bundles, key.namespace))
-        for bundle_ref, deployment in scope.deployment_models.in_namespace(namespace).items():
+        for bundle_ref, deployment in here.items():
             gone = split_ref(bundle_ref) not in bundles
             outcome = self.ctx.outcomes.get(bundle_ref)
             untargeted = (

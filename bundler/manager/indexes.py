@@ -137,8 +137,8 @@ class DeploymentIndex:
         with self._lock:
             old = self._placed.pop(key, None)
             if old is not None:
-                self._by_bundle.get(old[0], {}).pop(old[1], None)
-                self._by_namespace.get(key.namespace, {}).pop(old[0], None)
+                _discard(self._by_bundle, old[0], old[1])
+                _discard(self._by_namespace, key.namespace, old[0])
             if model is None or placed is None:
                 return
             self._placed[key] = placed
@@ -154,6 +154,16 @@ class DeploymentIndex:
         """The deployments in one cluster namespace by bundle key."""
         with self._lock:
             return dict(self._by_namespace.get(namespace, {}))
+
+
+def _discard(buckets: dict[str, dict[str, BundleDeployment]], bucket: str, name: str) -> None:
+    """Remove one entry, and its bucket once empty (deleted bundles and clusters leave nothing)."""
+    found = buckets.get(bucket)
+    if found is None:
+        return
+    found.pop(name, None)
+    if not found:
+        del buckets[bucket]
 
 
 class SecretUsers:

@@ -6,7 +6,9 @@ an agent's heartbeat while it stays online, wake nothing; a Cluster's label chan
 Bundles of its workspace (each then re-renders only that cluster's row) and its groups; a
 BundleDeployment's status change wakes the status of its Bundle, its Cluster and their groups; a
 workspace Secret's change of type or data wakes the Bundles that name it as credentials, and only
-those (every other Secret of the workspace is ignored without a fingerprint kept).
+those (every other Secret of the workspace is ignored without a fingerprint kept). A change of the
+status fields the manager owns wakes that object's status roll-up, which writes nothing when they
+are what it computes: a status written from a stale cache, or by someone else, is corrected.
 """
 
 from __future__ import annotations
@@ -18,7 +20,9 @@ from typing import Any
 from bundler.core.labels import ANNOTATION_IMPORT_GATE
 from bundler.manager.context import Context, split_ref
 from bundler.manager.indexes import cluster_of, labels_fingerprint, last_seen, placement_of
+from bundler.manager.outcomes import Outcome
 from bundler.manager.scope import Scope
+from bundler.manager.status import BUNDLE_FIELDS, CLUSTER_FIELDS, GROUP_FIELDS
 from bundler.manager.work import Stage
 from bundler.manager.writes import canonical
 from bundler.runtime.key import Key
@@ -52,6 +56,12 @@ def _meta(obj: Obj) -> dict[str, Any]:
     return meta
 
 
+def _owned_status(obj: Obj, fields: tuple[str, ...]) -> str:
+    """The status fields the manager writes, as they are now (never the agent's)."""
+    status = obj.get("status") or {}
+    return canonical({name: status.get(name) for name in fields})
+
+
 def _identity(obj: Obj) -> tuple[Any, ...]:
     meta = _meta(obj)
     return (
@@ -62,6 +72,11 @@ def _identity(obj: Obj) -> tuple[Any, ...]:
     )
 
 
+def _placed_by(outcome: Outcome, cluster: str) -> bool:
+    """Whether the plan keeps a deployment on `cluster` (a rejected one keeps every one)."""
+    return outcome.targeted is None or cluster in outcome.targeted
+
+
 class Router:
     """The event handlers of one scope's informers."""
 
@@ -69,11 +84,13 @@ class Router:
         self.ctx = ctx
         self.scope = scope
         self._bundles = Changes()
+        self._bundle_status = Changes()
         self._cluster_setup = Changes()
         self._cluster_status = Changes()
         self._cluster_targeting = Changes()
         self._cluster_membership = Changes()
         self._groups = Changes()
+        self._group_status = Changes()
         self._deployment_specs = Changes()
         self._namespaces = Changes()
         self._identities = Changes()
@@ -96,6 +113,8 @@ class Router:
         fingerprint = (*_identity(obj), tuple(_meta(obj).get("finalizers") or ()))
         if self._bundles.changed(key, event, fingerprint):
             self.ctx.work.add(Stage.BUNDLE, key)
+        if self._bundle_status.changed(key, event, _owned_status(obj, BUNDLE_FIELDS)):
+            self.ctx.work.add(Stage.BUNDLE_STATUS, key)
 
     def on_cluster(self, event: EventType, obj: Obj) -> None:
         key = Key.of(obj)
@@ -109,7 +128,8 @@ class Router:
         if self._cluster_setup.changed(key, event, setup):
             work.add(Stage.CLUSTER, key)
         gate = (meta.get("annotations") or {}).get(ANNOTATION_IMPORT_GATE)
-        if self._cluster_status.changed(key, event, (identity, self._offline(obj), gate)):
+        status = (identity, self._offline(obj), gate, _owned_status(obj, CLUSTER_FIELDS))
+        if self._cluster_status.changed(key, event, status):
             work.add(Stage.CLUSTER_STATUS, key)
         targeting = (identity, labels_fingerprint(meta.get("annotations") or {}))
         if self._cluster_targeting.changed(key, event, targeting):
@@ -125,6 +145,8 @@ class Router:
             self.ctx.work.add_all(
                 Stage.BUNDLE, self.scope.keys_in(self.scope.bundles, key.namespace)
             )
+        if self._group_status.changed(key, event, _owned_status(obj, GROUP_FIELDS)):
+            self.ctx.work.add(Stage.GROUP_STATUS, key)
 
     def on_deployment(self, event: EventType, obj: Obj) -> None:
         placed = placement_of(obj)
@@ -144,8 +166,9 @@ class Router:
             spec_changed = False
         if spec_changed or (outcome is not None and outcome.held):
             work.add(Stage.BUNDLE, bundle)
-        if outcome is None:
-            # No plan (yet) for its bundle: it may be a stray the cluster controller removes.
+        if outcome is None or not _placed_by(outcome, cluster_ref):
+            # No plan (yet) for its bundle, or one that does not place it here (a deployment the
+            # cache showed only after the plan changed): a stray the cluster controller removes.
             work.add(Stage.CLUSTER, cluster)
 
     def on_namespace(self, event: EventType, obj: Obj) -> None:

@@ -83,7 +83,7 @@ class Scope:
         self.check_ins = AgentCheckIns()
         self.ready_namespaces = ReadyNamespaces()
         self._memberships: dict[tuple[str, LabelsFingerprint], Memberships] = {}
-        self._memberships_version = -1
+        self._memberships_version = (-1, -1)
         self._lock = threading.Lock()
         self.bundles.add_handler(self.secret_users.on_event)
         self.clusters.add_handler(self.cluster_models.on_event)
@@ -140,9 +140,10 @@ class Scope:
         ]
 
     def memberships(self, cluster: Cluster) -> Memberships:
-        """The groups that pick `cluster` (names and labels), cached until any group changes."""
+        """The groups that pick `cluster` (names and labels), cached until any group or cluster
+        changes (so the memo never holds clusters that are gone or labels they no longer have)."""
         cache_key = (cluster.metadata.uid or "", labels_fingerprint(cluster.metadata.labels))
-        version = self.group_models.version
+        version = (self.group_models.version, self.cluster_models.version)
         with self._lock:
             if version != self._memberships_version:
                 self._memberships = {}

@@ -9,7 +9,7 @@ import pytest
 
 from bundler.api.resources import BUNDLE, BUNDLE_DEPLOYMENT, CLUSTER
 from bundler.commands.render import render_world
-from bundler.errors import TransientError
+from bundler.errors import InvalidInputError, TransientError
 from bundler.inputs import load_world
 from bundler.manager.bundle_controller import BUNDLE_FINALIZER
 from bundler.runtime.clock import ManualClock
@@ -180,6 +180,7 @@ class Resolver:
         self.version = version
         self.asked: list[tuple[str, str, str, Mapping[str, str] | None]] = []
         self.fail = False
+        self.missing = False
 
     def __call__(
         self, repo: str, chart: str, constraint: str, secret: Mapping[str, str] | None
@@ -187,6 +188,8 @@ class Resolver:
         self.asked.append((repo, chart, constraint, secret))
         if self.fail:
             raise TransientError("registry unreachable", obj=repo)
+        if self.missing:
+            raise InvalidInputError(f"no version of chart {chart!r} matches", obj=repo)
         return self.version
 
 
@@ -208,6 +211,24 @@ def test_range_is_resolved_once_for_every_cluster(
     assert len(resolver.asked) == 2
     assert deployment_of(store, "a")["spec"]["options"]["helm"]["version"] == "1.3.0"
     assert status_of(store, BUNDLE, "app")["resolvedVersion"] == "1.3.0"
+
+
+def test_a_range_nothing_matches_yet_is_asked_again_after_poll_interval(
+    store: MemoryStore, start_manager: StartManager, clock: ManualClock
+) -> None:
+    """pollInterval re-asks also while the Bundle is rejected, so a chart pushed later rolls out
+    without waiting for the periodic resync."""
+    resolver = Resolver("1.2.3")
+    resolver.missing = True
+    helm = {"version": "1.*", "pollInterval": "1m"}
+    create_world(store, world(cluster("a"), bundle(ALL, helm=helm)))
+    manager = start_manager(store, resolver=resolver)
+    settle(manager)
+    assert (deployments(store), ready_condition(store)["reason"]) == ({}, "VersionNotResolved")
+    resolver.missing = False
+    clock.advance(60.0)
+    settle(manager)
+    assert deployment_of(store, "a")["spec"]["options"]["helm"]["version"] == "1.2.3"
 
 
 def test_unreachable_resolver_leaves_deployments_and_says_why(
@@ -243,19 +264,44 @@ def test_deleting_a_bundle_removes_its_deployments(
         store.get(BUNDLE, "app", WS)
 
 
-def test_deployments_changed_by_hand_are_restored(
+def test_a_deployment_the_cache_showed_late_goes_with_its_deleted_bundle(
     store: MemoryStore, start_manager: StartManager
+) -> None:
+    """The bundle's finalizer is removed once the deletes it saw are sent; a deployment whose
+    event only comes after that is a stray, and its event has it removed."""
+    create_world(store, world(cluster("a"), bundle(ALL)))
+    manager = start_manager(store)
+    settle(manager)
+    store.patch(BUNDLE, "app", {"metadata": {"finalizers": [BUNDLE_FINALIZER, "x/hold"]}}, WS)
+    settle(manager)
+    index = manager.ctx.scopes.all[0].deployment_models
+    of_bundle = index.of_bundle
+    index.of_bundle = lambda bundle: {}  # type: ignore[method-assign]
+    store.delete(BUNDLE, "app", WS)
+    settle(manager)
+    index.of_bundle = of_bundle  # type: ignore[method-assign]
+    assert store.get(BUNDLE, "app", WS)["metadata"]["finalizers"] == ["x/hold"]
+    report(store, "a")
+    settle(manager)
+    assert deployments(store) == {}
+
+
+@pytest.mark.parametrize(
+    "forged",
+    [
+        {"deploymentID": "s-forged"},
+        {"options": {"helm": {"values": {"forged": True}}}},
+    ],
+    ids=["deployment-id", "options-with-the-same-id"],
+)
+def test_deployments_changed_by_hand_are_restored(
+    store: MemoryStore, start_manager: StartManager, forged: dict[str, Any]
 ) -> None:
     create_world(store, world(cluster("a"), bundle(ALL)))
     manager = start_manager(store)
     settle(manager)
     wanted = deployment_of(store, "a")
-    store.patch(
-        BUNDLE_DEPLOYMENT,
-        "app",
-        {"spec": {"deploymentID": "s-forged"}},
-        wanted["metadata"]["namespace"],
-    )
+    store.patch(BUNDLE_DEPLOYMENT, "app", {"spec": forged}, wanted["metadata"]["namespace"])
     settle(manager)
     assert deployment_of(store, "a")["spec"] == wanted["spec"]
     store.delete(BUNDLE_DEPLOYMENT, "app", wanted["metadata"]["namespace"])

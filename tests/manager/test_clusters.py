@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
+from bundler.api.bundledeployment import BundleDeployment
 from bundler.api.resources import (
     BUNDLE,
     BUNDLE_DEPLOYMENT,
@@ -16,7 +19,8 @@ from bundler.api.resources import (
 )
 from bundler.core.agent_identity import agent_identity, namespace_object, workspace_role_name
 from bundler.core.naming import cluster_namespace
-from bundler.manager.cluster_controller import CLUSTER_FINALIZER
+from bundler.manager.cluster_controller import CLUSTER_FINALIZER, ClusterController
+from bundler.runtime.key import Key
 from bundler.store.errors import NotFound
 from bundler.store.memory import MemoryStore
 from tests.builders import WS, bundle, cluster
@@ -147,3 +151,32 @@ def test_recreated_cluster_gets_everything_again(
     settle(manager)
     assert set(deployments(store)) == {("a", "app")}
     assert exists(store, SERVICE_ACCOUNT, "bundler-agent", NS)
+
+
+def test_a_deployment_created_while_strays_are_looked_for_is_kept(
+    store: MemoryStore, start_manager: StartManager
+) -> None:
+    """The Bundles are read after the deployments: a Bundle and its first deployment that appear
+    while the cluster controller looks for strays are not taken for a stray."""
+    create_world(store, world(cluster("a")))
+    manager = start_manager(store)
+    settle(manager)
+    scope = manager.ctx.scopes.all[0]
+    index = scope.deployment_models
+    in_namespace = index.in_namespace
+
+    test_thread = threading.get_ident()
+    created: list[str] = []
+
+    def bundle_arrives_meanwhile(namespace: str) -> dict[str, BundleDeployment]:
+        if threading.get_ident() == test_thread and not created:
+            create_world(store, world(bundle([{"clusterSelector": {}}])))
+            settle(manager)
+            created.append(deployments(store)[("a", "app")]["metadata"]["uid"])
+        return in_namespace(namespace)
+
+    index.in_namespace = bundle_arrives_meanwhile  # type: ignore[method-assign]
+    ClusterController(manager.ctx).reconcile(Key(WS, "a"))
+    index.in_namespace = in_namespace  # type: ignore[method-assign]
+    settle(manager)
+    assert [bd["metadata"]["uid"] for bd in deployments(store).values()] == created

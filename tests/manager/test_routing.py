@@ -186,3 +186,19 @@ def _encoded(text: str) -> str:
 def test_the_secrets_a_bundle_names(spec: Obj, expected: set[str]) -> None:
     raw = {"metadata": {"name": "app", "namespace": WS}, "spec": spec}
     assert credential_secrets(raw) == expected
+
+
+def test_group_memberships_are_remembered_only_for_clusters_as_they_are(
+    store: MemoryStore, start_manager: StartManager
+) -> None:
+    """Label changes and deleted clusters do not pile up in the memberships memo."""
+    create_world(store, world(cluster("a"), cluster("b"), group("g", {}), bundle(ALL)))
+    manager = start_manager(store)
+    settle(manager)
+    for n in range(5):
+        store.patch(CLUSTER, "a", {"metadata": {"labels": {"n": str(n)}}}, WS)
+        settle(manager)
+    store.delete(CLUSTER, "b", WS)
+    settle(manager)
+    scope = manager.ctx.scopes.all[0]
+    assert len(scope._memberships) <= 1  # the memo itself: its size is what is tested

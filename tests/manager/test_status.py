@@ -230,3 +230,19 @@ def test_a_cluster_name_too_long_for_labels_is_not_ready_and_not_targeted(
     assert (ready["status"], ready["reason"]) == ("False", "InvalidName")
     assert "label values" in ready["message"]
     assert status_of(store, BUNDLE, "app")["display"]["readyClusters"] == "0/1"
+
+
+@pytest.mark.parametrize(
+    ("res", "name", "field"),
+    [(BUNDLE, "app", "display"), (CLUSTER, "ready", "display"), (CLUSTER_GROUP, "even", "display")],
+    ids=["bundle", "cluster", "group"],
+)
+def test_status_written_by_someone_else_is_restored(
+    store: MemoryStore, every_state: Manager, res: Any, name: str, field: str
+) -> None:
+    """The roll-up is level-triggered on status too: a status the manager did not compute (a
+    write from a stale cache, another writer) is corrected without waiting for the resync."""
+    wanted = status_of(store, res, name)[field]
+    store.patch_status(res, name, {"status": {field: {"state": "Forged"}}}, WS)
+    settle(every_state)
+    assert status_of(store, res, name)[field] == wanted

@@ -1,0 +1,42 @@
+"""The parsed indexes beside the informers: what they hold after objects come and go."""
+
+from __future__ import annotations
+
+from bundler.core.labels import (
+    LABEL_BUNDLE_NAME,
+    LABEL_BUNDLE_NAMESPACE,
+    LABEL_CLUSTER_NAME,
+    LABEL_CLUSTER_NAMESPACE,
+)
+from bundler.manager.indexes import DeploymentIndex
+from bundler.store.protocol import EventType, Obj
+from tests.builders import WS
+
+
+def deployment(bundle: str, cluster: str) -> Obj:
+    return {
+        "apiVersion": "bundler.dev/v1alpha1",
+        "kind": "BundleDeployment",
+        "metadata": {
+            "name": bundle,
+            "namespace": f"cluster-{cluster}",
+            "labels": {
+                LABEL_BUNDLE_NAMESPACE: WS,
+                LABEL_BUNDLE_NAME: bundle,
+                LABEL_CLUSTER_NAMESPACE: WS,
+                LABEL_CLUSTER_NAME: cluster,
+            },
+        },
+        "spec": {"options": {"helm": {}, "namespace": "x"}, "deploymentID": "s-1"},
+    }
+
+
+def test_deployment_index_forgets_bundles_and_namespaces_that_are_gone() -> None:
+    index = DeploymentIndex()
+    objects = [deployment(f"b{n}", f"c{n}") for n in range(3)]
+    for obj in objects:
+        index.on_event(EventType.ADDED, obj)
+    for obj in objects:
+        index.on_event(EventType.DELETED, obj)
+    # The buckets themselves: nothing may stay behind for deleted bundles and clusters.
+    assert (index._by_bundle, index._by_namespace, index._placed) == ({}, {}, {})
