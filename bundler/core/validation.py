@@ -16,6 +16,7 @@ from bundler.api.cluster import Cluster
 from bundler.api.helm import HelmOptions
 from bundler.api.meta import ObjectMeta
 from bundler.api.selector import LabelSelector
+from bundler.core.agent_identity import AGENT_TOKEN_SECRET
 from bundler.core.naming import is_dns1123_label, is_dns1123_subdomain
 from bundler.core.selectors import validate_annotation_keys, validate_labels, validate_selector
 from bundler.core.versions import is_exact_version, parse_constraint
@@ -141,6 +142,13 @@ def _validate_helm(obj: str, path: str, helm: HelmOptions) -> None:
                 obj=obj,
                 field=f"{path}.insecure",
             )
+    if helm.secretRef is not None and helm.secretRef.name == AGENT_TOKEN_SECRET:
+        raise InvalidInputError(
+            f"{AGENT_TOKEN_SECRET!r} is the agent's token Secret in every cluster namespace; "
+            "name the credentials Secret differently",
+            obj=obj,
+            field=f"{path}.secretRef.name",
+        )
     chart = helm.chart
     if chart is not None and (not _CHART_NAME_RE.fullmatch(chart) or chart in (".", "..")):
         raise InvalidInputError(

@@ -149,6 +149,7 @@ def test_group_targets_use_groups_of_the_workspace() -> None:
         ),
         ({"dependsOn": [{"name": "app"}]}, "spec.dependsOn[0].name"),
         ({"helm": {"insecure": True}}, "spec.helm.insecure"),
+        ({"helm": {"secretRef": {"name": "bundler-agent-token"}}}, "spec.helm.secretRef.name"),
     ],
     ids=[
         "repo-scheme",
@@ -158,6 +159,7 @@ def test_group_targets_use_groups_of_the_workspace() -> None:
         "selector-values",
         "self-dep",
         "insecure-on-https",
+        "reserved-secret-name",
     ],
 )
 def test_invalid_bundles_name_the_field(spec: dict[str, Any], field: str) -> None:
