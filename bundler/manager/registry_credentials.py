@@ -11,14 +11,11 @@ Anything else is an InvalidInputError that says which keys were expected, never 
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 from collections.abc import Mapping
-from typing import Any
 
 from bundler.errors import InvalidInputError
-from bundler.oci.credentials import Credentials
+from bundler.oci.credentials import Credentials, entries_for, entry_credentials, registry_host
 
 DOCKER_CONFIG_KEY = ".dockerconfigjson"
 USERNAME_KEY = "username"
@@ -40,13 +37,6 @@ def credentials_from_secret(data: Mapping[str, str], host: str) -> Credentials:
     )
 
 
-def registry_host(key: str) -> str:
-    """A Docker config `auths` key as the host it stands for: no scheme, no path."""
-    for scheme in ("https://", "http://"):
-        key = key.removeprefix(scheme)
-    return key.split("/", 1)[0]
-
-
 def _from_docker_config(text: str, host: str) -> Credentials:
     try:
         document = json.loads(text)
@@ -55,30 +45,13 @@ def _from_docker_config(text: str, host: str) -> Credentials:
     auths = document.get("auths") if isinstance(document, dict) else None
     if not isinstance(auths, dict):
         raise InvalidInputError(f"{_WHAT}: {DOCKER_CONFIG_KEY} has no `auths` object")
-    # An exact key wins over one that only normalises to the host.
-    for key in sorted(auths, key=lambda k: (k != host, k)):
-        entry = auths[key]
-        if registry_host(key) == host and isinstance(entry, dict):
-            return _entry_credentials(entry, key)
+    for key, entry in entries_for(auths, host):
+        where = f"{_WHAT}: {DOCKER_CONFIG_KEY} auths[{key!r}]"
+        found = entry_credentials(entry, where)
+        if found is None:
+            raise InvalidInputError(f"{where}: has neither `auth` nor `username` and `password`")
+        return found
     listed = ", ".join(sorted(registry_host(k) for k in auths)) or "none"
     raise InvalidInputError(
         f"{_WHAT}: {DOCKER_CONFIG_KEY} has no entry for {host} (entries for: {listed})"
     )
-
-
-def _entry_credentials(entry: Mapping[str, Any], key: str) -> Credentials:
-    where = f"{_WHAT}: {DOCKER_CONFIG_KEY} auths[{key!r}]"
-    encoded = entry.get("auth")
-    if isinstance(encoded, str) and encoded:
-        try:
-            decoded = base64.b64decode(encoded, validate=True).decode()
-        except (binascii.Error, UnicodeDecodeError):
-            raise InvalidInputError(f"{where}: `auth` is not base64 of user:password") from None
-        username, sep, password = decoded.partition(":")
-        if not sep or not username:
-            raise InvalidInputError(f"{where}: `auth` is not base64 of user:password")
-        return Credentials(username, password)
-    user, secret = entry.get("username"), entry.get("password")
-    if isinstance(user, str) and user and isinstance(secret, str):
-        return Credentials(user, secret)
-    raise InvalidInputError(f"{where}: has neither `auth` nor `username` and `password`")

@@ -13,7 +13,7 @@ import base64
 import binascii
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,23 +45,33 @@ def docker_config_path(environ: Mapping[str, str] | None = None) -> Path:
     return base / CONFIG_FILE
 
 
-def _normalise_key(key: str) -> str:
+def registry_host(key: str) -> str:
+    """A Docker config `auths` key as the host it stands for: no scheme, no path."""
     for scheme in ("https://", "http://"):
         key = key.removeprefix(scheme)
     return key.split("/", 1)[0]
 
 
+def entries_for(auths: Mapping[str, Any], host: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """The `auths` entries that apply to `host`: an exact key first, then normalised matches."""
+    for key in sorted(auths, key=lambda k: (k != host, k)):
+        entry = auths[key]
+        if registry_host(key) == host and isinstance(entry, dict):
+            yield key, entry
+
+
 def _decode_auth(encoded: str, source: str) -> Credentials:
     try:
         username, sep, password = base64.b64decode(encoded, validate=True).decode().partition(":")
-    except (binascii.Error, UnicodeDecodeError) as err:
-        raise InvalidInputError("`auth` is not base64 of user:password", obj=source) from err
-    if not sep:
+    except (binascii.Error, UnicodeDecodeError):
+        raise InvalidInputError("`auth` is not base64 of user:password", obj=source) from None
+    if not sep or not username:
         raise InvalidInputError("`auth` is not base64 of user:password", obj=source)
     return Credentials(username, password)
 
 
-def _decode_entry(entry: Mapping[str, Any], source: str) -> Credentials | None:
+def entry_credentials(entry: Mapping[str, Any], source: str) -> Credentials | None:
+    """An entry's `auth`, or `username` and `password`; None when it has neither."""
     encoded = entry.get("auth")
     if isinstance(encoded, str) and encoded:
         return _decode_auth(encoded, source)
@@ -89,12 +99,10 @@ def from_docker_config(host: str, path: Path | None = None) -> Credentials | Non
     auths = _read_config(config_path).get("auths")
     if not isinstance(auths, dict):
         return None
-    # An exact key wins over one that only normalises to the host.
-    for key, entry in sorted(auths.items(), key=lambda item: (item[0] != host, item[0])):
-        if _normalise_key(key) == host and isinstance(entry, dict):
-            found = _decode_entry(entry, f"{config_path} auths[{key!r}]")
-            if found is not None:
-                return found
+    for key, entry in entries_for(auths, host):
+        found = entry_credentials(entry, f"{config_path} auths[{key!r}]")
+        if found is not None:
+            return found
     return None
 
 
