@@ -1,4 +1,4 @@
-"""Validation of emitted objects against the upstream CRD schemas in ../shared/schemas.
+"""Validation of emitted objects against the upstream CRD schemas copied into tests/data/schemas.
 
 `validate(obj)` finds the CustomResourceDefinition serving the object's apiVersion and kind, and
 checks the object against that version's openAPIV3Schema made as strict as an API server is:
@@ -13,7 +13,8 @@ checks the object against that version's openAPIV3Schema made as strict as an AP
 - metadata is checked the way the server checks ObjectMeta, minimally: a DNS-1123 subdomain name,
   a DNS-1123 label namespace, well-formed label keys and values.
 
-The schema directory is `<repo>/../shared/schemas`, or `$BUNDLER_SHARED_SCHEMAS` when set.
+The schema directory is `tests/data/schemas` (its README names each file's upstream source); a
+test of the validator itself passes another `root`.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from __future__ import annotations
 import copy
 import functools
 import json
-import os
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -31,7 +31,7 @@ from typing import Any
 import yaml
 from jsonschema import Draft7Validator, ValidationError, validators
 
-SCHEMAS_ENV = "BUNDLER_SHARED_SCHEMAS"
+SCHEMAS_DIR = Path(__file__).resolve().parent / "data" / "schemas"
 _MAX_REPORTED_ERRORS = 10
 
 _DNS_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
@@ -57,20 +57,12 @@ _METADATA_SCHEMA: dict[str, Any] = {
 }
 
 
-def schemas_dir() -> Path:
-    """Where the CRD copies live: the env override, else `shared/schemas` beside the repo."""
-    override = os.environ.get(SCHEMAS_ENV)
-    if override:
-        return Path(override)
-    return Path(__file__).resolve().parents[1].parent / "shared" / "schemas"
-
-
-def validate(obj: dict[str, Any]) -> None:
+def validate(obj: dict[str, Any], root: Path = SCHEMAS_DIR) -> None:
     """Raise AssertionError naming every violation (path and cause) when `obj` is not valid."""
     api_version, kind = obj.get("apiVersion"), obj.get("kind")
     if not isinstance(api_version, str) or not isinstance(kind, str):
         raise AssertionError(f"object has no string apiVersion/kind: {_preview(obj)}")
-    validator = _validator(schemas_dir(), api_version, kind)
+    validator = _validator(root, api_version, kind)
     errors = sorted(validator.iter_errors(obj), key=lambda e: _format_path(e.absolute_path))
     if errors:
         metadata = obj.get("metadata")
@@ -84,12 +76,12 @@ def validate(obj: dict[str, Any]) -> None:
 
 def served_kinds() -> list[tuple[str, str]]:
     """Every (apiVersion, kind) the schema directory serves, sorted."""
-    return sorted(_crd_index(schemas_dir()))
+    return sorted(_crd_index(SCHEMAS_DIR))
 
 
-def unsupported_rules(api_version: str, kind: str) -> list[str]:
+def unsupported_rules(api_version: str, kind: str, root: Path = SCHEMAS_DIR) -> list[str]:
     """The CEL rules of one served schema that the subset evaluator skips."""
-    schema = _crd_index(schemas_dir())[(api_version, kind)]
+    schema = _crd_index(root)[(api_version, kind)]
     return [rule for rule in _rules_in(schema) if _compile_rule(rule) is None]
 
 
@@ -99,7 +91,7 @@ def unsupported_rules(api_version: str, kind: str) -> list[str]:
 @functools.cache
 def _crd_index(root: Path) -> dict[tuple[str, str], dict[str, Any]]:
     if not root.is_dir():
-        raise AssertionError(f"CRD schema directory {root} not found (set ${SCHEMAS_ENV})")
+        raise AssertionError(f"CRD schema directory {root} not found")
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     index: dict[tuple[str, str], dict[str, Any]] = {}
     for path in sorted(root.rglob("*.yaml")):

@@ -258,10 +258,10 @@ _WIDGET_CRD = {
 
 
 @pytest.fixture
-def widget_schemas(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def widget_schemas(tmp_path: Path) -> Path:
     (tmp_path / "example").mkdir()
     (tmp_path / "example" / "widgets.yaml").write_text(yaml.safe_dump(_WIDGET_CRD))
-    monkeypatch.setenv(schemas.SCHEMAS_ENV, str(tmp_path))
+    return tmp_path
 
 
 def widget(**spec: Any) -> dict[str, Any]:
@@ -298,8 +298,8 @@ def widget(**spec: Any) -> dict[str, Any]:
         "cel-or-absorbs-error-and-unsupported-rule-skipped",
     ],
 )
-def test_kubernetes_extensions_accept(widget_schemas: None, spec: dict[str, Any]) -> None:
-    schemas.validate(widget(**spec))
+def test_kubernetes_extensions_accept(widget_schemas: Path, spec: dict[str, Any]) -> None:
+    schemas.validate(widget(**spec), widget_schemas)
 
 
 @pytest.mark.parametrize(
@@ -326,15 +326,15 @@ def test_kubernetes_extensions_accept(widget_schemas: None, spec: dict[str, Any]
     ],
 )
 def test_kubernetes_extensions_reject(
-    widget_schemas: None, spec: dict[str, Any], expected: str
+    widget_schemas: Path, spec: dict[str, Any], expected: str
 ) -> None:
     with pytest.raises(AssertionError) as caught:
-        schemas.validate(widget(**spec))
+        schemas.validate(widget(**spec), widget_schemas)
     assert expected in str(caught.value)
 
 
-def test_unsupported_rules_are_listed(widget_schemas: None) -> None:
-    assert schemas.unsupported_rules("example.com/v1", "Widget") == [
+def test_unsupported_rules_are_listed(widget_schemas: Path) -> None:
+    assert schemas.unsupported_rules("example.com/v1", "Widget", widget_schemas) == [
         "duration(self.from) > duration('1s')"
     ]
 

@@ -1,5 +1,5 @@
 """Cluster API Cluster objects for the tests, in either served version, each one checked against the
-upstream CRD schema (../shared/schemas/capi/clusters.yaml) as it is built."""
+upstream CRD schema (tests/data/schemas/capi/clusters.yaml) as it is built."""
 
 from __future__ import annotations
 
