@@ -21,8 +21,8 @@ from jinja2 import Undefined, pass_context
 from jinja2.runtime import Context
 from jinja2.sandbox import MAX_RANGE
 
-from bundler.core.templating_budget import RenderBudget, RenderLimitError, int_digits, text_size
-from bundler.core.templating_convert import to_text
+from bundler.core.templating.budget import RenderBudget, RenderLimitError, int_digits, text_size
+from bundler.core.templating.convert import to_text
 
 #: The per-render budget's name in the template variables. Like the guards' names it holds
 #: a space, which no template identifier or filter name can, so templates cannot reach it.

@@ -1,8 +1,8 @@
 """Rendering a Bundle's values for one cluster (design §2).
 
 Every string in the values tree, map keys included, is rendered on its own with the Jinja
-sandbox of :mod:`bundler.core.templating_env` (compiled by
-:mod:`bundler.core.templating_compile`): ``${ expr }`` for expressions, ``${% %}`` for
+sandbox of :mod:`bundler.core.templating.environment` (compiled by
+:mod:`bundler.core.templating.compiler`): ``${ expr }`` for expressions, ``${% %}`` for
 statements, ``${# #}`` for comments, and ``$${`` for a literal ``${``. A string that is
 exactly one ``${ expr }`` keeps the expression's native type; any other string stays a
 string. Rendered text is never parsed again, so a cluster label cannot inject structure.
@@ -29,16 +29,16 @@ from typing import Any
 from jinja2 import TemplateSyntaxError, UndefinedError
 from jinja2.exceptions import SecurityError
 
-from bundler.core.templating_budget import (
+from bundler.core.templating.budget import (
     DEFAULT_STEP_LIMIT,
     MAX_NESTING,
     RenderBudget,
     RenderLimitError,
     text_size,
 )
-from bundler.core.templating_compile import RESULT, compile_template
-from bundler.core.templating_convert import NotAValueError, preview, to_plain, to_text
-from bundler.core.templating_guards import BUDGET_VARIABLE
+from bundler.core.templating.compiler import RESULT, compile_template
+from bundler.core.templating.convert import NotAValueError, preview, to_plain, to_text
+from bundler.core.templating.guards import BUDGET_VARIABLE
 from bundler.errors import TemplateError
 
 DEFAULT_RENDER_LIMIT_BYTES = 1 << 20

@@ -5,8 +5,8 @@ Delimiters are ``${ }``, ``${% %}`` and ``${# #}``, so Helm's ``{{ }}`` and Jinj
 that mutates a list or map can be called), strict about undefined names, looks up keys
 before attributes on maps (a label called ``items`` is that label, not ``dict.items``),
 never evaluates template code at compile time, and routes every operation that can build
-something large through :mod:`bundler.core.templating_guards` (the compiler in
-:mod:`bundler.core.templating_compile` inserts the guards the sandbox has no hook for).
+something large through :mod:`bundler.core.templating.guards` (the compiler in
+:mod:`bundler.core.templating.compiler` inserts the guards the sandbox has no hook for).
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from jinja2 import StrictUndefined, Undefined
 from jinja2.runtime import Context
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from bundler.core.templating_convert import preview
-from bundler.core.templating_filters import to_objects
-from bundler.core.templating_guards import (
+from bundler.core.templating.convert import preview
+from bundler.core.templating.filters import to_objects
+from bundler.core.templating.guards import (
     Guard,
     bounded_range,
     budget_of,

@@ -16,7 +16,7 @@ from typing import Any
 
 from jinja2 import Undefined
 
-from bundler.core.templating_budget import RenderBudget
+from bundler.core.templating.budget import RenderBudget
 
 _SCALARS = (bool, int, float, type(None))
 
