@@ -116,6 +116,10 @@ class RenderBudget:
         """The rough JSON size of ``value`` in bytes, capped just above the limit."""
         return self._measure(value, 0)[0]
 
+    def height_of(self, value: Any) -> int:
+        """How deeply ``value`` nests: 0 for a scalar, 1 for a flat list or map."""
+        return self._measure(value, 0)[1]
+
     def metered(self, items: Iterable[Any], what: str) -> Iterator[Any]:
         """Yield ``items``, counting a step per item and refusing once they add up too large."""
         total = 2

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from jinja2 import Template, TemplateSyntaxError, nodes
 from jinja2.visitor import NodeTransformer
 
-from bundler.core.templating.environment import ENVIRONMENT
+from bundler.core.templating.environment import ENVIRONMENT, REFUSED_FILTERS, refused_filter_message
 from bundler.core.templating.guards import Guard
 
 #: The variable a whole-string expression is assigned to, to read back its native value.
@@ -129,6 +129,8 @@ class _Guards(NodeTransformer):
 
     def visit_Filter(self, node: nodes.Filter) -> nodes.Node:  # noqa: N802 (visitor protocol)
         self.generic_visit(node)
+        if node.name in REFUSED_FILTERS:
+            raise TemplateSyntaxError(refused_filter_message(node.name), node.lineno)
         if node.name not in ENVIRONMENT.filters:
             raise TemplateSyntaxError(f"no filter named {node.name!r}", node.lineno)
         arguments = [nodes.Const(node.name), *node.args]

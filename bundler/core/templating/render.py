@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from jinja2 import TemplateSyntaxError, UndefinedError
+from jinja2 import TemplateRuntimeError, TemplateSyntaxError, UndefinedError
 from jinja2.exceptions import SecurityError
 
 from bundler.core.templating.budget import (
@@ -48,7 +48,8 @@ _TEMPLATE_MARK = "${"
 _LITERAL_OPENER = ("$${", '${ "${" }')
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 _MISSING_NAME_HELP = (
-    'use `| default(...)` for optional values (`${ cluster.labels.tier | default("bronze") }`);'
+    "use `| default(...)` for optional values; it covers a whole chain of keys"
+    ' (`${ cluster.values.ingress.className | default("nginx") }`);'
     " if this `${` is meant for the application, write `$${` to get a literal `${`, or set"
     " spec.helm.disableTemplating: true to pass this bundle's values verbatim"
 )
@@ -226,6 +227,6 @@ def _describe(error: Exception) -> str:
         return f"invalid template: {error.message} (line {error.lineno})"
     if isinstance(error, RecursionError):
         return "the template nests too deeply"
-    if isinstance(error, RenderLimitError | NotAValueError):
+    if isinstance(error, RenderLimitError | NotAValueError | TemplateRuntimeError):
         return str(error)
     return f"{type(error).__name__}: {error}"
