@@ -19,8 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from bundler import yamldump
 from bundler.agent.config import parse_cluster_ref
 from bundler.api.resources import CLUSTER, SECRET
 from bundler.commands.arguments import add_kubeconfig_argument
@@ -108,7 +107,7 @@ def run_agent_kubeconfig(args: argparse.Namespace) -> int:
     endpoint = agent_endpoint(management, issued.token, server)
     cluster_ref = f"{workspace}/{name}"
     document = agent_kubeconfig(endpoint, issued.token.token, issued.namespace, cluster_ref)
-    text = yaml.safe_dump(document, sort_keys=False)
+    text = yamldump.dump(document)
     if output is None:
         sys.stdout.write(text)
     else:
