@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bundler import yamlload
 from bundler.api.bundle import Bundle
 from bundler.api.cluster import Cluster, ClusterGroup
 from bundler.api.documents import Document, parse_object, split_documents
@@ -77,9 +78,18 @@ def read_documents(paths: Sequence[str]) -> list[Document]:
 
 def _read_text(path: Path) -> str:
     try:
-        data = path.read_bytes()
+        with path.open("rb") as stream:
+            data = stream.read(yamlload.MAX_INPUT_BYTES + 1)  # a larger file is never read whole
     except OSError as err:
         raise InvalidInputError(f"cannot read: {err.strerror or err}", obj=str(path)) from None
+    except MemoryError:
+        raise InvalidInputError("too large to read: out of memory", obj=str(path)) from None
+    if len(data) > yamlload.MAX_INPUT_BYTES:
+        raise InvalidInputError(
+            f"the file is larger than {yamlload.MAX_INPUT_BYTES >> 20} MiB, the limit for one"
+            " input file",
+            obj=str(path),
+        )
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:

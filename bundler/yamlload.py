@@ -11,12 +11,20 @@ the document index) and the line, and never with a traceback, a hang or a silent
   downstream (validation, templating, hashing) walks the expanded tree;
 - scalars are what JSON can carry: timestamps stay the text they were written as (as kubectl reads
   them), NaN, infinities and integers beyond 64 bits are errors instead of silently becoming null
-  or floats, and the tags `!!binary`, `!!set`, `!!omap` and `!!pairs` are refused.
+  or floats, strings holding a lone surrogate (`"\\ud800"`, which no encoding can write) are
+  errors, and the tags `!!binary`, `!!set`, `!!omap` and `!!pairs` are refused;
+- a text longer than MAX_INPUT_BYTES is refused before it is parsed, and running out of memory
+  is reported as an error of the input, not a crash.
+
+libyaml parses and composes where it is installed (a 5 MB values file: 27 s and 470 MB in pure
+Python); its composer recurses on the C stack, so the nesting depth is checked on a streaming
+pass first. Every check above runs on the composed nodes, which carry their line either way.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -28,11 +36,18 @@ from bundler.errors import InvalidInputError
 
 MAX_DEPTH = 100
 MAX_ALIAS_NODES = 1_000_000
+#: The longest YAML text read from a user (one input file, one kubeconfig).
+MAX_INPUT_BYTES = 16 << 20
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+#: Longer than any 64-bit integer is written, even in binary; Python refuses to convert
+#: integers of more than 4300 digits, and converting long ones is quadratic.
+_MAX_INT_CHARS = 80
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 _FAST_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_C_PARSER = _FAST_LOADER is not yaml.SafeLoader
 _REFUSED_TAGS = ("binary", "set", "omap", "pairs")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class DocumentError(Exception):
@@ -44,7 +59,7 @@ class DocumentError(Exception):
         self.message = message
 
 
-class _StrictLoader(yaml.SafeLoader):
+class _StrictLoader(_FAST_LOADER):  # type: ignore[misc]
     """SafeLoader whose scalars are JSON's; the node checks run between composing and building."""
 
 
@@ -62,13 +77,25 @@ def _finite_float(loader: yaml.SafeLoader, node: ScalarNode) -> float:
 
 
 def _int64(loader: yaml.SafeLoader, node: ScalarNode) -> int:
-    value = loader.construct_yaml_int(node)
+    too_long = len(node.value.replace("_", "")) > _MAX_INT_CHARS
+    value = INT64_MAX + 1 if too_long else loader.construct_yaml_int(node)
     if not INT64_MIN <= value <= INT64_MAX:
         raise ConstructorError(
             None,
             None,
             "the integer does not fit in 64 bits (quote it to keep it as text)",
             node.start_mark,
+        )
+    return value
+
+
+def _text(loader: yaml.SafeLoader, node: ScalarNode) -> str:
+    value = loader.construct_yaml_str(node)
+    surrogate = _SURROGATE.search(value)
+    if surrogate is not None:
+        code = f"\\u{ord(surrogate.group()):04x}"
+        raise ConstructorError(
+            None, None, f"the string holds {code}, half of a character, alone", node.start_mark
         )
     return value
 
@@ -83,6 +110,7 @@ def _refused(loader: yaml.SafeLoader, node: Node) -> Any:
 _StrictLoader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp_as_text)
 _StrictLoader.add_constructor("tag:yaml.org,2002:float", _finite_float)
 _StrictLoader.add_constructor("tag:yaml.org,2002:int", _int64)
+_StrictLoader.add_constructor("tag:yaml.org,2002:str", _text)
 for _tag in _REFUSED_TAGS:
     _StrictLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _refused)
 
@@ -120,24 +148,44 @@ def load_large(data: bytes, source: str) -> Any:
     are not checked: callers read a few known fields and check their types.
     """
     try:
-        depth = 0
-        for event in yaml.parse(data, Loader=_FAST_LOADER):
-            if isinstance(event, yaml.CollectionStartEvent):
-                depth += 1
-                if depth > MAX_DEPTH:
-                    raise InvalidInputError(_too_deep_message(), obj=source)
-            elif isinstance(event, yaml.CollectionEndEvent):
-                depth -= 1
+        _check_depth_streaming(data)
         return yaml.load(data, Loader=_FAST_LOADER)  # a safe loader
+    except DocumentError as problem:
+        raise InvalidInputError(problem.message, obj=source) from None
     except yaml.YAMLError as err:
         raise InvalidInputError(describe_yaml_error(err, data), obj=source) from None
 
 
-def _documents(text: str | bytes, *, unique_keys: bool) -> Iterator[Any]:
+def _check_depth_streaming(text: str | bytes) -> None:
+    """Refuse a stream nesting deeper than MAX_DEPTH, reading its events without building it."""
+    depth, index = 0, 0
     try:
+        for event in yaml.parse(text, Loader=_FAST_LOADER):
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise DocumentError(index, _too_deep_message())
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+            elif isinstance(event, yaml.DocumentEndEvent):
+                index += 1
+    except yaml.YAMLError as err:
+        raise DocumentError(index, describe_yaml_error(err, text)) from None
+
+
+def _documents(text: str | bytes, *, unique_keys: bool) -> Iterator[Any]:
+    if len(text) > MAX_INPUT_BYTES:
+        raise DocumentError(
+            0, f"the text is {len(text)} bytes, over the limit of {MAX_INPUT_BYTES} bytes"
+        )
+    try:
+        if _C_PARSER:
+            _check_depth_streaming(text)
         loader = _StrictLoader(text)
     except yaml.YAMLError as err:  # the reader checks the first chunk of text at once
         raise DocumentError(0, describe_yaml_error(err, text)) from None
+    except MemoryError:
+        raise DocumentError(0, _OUT_OF_MEMORY) from None
     index = 0
     try:
         while _next_node_exists(loader, index, text):
@@ -149,6 +197,8 @@ def _documents(text: str | bytes, *, unique_keys: bool) -> Iterator[Any]:
                 yield loader.construct_document(node)
             except yaml.YAMLError as err:
                 raise DocumentError(index, describe_yaml_error(err, text)) from None
+            except MemoryError:
+                raise DocumentError(index, _OUT_OF_MEMORY) from None
             index += 1
     finally:
         loader.dispose()
@@ -169,12 +219,19 @@ def _compose(loader: _StrictLoader, index: int, text: str | bytes) -> Node | Non
     except RecursionError:
         # PyYAML's composer recurses per level: far deeper than MAX_DEPTH, it runs out of stack.
         raise DocumentError(index, _too_deep_message()) from None
+    except MemoryError:
+        raise DocumentError(index, _OUT_OF_MEMORY) from None
     return node
 
 
+_OUT_OF_MEMORY = "the text is too large to read: out of memory"
+
+
 def describe_yaml_error(err: yaml.YAMLError, text: str | bytes = "") -> str:
-    """A PyYAML error as one line: `malformed YAML (line N): problem`."""
+    """A PyYAML or libyaml error as one line: `malformed YAML (line N): problem`."""
     if isinstance(err, yaml.reader.ReaderError):
+        if "control character" in str(err.reason):  # libyaml's reader, which counts bytes
+            return f"malformed YAML (line {_line_of(text, err.position)}): control character"
         if err.encoding != "unicode":  # the bytes did not decode
             byte = f"byte 0x{err.character:02x}" if err.character >= 0 else "bytes"
             encoding = "UTF-8" if err.encoding in ("?", "utf-8") else err.encoding.upper()
@@ -184,7 +241,18 @@ def describe_yaml_error(err: yaml.YAMLError, text: str | bytes = "") -> str:
     mark = getattr(err, "problem_mark", None)
     where = f" (line {mark.line + 1})" if mark is not None else ""
     problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+    if problem == _LIBYAML_BAD_TOKEN and mark is not None:  # name the character, as PyYAML does
+        problem = f"found character {_character_at(text, mark.line, mark.column)!r} that cannot"
+        problem += " start any token"
     return f"malformed YAML{where}: {problem}"
+
+
+_LIBYAML_BAD_TOKEN = "found character that cannot start any token"
+
+
+def _character_at(text: str | bytes, line: int, column: int) -> str:
+    lines = (text.decode("utf-8", "replace") if isinstance(text, bytes) else text).split("\n")
+    return lines[line][column : column + 1] if line < len(lines) else ""
 
 
 def _line_of(text: str | bytes, position: int) -> int:

@@ -8,7 +8,8 @@ JSON (``true``, ``null``, ``[1, 2]``), the spelling YAML and Helm users expect; 
 
 Python's printed form of an object that is not a value (``<jinja2.utils.Cycler object at
 0x7f...>``, from ``'%s' % cycler(1)``) holds a memory address, which would change the rendered
-values, and so the deploymentID, on every render: a string holding one is refused.
+values, and so the deploymentID, on every render: a string holding one is refused. So is a
+string holding half of a UTF-16 surrogate pair (``'\\ud800'``), which no encoding can write.
 """
 
 from __future__ import annotations
@@ -25,12 +26,20 @@ from bundler.core.templating.budget import RenderBudget
 
 _SCALARS = (bool, int, float, type(None))
 _OBJECT_ADDRESS = re.compile(r"<[^<>]* at 0x[0-9a-fA-F]+>")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class NotAValueError(Exception):
     """An expression evaluated to something that is not a value (a function, a namespace)."""
 
     def __init__(self, value: object) -> None:
+        surrogate = _SURROGATE.search(value) if isinstance(value, str) else None
+        if surrogate is not None:
+            super().__init__(
+                f"the text holds \\u{ord(surrogate.group()):04x}, half of a character, alone:"
+                " no encoding can write it"
+            )
+            return
         if isinstance(value, str):
             super().__init__(
                 "the text holds the printed form of a Python object with its memory address"
@@ -68,7 +77,7 @@ def preview(text: str, width: int = 60) -> str:
 
 
 def _plain_text(text: str) -> str:
-    if _OBJECT_ADDRESS.search(text):
+    if _OBJECT_ADDRESS.search(text) or _SURROGATE.search(text):
         raise NotAValueError(text)
     return str.__str__(text)  # drops a Markup subclass: we never escape
 

@@ -117,3 +117,17 @@ def test_python_objects_never_reach_the_values(template: str | None) -> None:
     assert "Bundle fleet-default/podinfo for Cluster fleet-default/prod-eu-1" in message
     assert not re.search("0x[0-9a-f]{4}", message)  # the message is the same on every render
     assert "not a string" in message or "printed form of a Python object" in message
+
+
+SURROGATES = [
+    ("expression", {"v": "${ '\\ud800' }"}, "\\ud800"),
+    ("mixed-text", {"v": "a${ '\\udfff' }"}, "\\udfff"),
+    ("key", {"${ '\\ud800' }": 1}, "\\ud800"),
+]
+
+
+@pytest.mark.parametrize(
+    ("values", "code"), [c[1:] for c in SURROGATES], ids=[c[0] for c in SURROGATES]
+)
+def test_lone_surrogates_are_refused(values: dict[str, Any], code: str) -> None:
+    assert f"holds {code}, half of a character" in render_error(values)
