@@ -276,44 +276,58 @@ def _children(node: Node) -> list[Node]:
 def _check_tree(root: Node, index: int, *, unique_keys: bool) -> None:
     """Refuse repeated keys, self-referring aliases, and trees too deep or too large expanded.
 
-    One pass over the distinct nodes (aliases share theirs), computing for each the size and the
-    height of the tree it expands to; a node met again while still being measured is its own
-    ancestor.
+    One pass over the distinct collections (aliases share theirs), computing for each the size
+    and the height of the tree it expands to; a node met again while still being measured is
+    its own ancestor. Scalars are counted where they are met, without a pass of their own.
     """
     measured: dict[int, tuple[int, int]] = {}
     open_nodes: set[int] = set()
+    scalars = 0
     stack: list[tuple[Node, bool]] = [(root, False)]
     while stack:
         node, children_done = stack.pop()
         if children_done:
-            kids = [measured[id(kid)] for kid in _children(node)]
-            size = 1 + sum(s for s, _ in kids)
-            height = 1 + max((h for _, h in kids), default=0)
+            size, height = _expanded_size_and_height(node, measured)
             if height > MAX_DEPTH:
                 raise DocumentError(index, _too_deep_message())
             measured[id(node)] = (size, height)
             open_nodes.discard(id(node))
             continue
-        if id(node) in measured:
+        if isinstance(node, ScalarNode) or id(node) in measured:
             continue
         if unique_keys and isinstance(node, MappingNode):
             _check_unique_keys(node, index)
         open_nodes.add(id(node))
         stack.append((node, True))
         for kid in _children(node):
-            if id(kid) in open_nodes:
+            if isinstance(kid, ScalarNode):
+                scalars += 1
+            elif id(kid) in open_nodes:
                 line = kid.start_mark.line + 1
                 raise DocumentError(
                     index, f"malformed YAML (line {line}): an alias refers to a node containing it"
                 )
-            if id(kid) not in measured:
+            elif id(kid) not in measured:
                 stack.append((kid, False))
-    expanded = measured[id(root)][0]
-    if expanded - len(measured) > MAX_ALIAS_NODES:
+    expanded = measured[id(root)][0] if id(root) in measured else 1
+    if expanded - len(measured) - scalars > MAX_ALIAS_NODES:
         raise DocumentError(
             index,
             f"malformed YAML: aliases expand this document by more than {MAX_ALIAS_NODES} nodes",
         )
+
+
+def _expanded_size_and_height(node: Node, measured: dict[int, tuple[int, int]]) -> tuple[int, int]:
+    size, height = 1, 1
+    for kid in _children(node):
+        if isinstance(kid, ScalarNode):
+            size += 1
+            height = max(height, 2)
+        else:
+            kid_size, kid_height = measured[id(kid)]
+            size += kid_size
+            height = max(height, kid_height + 1)
+    return size, height
 
 
 def _check_unique_keys(node: MappingNode, index: int) -> None:
