@@ -51,6 +51,7 @@ _TEXTS = (str, bytes)
 #: ``strip(chars)`` compares each stripped character with every one of ``chars``.
 MAX_STRIP_CHARS = 256
 _STRIP_METHODS = frozenset({"strip", "lstrip", "rstrip"})
+_STRIP_CHARS_PER_STEP = 32
 _SEQUENCES = (str, bytes, list, tuple)
 _DIGIT_RUN = re.compile(r"\d+")
 _NESTED_FIELD = re.compile(r"\{[^{}]*\{")
@@ -187,7 +188,7 @@ def check_call(
     if not isinstance(receiver, _TEXTS):
         return what, args
     if name in _STRIP_METHODS:
-        _check_strip_chars(_arg(args, kwargs, 0, "chars", None), what)
+        _check_strip_chars(receiver, _arg(args, kwargs, 0, "chars", None), budget, what)
     for arg in (*args, *kwargs.values()):
         if isinstance(arg, int):
             budget.require(abs(arg), what)  # widths, counts and tab sizes
@@ -227,8 +228,8 @@ def _text_method_bound(
 
 #: Filters that apply their arguments (a test, a filter) to every item of their input.
 _PER_ITEM_FILTERS = frozenset({"map", "select", "reject", "selectattr", "rejectattr"})
-#: Filters that run a Python loop per word or tag of their input, not C code per KiB.
-_PER_WORD_FILTERS = frozenset({"wordwrap", "title", "striptags"})
+#: Filters that run a Python loop per word, tag or byte of their input, not C code per KiB.
+_PER_WORD_FILTERS = frozenset({"wordwrap", "title", "striptags", "urlencode"})
 #: The shortest a word (`a `) or a tag (`<a>`) can be, in bytes.
 _WORD_BYTES = 2
 
@@ -250,7 +251,7 @@ def check_filter(
     if name in _PER_WORD_FILTERS:
         budget.step(what, budget.size_of(value) // _WORD_BYTES)
     if name == "trim":
-        _check_strip_chars(_arg(args, kwargs, 0, "chars", None), what)
+        _check_strip_chars(value, _arg(args, kwargs, 0, "chars", None), budget, what)
     if name == "sum":
         _check_sum_start(_arg(args, kwargs, 1, "start", 0), what)
     if name == "join":
@@ -295,12 +296,16 @@ def _filter_bound(
     return size  # other filters build at most a small multiple of their input
 
 
-def _check_strip_chars(chars: Any, what: str) -> None:
-    if isinstance(chars, _TEXTS) and len(chars) > MAX_STRIP_CHARS:
+def _check_strip_chars(text: Any, chars: Any, budget: RenderBudget, what: str) -> None:
+    if not isinstance(chars, _TEXTS):
+        return
+    if len(chars) > MAX_STRIP_CHARS:
         raise RenderLimitError(
             f"{what} is given {len(chars)} characters to remove, over the limit of"
             f" {MAX_STRIP_CHARS}"
         )
+    # each character stripped is compared with each of `chars`
+    budget.step(what, budget.work(text) * (len(chars) // _STRIP_CHARS_PER_STEP))
 
 
 def _check_sum_start(start: Any, what: str) -> None:
