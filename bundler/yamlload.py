@@ -16,9 +16,11 @@ the document index) and the line, and never with a traceback, a hang or a silent
 - a text longer than MAX_INPUT_BYTES is refused before it is parsed, and running out of memory
   is reported as an error of the input, not a crash.
 
-libyaml parses and composes where it is installed (a 5 MB values file: 27 s and 470 MB in pure
-Python); its composer recurses on the C stack, so the nesting depth is checked on a streaming
-pass first. Every check above runs on the composed nodes, which carry their line either way.
+libyaml parses and composes where it is installed (a 4.4 MiB values file: 27 s and 500 MiB in
+pure Python); its composer recurses on the C stack, so the nesting depth is checked on a streaming
+pass first. Every check above runs on the composed nodes, which carry their line either way; lists,
+maps and JSON scalars are then built directly (PyYAML's generic construction costs more than
+parsing), anything else through PyYAML's constructors.
 """
 
 from __future__ import annotations
@@ -44,6 +46,11 @@ INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 _MAX_INT_CHARS = 80
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
+_MAP_TAG = "tag:yaml.org,2002:map"
+_SEQ_TAG = "tag:yaml.org,2002:seq"
+_SCALAR_TAGS = frozenset(
+    f"tag:yaml.org,2002:{name}" for name in ("str", "int", "float", "bool", "null", "timestamp")
+)
 _FAST_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _C_PARSER = _FAST_LOADER is not yaml.SafeLoader
 _REFUSED_TAGS = ("binary", "set", "omap", "pairs")
@@ -194,7 +201,7 @@ def _documents(text: str | bytes, *, unique_keys: bool) -> Iterator[Any]:
                 break
             _check_tree(node, index, unique_keys=unique_keys)
             try:
-                yield loader.construct_document(node)
+                yield _build(loader, node, {})
             except yaml.YAMLError as err:
                 raise DocumentError(index, describe_yaml_error(err, text)) from None
             except MemoryError:
@@ -202,6 +209,38 @@ def _documents(text: str | bytes, *, unique_keys: bool) -> Iterator[Any]:
             index += 1
     finally:
         loader.dispose()
+
+
+def _build(loader: _StrictLoader, node: Node, built: dict[int, Any]) -> Any:
+    """The data of a checked tree: lists, maps and scalars built directly (PyYAML's generic
+    construction costs more than parsing); merge keys and other tags through the loader."""
+    if isinstance(node, ScalarNode) and node.tag in _SCALAR_TAGS:
+        return loader.yaml_constructors[node.tag](loader, node)
+    if id(node) in built:  # an alias: the same object, as PyYAML builds it
+        return built[id(node)]
+    value: Any
+    if node.tag == _SEQ_TAG and isinstance(node, SequenceNode):
+        value = [_build(loader, kid, built) for kid in node.value]
+    elif (
+        node.tag == _MAP_TAG
+        and isinstance(node, MappingNode)
+        and not any(key.tag == _MERGE_TAG for key, _ in node.value)
+    ):
+        value = {}
+        for key_node, value_node in node.value:
+            key = _build(loader, key_node, built)
+            if isinstance(key, list | dict):
+                raise ConstructorError(
+                    "while constructing a mapping",
+                    node.start_mark,
+                    "found unhashable key",
+                    key_node.start_mark,
+                )
+            value[key] = _build(loader, value_node, built)
+    else:
+        value = loader.construct_object(node, deep=True)
+    built[id(node)] = value
+    return value
 
 
 def _next_node_exists(loader: _StrictLoader, index: int, text: str | bytes) -> bool:

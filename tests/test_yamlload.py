@@ -34,6 +34,11 @@ REFUSED = [
     ("binary-tag", "a: !!binary aGk=\n", "tag !!binary is not supported"),
     ("tab-indent", "a:\n\tb: 1\n", "found character '\\t' that cannot start any token"),
     ("control-character", "a: \x07\n", "(line 1): control character"),
+    ("map-tag-on-a-list", "a: !!map [x]\n", "expected a mapping node"),
+    ("seq-tag-on-a-scalar", "a: !!seq x\n", "expected a sequence node"),
+    ("map-tag-on-a-scalar", "a: !!map x\n", "expected a mapping node"),
+    ("unhashable-key", "? [a]\n: 1\n", "found unhashable key"),
+    ("unknown-tag", "a: !thing x\n", "could not determine a constructor"),
 ]
 
 
@@ -76,3 +81,10 @@ def test_scalars_are_what_json_carries() -> None:
         "b": True,
         "z": None,
     }
+
+
+def test_merge_keys_and_aliases_build_as_pyyaml_builds_them() -> None:
+    text = "base: &b {x: 1, y: [2]}\nchild: {<<: *b, y: [3]}\nsame: *b\n"
+    loaded = yamlload.load(text, "in.yaml")
+    assert loaded == yaml.safe_load(text)
+    assert loaded["same"] is loaded["base"]
