@@ -35,6 +35,7 @@ demo: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m bundler.sim.bench
+	$(BIN)/python -m bundler.sim.bench_limits
 
 clean:
 	rm -rf $(VENV) build *.egg-info
