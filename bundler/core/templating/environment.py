@@ -90,7 +90,7 @@ class ValuesUndefined(ChainableUndefined, StrictUndefined):
 class ValuesEnvironment(ImmutableSandboxedEnvironment):
     """The Jinja sandbox for values: ``${ }`` delimiters, keys before attributes, size checks."""
 
-    intercepted_binops = frozenset({"+", "*", "**", "%"})
+    intercepted_binops = frozenset({"+", "-", "*", "/", "//", "**", "%"})
 
     def __init__(self) -> None:
         super().__init__(
@@ -145,7 +145,7 @@ class ValuesEnvironment(ImmutableSandboxedEnvironment):
         return super().getitem(obj, argument)
 
     def call_binop(self, context: Context, operator: str, left: Any, right: Any) -> Any:
-        """``left <operator> right`` for ``+ * ** %``, refused first if the result is too big."""
+        """``left <operator> right``: charged for its operands, refused first if too big."""
         check_binop(operator, left, right, budget_of(context))
         return super().call_binop(context, operator, left, right)
 

@@ -52,3 +52,18 @@ def test_worst_filters_run_out_of_steps(call: str) -> None:
         f"${{% for i in range(100000) %}}${{% set r = {call} %}}${{% endfor %}}"
     )
     assert "steps" in render_error({"v": template})
+
+
+LONG_INTEGERS = [
+    ("floor-division", "${% set r = a // 7 %}"),
+    ("modulo", "${% set r = a % 7 %}"),
+    ("subtraction", "${% set r = a - 1 %}"),
+    ("printing", "${% set r = a | string %}"),
+    ("printing-in-a-list", "${% set r = [a] | tojson %}"),
+]
+
+
+@pytest.mark.parametrize("body", [c[1] for c in LONG_INTEGERS], ids=[c[0] for c in LONG_INTEGERS])
+def test_work_on_long_integers_is_charged_by_its_square(body: str) -> None:
+    template = f"${{% set a = 10 ** 4000 %}}${{% for i in range(100000) %}}{body}${{% endfor %}}"
+    assert "steps" in render_error({"v": template})
