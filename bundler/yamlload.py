@@ -17,7 +17,8 @@ the document index) and the line, and never with a traceback, a hang or a silent
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import yaml
@@ -36,12 +37,35 @@ _REFUSED_TAGS = ("binary", "set", "omap", "pairs")
 
 
 class DocumentError(Exception):
-    """What is wrong with one document of a YAML stream, and where."""
+    """What is wrong with one document of a YAML stream, and where (1-based line, when known)."""
 
-    def __init__(self, index: int, message: str) -> None:
+    def __init__(self, index: int, message: str, line: int | None = None) -> None:
         super().__init__(message)
         self.index = index
         self.message = message
+        self.line = line
+
+
+@dataclass(frozen=True)
+class LocatedDocument:
+    """One document of a stream with where it and its fields are written (1-based lines).
+
+    `lines` maps field paths as errors spell them (`spec.targets[0].clusterSelector`) to the line
+    of the key (of a mapping entry) or of the item (of a list).
+    """
+
+    body: Any
+    line: int
+    lines: Mapping[str, int]
+
+    def line_of(self, path: str | None) -> int:
+        """The line of `path`, else of its closest written parent, else the document's."""
+        while path:
+            if path in self.lines:
+                return self.lines[path]
+            cut = max(path.rfind("."), path.rfind("["))
+            path = path[:cut] if cut > 0 else ""
+        return self.line
 
 
 class _StrictLoader(yaml.SafeLoader):
@@ -87,12 +111,40 @@ for _tag in _REFUSED_TAGS:
     _StrictLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _refused)
 
 
-def load_all(text: str | bytes, source: str) -> list[Any]:
-    """Every document of a YAML stream, an empty one as None; errors name `SOURCE:INDEX`."""
+def load_all(text: str | bytes, source: str) -> list[LocatedDocument]:
+    """Every document of a YAML stream (an empty one's body None) with its lines; errors name
+    `SOURCE:LINE`, the line of the problem where known, else of its document."""
+    located: list[LocatedDocument] = []
     try:
-        return list(_documents(text, unique_keys=True))
+        for node, body in _documents(text, unique_keys=True, with_nodes=True):
+            located.append(LocatedDocument(body, node.start_mark.line + 1, _field_lines(node)))
     except DocumentError as problem:
-        raise InvalidInputError(problem.message, obj=f"{source}:{problem.index}") from None
+        line = problem.line or (located[-1].line if located else 1)
+        raise InvalidInputError(problem.message, obj=f"{source}:{line}") from None
+    return located
+
+
+def _field_lines(root: Node) -> dict[str, int]:
+    """Field path -> line, for the mappings and lists of a document (aliases counted once)."""
+    lines: dict[str, int] = {}
+    stack: list[tuple[str, Node]] = [("", root)]
+    seen: set[int] = set()
+    while stack:
+        path, node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, MappingNode):
+            for key, value in node.value:
+                if isinstance(key, ScalarNode):
+                    child = f"{path}.{key.value}" if path else str(key.value)
+                    lines.setdefault(child, key.start_mark.line + 1)
+                    stack.append((child, value))
+        elif isinstance(node, SequenceNode):
+            for index, item in enumerate(node.value):
+                lines.setdefault(f"{path}[{index}]", item.start_mark.line + 1)
+                stack.append((f"{path}[{index}]", item))
+    return lines
 
 
 def load(text: str | bytes, source: str, *, unique_keys: bool = True) -> Any:
@@ -133,22 +185,29 @@ def load_large(data: bytes, source: str) -> Any:
         raise InvalidInputError(describe_yaml_error(err, data), obj=source) from None
 
 
-def _documents(text: str | bytes, *, unique_keys: bool) -> Iterator[Any]:
+def _documents(text: str | bytes, *, unique_keys: bool, with_nodes: bool = False) -> Iterator[Any]:
+    """Each document built, or with `with_nodes` (node, document) pairs."""
     try:
         loader = _StrictLoader(text)
     except yaml.YAMLError as err:  # the reader checks the first chunk of text at once
-        raise DocumentError(0, describe_yaml_error(err, text)) from None
+        raise DocumentError(0, describe_yaml_error(err, text), _error_line(err)) from None
     index = 0
     try:
         while _next_node_exists(loader, index, text):
             node = _compose(loader, index, text)
             if node is None:  # check_node said there is one: PyYAML never gets here
                 break
-            _check_tree(node, index, unique_keys=unique_keys)
             try:
-                yield loader.construct_document(node)
+                _check_tree(node, index, unique_keys=unique_keys)
+                document = loader.construct_document(node)
             except yaml.YAMLError as err:
-                raise DocumentError(index, describe_yaml_error(err, text)) from None
+                raise DocumentError(
+                    index, describe_yaml_error(err, text), _error_line(err)
+                ) from None
+            except DocumentError as problem:
+                problem.line = problem.line or node.start_mark.line + 1
+                raise
+            yield (node, document) if with_nodes else document
             index += 1
     finally:
         loader.dispose()
@@ -158,18 +217,24 @@ def _next_node_exists(loader: _StrictLoader, index: int, text: str | bytes) -> b
     try:
         return bool(loader.check_node())
     except yaml.YAMLError as err:
-        raise DocumentError(index, describe_yaml_error(err, text)) from None
+        raise DocumentError(index, describe_yaml_error(err, text), _error_line(err)) from None
 
 
 def _compose(loader: _StrictLoader, index: int, text: str | bytes) -> Node | None:
     try:
         node: Node | None = loader.get_node()
     except yaml.YAMLError as err:
-        raise DocumentError(index, describe_yaml_error(err, text)) from None
+        raise DocumentError(index, describe_yaml_error(err, text), _error_line(err)) from None
     except RecursionError:
         # PyYAML's composer recurses per level: far deeper than MAX_DEPTH, it runs out of stack.
         raise DocumentError(index, _too_deep_message()) from None
     return node
+
+
+def _error_line(err: yaml.YAMLError) -> int | None:
+    """The 1-based line a PyYAML error points at, when it does."""
+    mark = getattr(err, "problem_mark", None)
+    return None if mark is None else int(mark.line) + 1
 
 
 def describe_yaml_error(err: yaml.YAMLError, text: str | bytes = "") -> str:
@@ -236,7 +301,9 @@ def _check_tree(root: Node, index: int, *, unique_keys: bool) -> None:
             if id(kid) in open_nodes:
                 line = kid.start_mark.line + 1
                 raise DocumentError(
-                    index, f"malformed YAML (line {line}): an alias refers to a node containing it"
+                    index,
+                    f"malformed YAML (line {line}): an alias refers to a node containing it",
+                    line,
                 )
             if id(kid) not in measured:
                 stack.append((kid, False))
@@ -259,5 +326,6 @@ def _check_unique_keys(node: MappingNode, index: int) -> None:
                 index,
                 f"malformed YAML (line {line}): key {key.value!r} is repeated "
                 f"(first on line {first_line[key.tag, key.value]})",
+                line,
             )
         first_line[key.tag, key.value] = line

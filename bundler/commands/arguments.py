@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 
 from bundler.commands.flag_types import check_seconds
 from bundler.errors import InvalidInputError
+from bundler.inputs import World, load_world
 from bundler.manager.chart_resolver import DEFAULT_TIMEOUT, ResolverSettings
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -31,8 +33,21 @@ def add_input_paths(parser: argparse.ArgumentParser) -> None:
         required=True,
         metavar="PATH",
         help="YAML file or directory of Bundle, Cluster and ClusterGroup documents, and Cluster "
-        "API Clusters with their kubeconfig Secrets (repeatable)",
+        "API Clusters with their kubeconfig Secrets; - reads standard input (repeatable)",
     )
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="refuse documents of kinds bundler does not read (default: skip each with a notice)",
+    )
+
+
+def load_inputs(args: argparse.Namespace) -> World:
+    """The inputs of `-f` (and `--strict`), each skipped document told on stderr."""
+    world = load_world(args.paths, strict=args.strict)
+    for line in world.notices:
+        print(line, file=sys.stderr)
+    return world
 
 
 def add_kubeconfig_argument(parser: argparse.ArgumentParser, help_text: str) -> None:

@@ -134,11 +134,11 @@ def test_template_error_on_one_cluster_exits_1_and_others_still_print(
 
 
 BAD_INPUTS = [
-    ("bad-yaml", "kind: Bundle\nmetadata: {name: [x", "in.yaml:0: malformed YAML"),
+    ("bad-yaml", "kind: Bundle\nmetadata: {name: [x", "in.yaml:2: malformed YAML"),
     (
         "unknown-field",
         BUNDLE.replace("chart: app", "chart: app\n    colour: blue"),
-        "in.yaml:0: spec.helm.colour: unknown field",
+        "in.yaml:9: spec.helm.colour: unknown field",
     ),
     (
         "bad-selector-operator",
@@ -146,7 +146,8 @@ BAD_INPUTS = [
             "{clusterSelector: {}}",
             "{clusterSelector: {matchExpressions: [{key: a, operator: Like}]}}",
         ),
-        "in.yaml:0: spec.targets[0].clusterSelector.matchExpressions[0].operator:",
+        'in.yaml:11: spec.targets[0].clusterSelector.matchExpressions[0].operator: "Like" is '
+        "not one of In, NotIn, Exists, DoesNotExist",
     ),
     (
         "invalid-selector-values",
@@ -154,17 +155,17 @@ BAD_INPUTS = [
             "{clusterSelector: {}}",
             "{clusterSelector: {matchExpressions: [{key: a, operator: In}]}}",
         ),
-        "in.yaml:0: spec.targets[0].clusterSelector.matchExpressions[0].values:",
+        "in.yaml:11: spec.targets[0].clusterSelector.matchExpressions[0].values:",
     ),
     (
-        "wrong-kind",
-        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}",
-        "in.yaml:0: kind: unsupported kind 'ConfigMap'",
+        "wrong-kind-of-ours",
+        "apiVersion: bundler.dev/v1alpha1\nkind: Bundel\nmetadata: {name: x}",
+        "in.yaml:2: kind: unsupported kind 'Bundel'",
     ),
     (
         "duplicate",
         BUNDLE + "---" + BUNDLE,
-        "in.yaml:1: metadata.name: Bundle ws/app is also defined at",
+        "in.yaml:15: metadata.name: Bundle ws/app is also defined at",
     ),
 ]
 
@@ -172,7 +173,7 @@ BAD_INPUTS = [
 @pytest.mark.parametrize(
     ("text", "message"), [c[1:] for c in BAD_INPUTS], ids=[c[0] for c in BAD_INPUTS]
 )
-def test_invalid_input_exits_2_with_file_doc_field_message(
+def test_invalid_input_exits_2_with_file_line_field_message(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, text: str, message: str
 ) -> None:
     (tmp_path / "in.yaml").write_text(text)
