@@ -240,3 +240,65 @@ def test_python_dash_m_bundler_behaves_like_bundler() -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert "kind: BundleDeployment" in proc.stdout
+
+
+MISSING_REFERENCES = BUNDLE.replace(
+    "targets: [{clusterSelector: {}}]",
+    "targets: [{name: prod, clusterGroup: prodution}, {clusterName: a}]\n"
+    "  dependsOn: [{name: nope}]",
+)
+
+
+def test_render_warns_naming_a_missing_cluster_group_and_dependency(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "in.yaml").write_text(CLUSTERS + "---" + MISSING_REFERENCES)
+    code, _, err = run_cli(capsys, "render", "-f", str(tmp_path))
+    assert code == 0
+    assert (
+        "warning: Bundle ws/app: spec.targets[0].clusterGroup: ClusterGroup ws/prodution does "
+        "not exist, so it targets nothing" in err
+    )
+    assert "warning: Bundle ws/app: spec.dependsOn[0]: Bundle ws/nope does not exist" in err
+
+
+def test_explain_says_the_cluster_group_does_not_exist(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "in.yaml").write_text(CLUSTERS + "---" + MISSING_REFERENCES)
+    argv = ("explain", "-f", str(tmp_path), "--bundle", "ws/app", "--cluster", "ws/a")
+    code, out, err = run_cli(capsys, *argv)
+    assert code == 0
+    assert "prod: does not match (clusterGroup: ClusterGroup ws/prodution does not exist)" in out
+    assert "Bundle ws/nope does not exist" in err
+
+
+@pytest.mark.parametrize("fmt", ["yaml", "json"])
+def test_explain_output_flag_prints_the_explanation_with_camel_case_keys(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, fmt: str
+) -> None:
+    (tmp_path / "in.yaml").write_text(CLUSTERS + "---" + MISSING_REFERENCES)
+    argv = ("explain", "-f", str(tmp_path), "--bundle", "ws/app", "--cluster", "ws/a", "-o", fmt)
+    code, out, _ = run_cli(capsys, *argv)
+    assert code == 0
+    explained = json.loads(out) if fmt == "json" else yaml.safe_load(out)
+    assert explained["deployed"] is True
+    assert explained["clusterGroups"] == []
+    assert [t["matched"] for t in explained["targets"]] == [False, True]
+    assert explained["options"]["helm"]["values"] == {"tier": "gold"}
+    assert len(explained["warnings"]) == 2
+
+
+NO_VERSION = BUNDLE.replace("    version: 1.0.0\n", "").replace("${ cluster.labels.tier }", "x")
+
+
+def test_a_bundle_without_version_renders_as_the_range_star_until_resolved(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "in.yaml").write_text(CLUSTERS + "---" + NO_VERSION)
+    code, out, _ = run_cli(capsys, "render", "-f", str(tmp_path))
+    assert code == 0
+    docs = [d for d in yaml.safe_load_all(out) if d]
+    assert {d["spec"]["options"]["helm"]["version"] for d in docs} == {"*"}
+    code, _, err = run_cli(capsys, "render", "-f", str(tmp_path), "--flux")
+    assert code == 1 and "'*' is a range" in err and "--resolve" in err
