@@ -24,7 +24,7 @@ from bundler.core.labels import (
     LABEL_CLUSTER_NAME,
     LABEL_CLUSTER_NAMESPACE,
 )
-from bundler.core.merge import deep_merge
+from bundler.core.merge import merge_helm
 from bundler.core.naming import bundle_deployment_name, cluster_namespace
 from bundler.core.targeting import TargetDecision, match_targets
 from bundler.core.templating import TemplateContext, render_values
@@ -91,7 +91,7 @@ def merged_helm(bundle: Bundle, decision: TargetDecision) -> dict[str, Any]:
     merged = bundle.spec.helm.to_wire()
     for result in decision.contributing:
         if result.target.helm is not None:
-            merged = deep_merge(merged, result.target.helm.to_wire())
+            merged = merge_helm(merged, result.target.helm.to_wire())
     return merged
 
 
