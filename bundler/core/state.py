@@ -29,6 +29,8 @@ from bundler.api.summary import DeploymentState
 class ConditionType(StrEnum):
     DEPLOYED = "Deployed"
     READY = "Ready"
+    # A Bundle's clusterGroups and dependsOn name existing objects (present only while False).
+    REFERENCES = "References"
 
 
 def deployment_state(bd: BundleDeployment | None, *, offline: bool = False) -> DeploymentState:
@@ -66,16 +68,22 @@ def find_condition(bd: BundleDeployment, type: ConditionType) -> Condition | Non
 
 
 def state_message(bd: BundleDeployment | None) -> str:
-    """`reason: message` of the condition behind an ErrApplied or NotReady state, else ""."""
+    """`reason: message` of the condition behind an ErrApplied, WaitApplied or NotReady state,
+    else "". For WaitApplied that is the agent's own reason (waiting for a dependsOn bundle,
+    paused) once it has seen the deployment."""
     if bd is None:
         return ""
+    state = deployment_state(bd)
     failing = {
         DeploymentState.ERR_APPLIED: ConditionType.DEPLOYED,
+        DeploymentState.WAIT_APPLIED: ConditionType.DEPLOYED,
         DeploymentState.NOT_READY: ConditionType.READY,
-    }.get(deployment_state(bd))
+    }.get(state)
     found = find_condition(bd, failing) if failing is not None else None
     if found is None or found.status is ConditionStatus.TRUE:
         return ""
+    if state is DeploymentState.WAIT_APPLIED and found.status is not ConditionStatus.UNKNOWN:
+        return ""  # a failure of an earlier generation: not why it waits now
     return ": ".join(part for part in (found.reason, found.message) if part)
 
 

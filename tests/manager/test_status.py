@@ -188,6 +188,32 @@ def test_bundle_targeting_nothing_says_so(store: MemoryStore, start_manager: Sta
     assert status["conditions"][0]["reason"] == "NoTargets"
 
 
+def references(store: MemoryStore, name: str = "app") -> dict[str, Any] | None:
+    conditions = status_of(store, BUNDLE, name).get("conditions") or []
+    return next((c for c in conditions if c["type"] == "References"), None)
+
+
+def test_bundle_status_says_when_a_cluster_group_or_dependency_does_not_exist(
+    store: MemoryStore, start_manager: StartManager
+) -> None:
+    targets = [{"clusterGroup": "prodution"}, {"clusterSelector": {}}]
+    create_world(store, world(cluster("a"), bundle(targets, dependsOn=[{"name": "certs"}])))
+    manager = start_manager(store)
+    settle(manager)
+    found = references(store)
+    assert found is not None
+    assert (found["status"], found["reason"]) == ("False", "ReferenceNotFound")
+    assert found["message"] == (
+        f"spec.targets[0].clusterGroup: ClusterGroup {WS}/prodution does not exist, so it targets "
+        f"nothing; spec.dependsOn[0]: Bundle {WS}/certs does not exist, so no cluster can "
+        "satisfy it"
+    )
+    create_world(store, world(group("prodution", {}), bundle([{"clusterSelector": {}}], "certs")))
+    settle(manager)
+    assert references(store) is None
+    assert references(store, "certs") is None
+
+
 def test_all_ready_bundle_is_ready(store: MemoryStore, start_manager: StartManager) -> None:
     create_world(store, world(cluster("a"), cluster("b"), bundle([{"clusterSelector": {}}])))
     manager = start_manager(store)

@@ -137,3 +137,22 @@ def test_a_bundle_deploys_with_the_credentials_secret_of_the_inputs(
         1,
         "Ready",
     )
+
+
+def test_a_deployment_waiting_for_depends_on_shows_the_agents_reason(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    everywhere = [{"clusterSelector": {}}]
+    failing = bundle(everywhere, name="certs", helm={"version": "9.9.9"})
+    waiting = bundle(everywhere, name="web", dependsOn=[{"name": "certs"}])
+    inputs = tmp_path / "deps.yaml"
+    inputs.write_text(
+        yaml.safe_dump_all([cluster("a").to_wire(), failing.to_wire(), waiting.to_wire()])
+    )
+    argv = ["-f", str(inputs), *FAST, "--fail-version", "9.9.9", "-o", "json"]
+    assert run(argv) == sim.EXIT_NOT_READY
+    report = {b["bundle"]: b for b in summary(capsys)["bundles"]}
+    (listed,) = report[f"{WS}/web"]["nonReady"]
+    assert listed["message"] == (
+        "DependencyNotReady: waiting for bundle certs to be Ready on this cluster (dependsOn)"
+    )
