@@ -196,7 +196,7 @@ def references(store: MemoryStore, name: str = "app") -> dict[str, Any] | None:
 def test_bundle_status_says_when_a_cluster_group_or_dependency_does_not_exist(
     store: MemoryStore, start_manager: StartManager
 ) -> None:
-    targets = [{"clusterGroup": "prodution"}, {"clusterSelector": {}}]
+    targets: list[dict[str, Any]] = [{"clusterGroup": "prodution"}, {"clusterSelector": {}}]
     create_world(store, world(cluster("a"), bundle(targets, dependsOn=[{"name": "certs"}])))
     manager = start_manager(store)
     settle(manager)

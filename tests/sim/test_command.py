@@ -142,7 +142,7 @@ def test_a_bundle_deploys_with_the_credentials_secret_of_the_inputs(
 def test_a_deployment_waiting_for_depends_on_shows_the_agents_reason(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    everywhere = [{"clusterSelector": {}}]
+    everywhere: list[dict[str, Any]] = [{"clusterSelector": {}}]
     failing = bundle(everywhere, name="certs", helm={"version": "9.9.9"})
     waiting = bundle(everywhere, name="web", dependsOn=[{"name": "certs"}])
     inputs = tmp_path / "deps.yaml"
