@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 
 from bundler.commands.flag_types import check_seconds
@@ -53,6 +54,21 @@ def load_inputs(args: argparse.Namespace) -> World:
 def add_kubeconfig_argument(parser: argparse.ArgumentParser, help_text: str) -> None:
     """`--kubeconfig PATH`: the cluster to talk to (unset: $KUBECONFIG, else in-cluster)."""
     parser.add_argument("--kubeconfig", metavar="PATH", help=help_text)
+
+
+IN_CLUSTER_ENV = "KUBERNETES_SERVICE_HOST"  # set by Kubernetes in every pod
+
+
+def check_kubeconfig_source(kubeconfig: str | None) -> None:
+    """InvalidInputError unless there is a cluster to talk to: --kubeconfig, $KUBECONFIG, or a pod's
+    service account."""
+    if kubeconfig or os.environ.get("KUBECONFIG") or os.environ.get(IN_CLUSTER_ENV):
+        return
+    raise InvalidInputError(
+        f"no cluster to talk to: set $KUBECONFIG or pass --kubeconfig (not in a cluster either: "
+        f"${IN_CLUSTER_ENV} is unset)",
+        field="--kubeconfig",
+    )
 
 
 def add_workers_argument(

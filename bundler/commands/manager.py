@@ -4,7 +4,8 @@ Connects with `--kubeconfig`/`--context` (else $KUBECONFIG, else the pod's servi
 watches the workspaces named by `--namespace` (repeatable; default: every namespace), and with
 `--leader-elect` works only while holding the Lease `bundler-manager` in `--lease-namespace`
 (default: the first `--namespace`, else `default`). A kubeconfig that cannot be loaded exits 2; a
-server that cannot be reached at start exits 1; a signal stops the manager cleanly and exits 0.
+server that cannot be reached at start exits 1, as does one that does not serve bundler's CRDs (the
+message names the kind and says to install them); a signal stops the manager cleanly and exits 0.
 
 Version ranges in Bundles are resolved against the repositories (bundler.manager.chart_resolver):
 OCI registries on loopback hosts are spoken to over plain HTTP, any other over HTTPS unless named
@@ -18,12 +19,14 @@ import argparse
 import logging
 from typing import Any
 
+from bundler.api.resources import BUNDLER_KINDS
 from bundler.capi.cleanup import DEFAULT_CLEANUP_TIMEOUT
 from bundler.capi.start import CapiImportOptions, start_capi_importer
 from bundler.commands.arguments import (
     add_kubeconfig_argument,
     add_registry_arguments,
     add_workers_argument,
+    check_kubeconfig_source,
     check_workers,
     configure_logging,
     resolver_settings,
@@ -31,12 +34,14 @@ from bundler.commands.arguments import (
 from bundler.commands.flag_types import check_seconds
 from bundler.core.capi_import import ImportMode
 from bundler.core.naming import is_dns1123_label
-from bundler.errors import InvalidInputError
+from bundler.errors import BundlerError, InvalidInputError
 from bundler.kube.store import load_store
 from bundler.manager.app import Manager
 from bundler.manager.chart_resolver import RegistryResolver
 from bundler.manager.options import DEFAULT_OFFLINE_AFTER, ManagerOptions
 from bundler.runtime.host import DEFAULT_WORKERS
+from bundler.store.errors import KindNotServed
+from bundler.store.protocol import Store
 
 EXIT_OK = 0
 
@@ -118,10 +123,29 @@ def options_from(args: argparse.Namespace) -> ManagerOptions:
     )
 
 
+# Matches nothing: the check asks whether a kind is served, not for its objects.
+_NOTHING = {"bundler.dev/served-check": "none"}
+
+
+def check_crds_served(store: Store, namespace: str | None) -> None:
+    """BundlerError naming the first bundler kind the server does not serve: the CRDs are
+    missing, which otherwise shows only as informers relisting forever."""
+    for res in BUNDLER_KINDS:
+        try:
+            store.list(res, namespace=namespace, labels=_NOTHING)
+        except KindNotServed:
+            raise BundlerError(
+                f"the server does not serve {res.kind} ({res.plural}.{res.group}): install "
+                "bundler's CRDs first (`bundler crds | kubectl apply -f -`)"
+            ) from None
+
+
 def run_manager(args: argparse.Namespace) -> int:
     options = options_from(args)
+    check_kubeconfig_source(args.kubeconfig)
     configure_logging()
     with load_store(args.kubeconfig, args.context) as store:
+        check_crds_served(store, next(iter(options.workspaces), None))
         manager = Manager(store, options)
         # bundler.manager and bundler.capi are sibling layers: the command joins them on one host.
         start_capi_importer(

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from bundler.api.resources import CLUSTER, NAMESPACE
+from bundler.api.resources import CLUSTER, CORE_KINDS, NAMESPACE
 from bundler.apiserver import ApiServer
 from bundler.commands import manager as command
 from bundler.errors import InvalidInputError
@@ -93,6 +93,28 @@ def test_missing_kubeconfig_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
     result = run_cli(capsys, "manager", "--kubeconfig", "/nonexistent/kubeconfig")
     assert result.code == 2
     assert result.stderr.startswith("error: ") and "/nonexistent/kubeconfig" in result.stderr
+
+
+def test_manager_without_kubeconfig_says_set_kubeconfig_or_pass_it(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    result = run_cli(capsys, "manager")
+    assert result.code == 2
+    assert "set $KUBECONFIG or pass --kubeconfig" in result.stderr
+
+
+def test_a_server_without_bundlers_crds_is_named_in_the_users_terms(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    with ApiServer(resources=CORE_KINDS) as server:
+        kubeconfig = server.kubeconfig(tmp_path / "kubeconfig")
+        result = run_cli(capsys, "manager", "--kubeconfig", str(kubeconfig), "--capi-import=off")
+    assert result.code == 1
+    assert "the server does not serve Bundle (bundles.bundler.dev): install bundler's CRDs" in (
+        result.stderr
+    )
 
 
 def test_runs_until_sigterm(tmp_path: Path) -> None:
