@@ -49,7 +49,7 @@ from bundler.core.planning import (
     plan_bundle,
 )
 from bundler.core.targeting import match_targets, missing_references
-from bundler.core.versions import is_exact_version
+from bundler.core.versions import LATEST_STABLE, is_exact_version
 from bundler.errors import BundlerError, InvalidInputError
 from bundler.inputs import World
 from bundler.manager.chart_resolver import RegistryResolver, with_docker_config
@@ -192,8 +192,10 @@ def bundle_names(world: World, workspace: str | None) -> set[str]:
 
 def _unresolved(ranges: set[str]) -> str:
     shown = ", ".join(repr(r) for r in sorted(ranges))
+    unset = f" (no version means {LATEST_STABLE!r}: the latest stable release)"
     return (
-        f"version {shown} is a range, which the manager resolves against the repository; "
+        f"version {shown}{unset if LATEST_STABLE in ranges else ''} is a range, which the "
+        "manager resolves against the repository; "
         "Flux objects need a concrete version: pass --resolve to resolve it here, or use an "
         "exact version"
     )

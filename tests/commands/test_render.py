@@ -301,4 +301,5 @@ def test_a_bundle_without_version_renders_as_the_range_star_until_resolved(
     docs = [d for d in yaml.safe_load_all(out) if d]
     assert {d["spec"]["options"]["helm"]["version"] for d in docs} == {"*"}
     code, _, err = run_cli(capsys, "render", "-f", str(tmp_path), "--flux")
-    assert code == 1 and "'*' is a range" in err and "--resolve" in err
+    assert code == 1 and "version '*' (no version means '*': the latest stable release)" in err
+    assert "--resolve" in err
