@@ -287,8 +287,20 @@ FLUX_MISSING = ApplyOutcome(Reason.FLUX_NOT_INSTALLED, "install Flux")
             DeploymentState.ERR_APPLIED,
             "InvalidOptions: bad repo",
         ),
-        (Decision(Step.WAIT, ("db",)), None, ABSENT, DeploymentState.WAIT_APPLIED, ""),
-        (Decision(Step.HOLD), None, ABSENT, DeploymentState.WAIT_APPLIED, ""),
+        (
+            Decision(Step.WAIT, ("db",)),
+            None,
+            ABSENT,
+            DeploymentState.WAIT_APPLIED,
+            "DependencyNotReady: waiting for bundle db to be Ready on this cluster (dependsOn)",
+        ),
+        (
+            Decision(Step.HOLD),
+            None,
+            ABSENT,
+            DeploymentState.WAIT_APPLIED,
+            "Paused: the BundleDeployment is paused: deployment s-5352fd5526c9 waits",
+        ),
     ],
     ids=[
         "ready",
