@@ -290,3 +290,29 @@ def test_deleting_capi_clusters_removes_everything_even_when_unreachable(
     eventually(
         lambda: fleet.find(NAMESPACE, stuck_namespace, None) is None, "us-east-1's namespace gone"
     )
+
+
+def test_an_agent_pointing_status_namespace_at_kube_system_never_gets_it_deleted(
+    fleet: CapiFleet,
+) -> None:
+    fleet.store.create(NAMESPACE, {"metadata": {"name": "kube-system"}})
+    wait_for_pools(fleet, "us-east-1", ["10.244.0.0/16", "10.245.0.0/16"])
+    fleet.flux.stop()
+    fleet.store.delete(CAPI_CLUSTER, "us-east-1", WS)
+    namespace = cluster_namespace(WS, "us-east-1")
+    eventually(
+        lambda: (
+            (ns := fleet.find(NAMESPACE, namespace, None)) is None
+            or ns["metadata"].get("deletionTimestamp")
+        ),
+        "us-east-1's namespace terminating",
+    )
+    # The agent may write its Cluster's status; the manager no longer restores a deleting one's.
+    tampered = {"status": {"namespace": "kube-system"}}
+    fleet.store.patch_status(CLUSTER, "us-east-1", tampered, WS)
+
+    fleet.capi_clock.advance(CLEANUP_BOUND + 1)
+    eventually(lambda: fleet.find(CLUSTER, "us-east-1", WS) is None, "us-east-1's Cluster gone")
+    eventually(lambda: fleet.find(NAMESPACE, namespace, None) is None, "us-east-1's namespace gone")
+    kube_system = fleet.find(NAMESPACE, "kube-system", None)
+    assert kube_system is not None and not kube_system["metadata"].get("deletionTimestamp")
