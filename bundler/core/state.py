@@ -133,7 +133,8 @@ def condition(
 
     lastTransitionTime is kept while the status stays the same, and is `now_iso` when it changes,
     as Kubernetes' meta.SetStatusCondition does. `message` (often someone else's: Flux's, an
-    agent's, a registry's) is truncated (bundler.core.bounds), a `reason` Kubernetes would refuse
+    agent's, a registry's) is truncated (bundler.core.bounds), so are the messages of the conditions
+    carried over (an agent may write its Cluster's), a `reason` Kubernetes would refuse
     (Flux's, when missing) becomes UNKNOWN_REASON, and the list keeps at most CONDITIONS_MAX
     conditions, this one always among them.
     """
@@ -151,11 +152,17 @@ def condition(
         lastTransitionTime=kept or now_iso,
         observedGeneration=observed_generation,
     )
-    replaced = [new if c.type == type else c for c in previous]
-    updated = replaced if old is not None else [*previous, new]
+    replaced = [new if c.type == type else _bounded(c) for c in previous]
+    updated = replaced if old is not None else [*replaced, new]
     if len(updated) <= CONDITIONS_MAX:
         return updated
     return [*[c for c in updated if c.type != type][: CONDITIONS_MAX - 1], new]
+
+
+def _bounded(kept: Condition) -> Condition:
+    """A condition carried over (maybe written by an agent), its message truncated."""
+    message = truncated(kept.message)
+    return kept if message == kept.message else kept.model_copy(update={"message": message})
 
 
 def conditions_equal_ignoring_time(a: Sequence[Condition], b: Sequence[Condition]) -> bool:

@@ -256,6 +256,15 @@ def test_condition_message_written_by_others_is_truncated() -> None:
     assert set_.message.endswith(TRUNCATED_MARKER)
 
 
+def test_conditions_carried_over_get_their_messages_truncated() -> None:
+    huge = Condition(
+        type="Agent", status=ConditionStatus.FALSE, reason="R", message="x" * 2 * 1024 * 1024
+    )
+    carried, _ = condition("Ready", True, "Done", "", T1, [huge])
+    assert len(carried.message.encode()) <= CONDITION_MESSAGE_MAX
+    assert carried.message.endswith(TRUNCATED_MARKER)
+
+
 def test_conditions_stay_within_their_bound_and_keep_the_one_set() -> None:
     others = [
         Condition(type=f"Other{i}", status=ConditionStatus.TRUE, reason="R")
