@@ -274,21 +274,32 @@ def test_deleting_capi_clusters_removes_everything_even_when_unreachable(
     assert fleet.find(NAMESPACE, namespace, None) is None
 
     # us-east-1 is already unreachable: Flux can never uninstall, its finalizer stays.
+    stuck_namespace = delete_unreachable(fleet, "us-east-1")
+    assert fleet.find(CLUSTER, "us-east-1", WS) is not None
+    force_after_the_bound(fleet, "us-east-1", stuck_namespace)
+
+
+def delete_unreachable(fleet: CapiFleet, cluster: str) -> str:
+    """Delete a CAPI Cluster whose workload cluster Flux cannot reach; wait until the manager
+    deleted its cluster namespace, which Flux's finalizers hold. Returns that namespace."""
     fleet.flux.stop()
-    fleet.store.delete(CAPI_CLUSTER, "us-east-1", WS)
-    stuck_namespace = cluster_namespace(WS, "us-east-1")
+    fleet.store.delete(CAPI_CLUSTER, cluster, WS)
+    namespace = cluster_namespace(WS, cluster)
     eventually(
         lambda: (
-            (ns := fleet.find(NAMESPACE, stuck_namespace, None)) is None
+            (ns := fleet.find(NAMESPACE, namespace, None)) is None
             or ns["metadata"].get("deletionTimestamp")
         ),
-        "us-east-1's namespace terminating",
+        f"{cluster}'s namespace terminating",
     )
-    assert fleet.find(CLUSTER, "us-east-1", WS) is not None
+    return namespace
+
+
+def force_after_the_bound(fleet: CapiFleet, cluster: str, namespace: str) -> None:
     fleet.capi_clock.advance(CLEANUP_BOUND + 1)
-    eventually(lambda: fleet.find(CLUSTER, "us-east-1", WS) is None, "us-east-1's Cluster gone")
+    eventually(lambda: fleet.find(CLUSTER, cluster, WS) is None, f"{cluster}'s Cluster gone")
     eventually(
-        lambda: fleet.find(NAMESPACE, stuck_namespace, None) is None, "us-east-1's namespace gone"
+        lambda: fleet.find(NAMESPACE, namespace, None) is None, f"{cluster}'s namespace gone"
     )
 
 
@@ -297,22 +308,11 @@ def test_an_agent_pointing_status_namespace_at_kube_system_never_gets_it_deleted
 ) -> None:
     fleet.store.create(NAMESPACE, {"metadata": {"name": "kube-system"}})
     wait_for_pools(fleet, "us-east-1", ["10.244.0.0/16", "10.245.0.0/16"])
-    fleet.flux.stop()
-    fleet.store.delete(CAPI_CLUSTER, "us-east-1", WS)
-    namespace = cluster_namespace(WS, "us-east-1")
-    eventually(
-        lambda: (
-            (ns := fleet.find(NAMESPACE, namespace, None)) is None
-            or ns["metadata"].get("deletionTimestamp")
-        ),
-        "us-east-1's namespace terminating",
-    )
+    namespace = delete_unreachable(fleet, "us-east-1")
     # The agent may write its Cluster's status; the manager no longer restores a deleting one's.
     tampered = {"status": {"namespace": "kube-system"}}
     fleet.store.patch_status(CLUSTER, "us-east-1", tampered, WS)
 
-    fleet.capi_clock.advance(CLEANUP_BOUND + 1)
-    eventually(lambda: fleet.find(CLUSTER, "us-east-1", WS) is None, "us-east-1's Cluster gone")
-    eventually(lambda: fleet.find(NAMESPACE, namespace, None) is None, "us-east-1's namespace gone")
+    force_after_the_bound(fleet, "us-east-1", namespace)
     kube_system = fleet.find(NAMESPACE, "kube-system", None)
     assert kube_system is not None and not kube_system["metadata"].get("deletionTimestamp")

@@ -164,7 +164,8 @@ def test_offline_cluster_comes_back_when_its_agent_checks_in(
     assert status_of(store, BUNDLE, "app")["summary"]["offline"] == 0
 
 
-def test_lists_stop_at_ten(store: MemoryStore, start_manager: StartManager) -> None:
+def twelve_clusters_in_one_group(store: MemoryStore) -> list[str]:
+    """Clusters c00..c11 in group "all", and Bundle "app" on every one of them."""
     names = [f"c{i:02}" for i in range(12)]
     create_world(
         store,
@@ -174,6 +175,11 @@ def test_lists_stop_at_ten(store: MemoryStore, start_manager: StartManager) -> N
             bundle([{"clusterSelector": {}}]),
         ),
     )
+    return names
+
+
+def test_lists_stop_at_ten(store: MemoryStore, start_manager: StartManager) -> None:
+    names = twelve_clusters_in_one_group(store)
     settle(start_manager(store))
     status = status_of(store, BUNDLE, "app")
     assert status["summary"]["waitApplied"] == 12
@@ -272,15 +278,7 @@ def report_huge_failure(store: MemoryStore, name: str) -> None:
 def test_huge_agent_messages_are_truncated_in_every_roll_up(
     store: MemoryStore, start_manager: StartManager
 ) -> None:
-    names = [f"c{i:02}" for i in range(12)]
-    create_world(
-        store,
-        world(
-            *(cluster(n, {"env": "x"}) for n in names),
-            group("all", {"matchLabels": {"env": "x"}}),
-            bundle([{"clusterSelector": {}}]),
-        ),
-    )
+    names = twelve_clusters_in_one_group(store)
     manager = start_manager(store)
     settle(manager)
     for name in names:
