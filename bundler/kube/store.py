@@ -22,6 +22,7 @@ from bundler.kube.client import (
     client_from_kubeconfig_text,
     default_client,
 )
+from bundler.kube.metrics import RequestMetrics, Verb
 from bundler.kube.paths import (
     collection_path,
     describe,
@@ -29,7 +30,6 @@ from bundler.kube.paths import (
     label_selector,
     object_path,
 )
-from bundler.kube.metrics import RequestMetrics, Verb
 from bundler.kube.ratelimit import TokenBucket
 from bundler.kube.retry import RetryPolicy
 from bundler.kube.transport import JSON, MERGE_PATCH, Method, Query, Timeouts, Transport

@@ -111,9 +111,7 @@ class Transport:
 
         def attempt() -> urllib3.BaseHTTPResponse:
             timeout = (self.timeouts.connect, read_timeout)
-            response = self._send(
-                Method.GET, Verb.WATCH, path, query, None, JSON, timeout, target
-            )
+            response = self._send(Method.GET, Verb.WATCH, path, query, None, JSON, timeout, target)
             if 200 <= response.status <= 299:
                 return response
             data = _read_body(response, Method.GET, target)

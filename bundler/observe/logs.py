@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextvars
 import json
 import logging
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -20,7 +20,10 @@ from enum import StrEnum
 OBJECT_FIELDS = ("controller", "kind", "namespace", "name")
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
-_about: contextvars.ContextVar[Mapping[str, str]] = contextvars.ContextVar("about", default={})
+# Pairs rather than a dict: a ContextVar's default is shared by every context, so it must be frozen.
+_about: contextvars.ContextVar[tuple[tuple[str, str], ...]] = contextvars.ContextVar(
+    "about", default=()
+)
 
 
 class LogFormat(StrEnum):
@@ -31,7 +34,8 @@ class LogFormat(StrEnum):
 @contextmanager
 def about(**fields: str) -> Iterator[None]:
     """Lines logged inside the block (on this thread) name these fields; empty ones are left out."""
-    token = _about.set({**_about.get(), **{k: v for k, v in fields.items() if v}})
+    merged = {**dict(_about.get()), **{k: v for k, v in fields.items() if v}}
+    token = _about.set(tuple(merged.items()))
     try:
         yield
     finally:

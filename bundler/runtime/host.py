@@ -71,7 +71,9 @@ class Host:
             self.timers,
             ExponentialBackoff(backoff_base, backoff_cap),
             paused=True,
-            on_taken=None if metrics is None else lambda item, s: metrics.waited(item.controller, s),
+            on_taken=None
+            if metrics is None
+            else lambda item, s: metrics.waited(item.controller, s),
         )
         self._worker_count = workers
         self._workers: list[threading.Thread] = []
