@@ -51,7 +51,7 @@ def expressions(node: Any) -> Iterator[str]:
 
 
 def exported_series(registry: CollectorRegistry) -> set[str]:
-    names = set()
+    names: set[str] = set()
     for family in text_string_to_metric_families(generate_latest(registry).decode()):
         names.update(family.name + suffix for suffix in SERIES_SUFFIXES.get(family.type, ("",)))
     return names

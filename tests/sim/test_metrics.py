@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import urllib.request
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from prometheus_client import CollectorRegistry
@@ -25,7 +26,7 @@ from tests.manager.sim_driver import run_until, settle
 
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
 
-ALL = [{"clusterSelector": {}}]
+ALL: list[dict[str, Any]] = [{"clusterSelector": {}}]
 # Values that render only on clusters labelled with a region.
 REGIONAL = {"values": {"region": "${ cluster.labels.region }"}}
 
