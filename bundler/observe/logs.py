@@ -17,7 +17,6 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from enum import StrEnum
 
-OBJECT_FIELDS = ("controller", "kind", "namespace", "name")
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 # Pairs rather than a dict: a ContextVar's default is shared by every context, so it must be frozen.
@@ -42,14 +41,9 @@ def about(**fields: str) -> Iterator[None]:
         _about.reset(token)
 
 
-def object_fields(record: logging.LogRecord) -> dict[str, str]:
-    """The object a record is about: the enclosing `about()`, overridden by the record's extras."""
-    fields = dict(_about.get())
-    for name in OBJECT_FIELDS:
-        value = getattr(record, name, None)
-        if isinstance(value, str) and value:
-            fields[name] = value
-    return fields
+def object_fields() -> dict[str, str]:
+    """The object the current thread's lines are about (empty outside any `about()`)."""
+    return dict(_about.get())
 
 
 class JsonFormatter(logging.Formatter):
@@ -61,7 +55,7 @@ class JsonFormatter(logging.Formatter):
             "level": record.levelname.lower(),
             "logger": record.name,
             "msg": record.getMessage(),
-            **object_fields(record),
+            **object_fields(),
         }
         if record.exc_info:
             line["error"] = self.formatException(record.exc_info)
@@ -76,7 +70,7 @@ class TextFormatter(logging.Formatter):
 
     def formatMessage(self, record: logging.LogRecord) -> str:  # noqa: N802 (logging's name)
         line = super().formatMessage(record)
-        fields = object_fields(record)
+        fields = object_fields()
         if not fields:
             return line
         return line + " " + " ".join(f"{k}={v}" for k, v in fields.items())
