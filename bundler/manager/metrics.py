@@ -20,24 +20,13 @@ from prometheus_client.registry import Collector
 from bundler.api.summary import DeploymentState
 from bundler.core.rollout import RolloutDecision
 from bundler.core.state import ConditionType
+from bundler.core.summary import SUMMARY_FIELD
 from bundler.errors import InvalidInputError, TransientError
 from bundler.manager.options import VersionResolver
 from bundler.manager.rows import RowMemo
 from bundler.manager.scope import Scopes
 from bundler.runtime.key import Key
 from bundler.store.protocol import Obj
-
-# Summary field of each state's count.
-STATE_FIELDS = {
-    DeploymentState.ERR_APPLIED: "errApplied",
-    DeploymentState.WAIT_APPLIED: "waitApplied",
-    DeploymentState.OFFLINE: "offline",
-    DeploymentState.NOT_READY: "notReady",
-    DeploymentState.PENDING: "pending",
-    DeploymentState.OUT_OF_SYNC: "outOfSync",
-    DeploymentState.MODIFIED: "modified",
-    DeploymentState.READY: "ready",
-}
 
 
 class ManagerMetrics:
@@ -177,7 +166,7 @@ class _Families:
         summary = status.get("summary") or {}
         self.desired.add_metric(labels, _count(summary, "desiredReady"))
         self.ready.add_metric(labels, _count(summary, "ready"))
-        for state, field in STATE_FIELDS.items():
+        for state, field in SUMMARY_FIELD.items():
             self.states.add_metric([*labels, state.value], _count(summary, field))
         self.bundle_ready.add_metric(labels, 1.0 if _ready(status) == "True" else 0.0)
 

@@ -12,8 +12,6 @@ import subprocess
 import sys
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -36,6 +34,7 @@ from bundler.store.memory import MemoryStore
 from tests.builders import WS, bundle, cluster
 from tests.cli_helpers import parse_args, run_command
 from tests.manager.registry_charts import basic_auth_secret
+from tests.observe.probe_client import get
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # Upper bound (real seconds) on waits for the process; tests never assert on durations.
@@ -102,14 +101,6 @@ def test_lease_timings_must_nest() -> None:
 
 
 # -- probes over HTTP ---------------------------------------------------------------------------
-
-
-def get(url: str) -> tuple[int, str]:
-    try:
-        with urllib.request.urlopen(url, timeout=WAIT) as answer:
-            return answer.status, answer.read().decode()
-    except urllib.error.HTTPError as error:
-        return error.code, error.read().decode()
 
 
 @pytest.fixture

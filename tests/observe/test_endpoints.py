@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 
 import pytest
@@ -11,8 +9,8 @@ from prometheus_client import CollectorRegistry, Counter
 
 from bundler.observe.endpoints import Address, EndpointServer, endpoint_servers, parse_address
 from bundler.observe.health import HealthChecks
+from tests.observe.probe_client import get
 
-WAIT = 10.0
 LOOPBACK = Address("127.0.0.1", 0)
 
 
@@ -44,14 +42,6 @@ def test_addresses(text: str, expected: Address | None) -> None:
 def test_bad_addresses(text: str, problem: str) -> None:
     with pytest.raises(ValueError, match=problem):
         parse_address(text)
-
-
-def get(url: str) -> tuple[int, str]:
-    try:
-        with urllib.request.urlopen(url, timeout=WAIT) as answer:
-            return answer.status, answer.read().decode()
-    except urllib.error.HTTPError as error:
-        return error.code, error.read().decode()
 
 
 @pytest.fixture
