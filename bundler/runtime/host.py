@@ -6,9 +6,9 @@ cost a thousand small dicts, not a thousand threads; idle workers block on the q
 Workers hand out keys only once started and while leading (always, without leader election);
 informers keep their caches current either way, so a new leader starts from a warm cache.
 
-For probes, a host answers whether its caches are filled (`unsynced()`) and how long its workers
-have made no progress while keys wait (`stalled_for()`); with `metrics` it reports reconciles and
-its queue (bundler.runtime.metrics). `stop(timeout)` gives in-flight reconciles `timeout` seconds in
+For probes, a host says why it is not ready (`caches_problem()`: not started, caches filling) and
+whether its workers have made no progress while keys wait (`stall_problem()`); with `metrics` it
+reports reconciles and its queue (bundler.runtime.metrics). `stop(timeout)` gives in-flight reconciles `timeout` seconds in
 all, then releases the Lease.
 """
 
