@@ -8,8 +8,8 @@ informers keep their caches current either way, so a new leader starts from a wa
 
 For probes, a host says why it is not ready (`caches_problem()`: not started, caches filling) and
 whether its workers have made no progress while keys wait (`stall_problem()`); with `metrics` it
-reports reconciles and its queue (bundler.runtime.metrics). `stop(timeout)` gives in-flight reconciles `timeout` seconds in
-all, then releases the Lease.
+reports reconciles and its queue (bundler.runtime.metrics). `stop(timeout)` gives in-flight
+reconciles `timeout` seconds in all, then releases the Lease.
 """
 
 from __future__ import annotations
