@@ -49,7 +49,8 @@ REASON_NO_TARGETS = "NoTargets"
 
 _SEVERITY = {state: rank for rank, state in enumerate(DeploymentState)}
 
-_SUMMARY_FIELD = {
+# The Summary field counting each state.
+SUMMARY_FIELD = {
     DeploymentState.ERR_APPLIED: "errApplied",
     DeploymentState.WAIT_APPLIED: "waitApplied",
     DeploymentState.OFFLINE: "offline",
@@ -121,7 +122,7 @@ def placements_from_plan(
 
 def summarize(states: Iterable[DeploymentState]) -> Summary:
     counts = Counter(states)
-    fields = {_SUMMARY_FIELD[state]: counts[state] for state in DeploymentState}
+    fields = {SUMMARY_FIELD[state]: counts[state] for state in DeploymentState}
     return Summary(desiredReady=sum(counts.values()), **fields)
 
 
