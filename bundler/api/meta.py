@@ -75,7 +75,8 @@ CONDITION_TYPE_PATTERN = (
     r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$"
 )
 CONDITION_REASON_MAX = 1024
-CONDITION_REASON_PATTERN = r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$"
+# Empty is allowed (unlike metav1.Condition): a status written before the bounds still parses.
+CONDITION_REASON_PATTERN = r"^([A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?)?$"
 CONDITION_MESSAGE_MAX = 32768
 # Cluster API's bound on a conditions list.
 CONDITIONS_MAX = 32

@@ -114,7 +114,7 @@ def is_condition_reason(reason: object) -> bool:
     """Whether `reason` is a reason Kubernetes accepts on a condition (metav1.Condition)."""
     return (
         isinstance(reason, str)
-        and len(reason) <= CONDITION_REASON_MAX
+        and 0 < len(reason) <= CONDITION_REASON_MAX
         and _REASON.fullmatch(reason) is not None
     )
 

@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 from bundler.api.crdgen import all_crds
-from bundler.api.meta import CONDITION_REASON_PATTERN, CONDITION_TYPE_PATTERN
+from bundler.api.meta import CONDITION_REASON_PATTERN, CONDITION_TYPE_PATTERN, Condition
 
 CRD_DIR = Path(__file__).parents[2] / "crds"
 
@@ -94,3 +94,7 @@ def test_status_lists_are_bounded(name: str, field: str) -> None:
     item = listed["items"]
     message = item["properties"]["message"] if item["type"] == "object" else item
     assert message["maxLength"] <= 32768
+
+
+def test_a_condition_stored_with_an_empty_reason_still_parses() -> None:
+    assert Condition.model_validate({"type": "Ready", "status": "True", "reason": ""}).reason == ""
