@@ -131,10 +131,10 @@ def test_binding_to_another_role_is_recreated(role: str, expected: bool) -> None
     ("group", "resource", "verbs", "names"),
     [
         ("bundler.dev", "bundledeployments", ["get", "list", "watch"], None),
-        ("bundler.dev", "bundledeployments/status", ["get", "update", "patch"], None),
-        ("", "secrets", ["get", "list", "watch"], None),
+        ("bundler.dev", "bundledeployments/status", ["patch"], None),
+        ("", "secrets", ["get"], None),
     ],
-    ids=["read-deployments", "write-deployment-status", "read-secrets"],
+    ids=["read-deployments", "write-deployment-status", "get-secrets-by-name-only"],
 )
 def test_namespace_role_rules(
     group: str, resource: str, verbs: list[str], names: list[str] | None
@@ -163,14 +163,8 @@ def test_workspace_role_is_limited_to_its_own_cluster() -> None:
     assert rules == [
         {
             "apiGroups": ["bundler.dev"],
-            "resources": ["clusters"],
-            "verbs": ["get"],
-            "resourceNames": [CLUSTER],
-        },
-        {
-            "apiGroups": ["bundler.dev"],
             "resources": ["clusters/status"],
-            "verbs": ["get", "update", "patch"],
+            "verbs": ["patch"],
             "resourceNames": [CLUSTER],
         },
     ]
