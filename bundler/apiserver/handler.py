@@ -1,4 +1,5 @@
-"""The HTTP side of the test API server: authentication, routing, faults, JSON responses.
+"""The HTTP side of the test API server: authentication, authorization, routing, faults, JSON
+responses.
 
 Every request is counted by API verb, may be answered by an injected fault, and otherwise runs
 against the store; every error leaves as a Kubernetes Status object.
@@ -13,6 +14,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any, Protocol, cast
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from bundler.apiserver.admission import admit, authorize_path
 from bundler.apiserver.context import ServerContext
 from bundler.apiserver.discovery import document, is_discovery_path
 from bundler.apiserver.routing import ResourceRoute, Verb, resolve, verb_of
@@ -109,12 +111,13 @@ class RequestHandler(BaseHTTPRequestHandler):
 
     def _dispatch(self, body: bytes) -> None:
         context = self._context
-        self._authenticate()
+        user = context.authenticator.authenticate(self.headers.get("Authorization"))
         url = urlsplit(self.path)
         path = unquote(url.path)
         query = {k: v[-1] for k, v in parse_qs(url.query, keep_blank_values=True).items()}
         if self.command == "GET" and is_discovery_path(path):
             context.count("discovery")
+            authorize_path(context.authorizer, user, self.command, path)
             host, port = self.connection.getsockname()[:2]
             found = document(path, context.served(), f"{host}:{port}")
             if found is None:
@@ -130,6 +133,7 @@ class RequestHandler(BaseHTTPRequestHandler):
         context.count(verb.value)
         if "dryRun" in query:
             raise HttpError(400, "dryRun is not supported by the test API server")
+        admit(context.store, context.authorizer, user, (route, verb, query, body))
         fault = context.faults.take(verb, route.resource)
         if fault is not None:
             raise fault.error()
@@ -145,11 +149,6 @@ class RequestHandler(BaseHTTPRequestHandler):
         except StoreError as error:
             raise from_store_error(error, route.resource, route.name) from None
         self._send_json(code, answer)
-
-    def _authenticate(self) -> None:
-        token = self._context.token
-        if token is not None and self.headers.get("Authorization") != f"Bearer {token}":
-            raise HttpError(401, "Unauthorized")
 
     def _watch(self, route: ResourceRoute, query: dict[str, str]) -> None:
         resource_version = query.get("resourceVersion") or None
