@@ -111,9 +111,11 @@ def rule(
 MANAGER_RULES: tuple[PolicyRule, ...] = (
     # cluster namespaces: watched, created, relabelled, deleted with their Cluster
     rule((*READ, *WRITE), [NAMESPACE]),
-    # finalizers on Bundles and Clusters; BundleDeployments written from the plan; Clusters
-    # imported from Cluster API; forced cleanup patches finalizers away
-    rule((*READ, *WRITE, "patch"), [BUNDLE, BUNDLE_DEPLOYMENT, CLUSTER]),
+    # the manager's finalizer on Bundles
+    rule((*READ, "update"), [BUNDLE]),
+    # BundleDeployments written from the plan; finalizers on Clusters and Clusters imported from
+    # Cluster API; forced cleanup of an import patches finalizers away
+    rule((*READ, *WRITE, "patch"), [BUNDLE_DEPLOYMENT, CLUSTER]),
     # one ClusterGroup per ClusterClass (Cluster API import)
     rule((*READ, *WRITE), [CLUSTER_GROUP]),
     # the status roll-ups (the Cluster's is also what the agent's workspace Role grants)
@@ -122,8 +124,8 @@ MANAGER_RULES: tuple[PolicyRule, ...] = (
     rule(("patch",), [BUNDLE_DEPLOYMENT], STATUS),
     # registry credentials read and copied into cluster namespaces; agent token Secrets
     rule((*READ, *WRITE), [SECRET]),
-    # the agents' identities
-    rule((*READ, *WRITE), [SERVICE_ACCOUNT]),
+    # the agents' identities (a ServiceAccount goes with its namespace)
+    rule((*READ, "create", "update"), [SERVICE_ACCOUNT]),
     rule((*READ, *WRITE), [ROLE, ROLE_BINDING]),
     # leader election (client-go's pattern: create is never limited by name)
     rule(("create",), [LEASE]),

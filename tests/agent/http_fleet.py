@@ -1,12 +1,15 @@
 """A fleet over real HTTP: the management cluster and every downstream cluster are test API servers
-on 127.0.0.1; the manager and the agents talk to them through KubeStores, as in production. The
-simulated Flux of each cluster works on that server's backing store (it stands in for Flux, which
-is not under test)."""
+on 127.0.0.1; the manager and the agents talk to them through KubeStores, as in production, each
+under the identity it has in a real cluster: the manager with exactly the RBAC it ships
+(bundler.core.rbac), each pull agent with the kubeconfig `bundler agent-kubeconfig` prints, made
+once the manager has set up the agent's identity. The simulated Flux of each cluster works on that
+server's backing store (it stands in for Flux, which is not under test); remote agents run as the
+management cluster's admin."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +26,7 @@ from bundler.api.resources import (
     Resource,
 )
 from bundler.apiserver import ApiServer
+from bundler.core.rbac import MANAGER_RULES, PolicyRule
 from bundler.kube.retry import RetryPolicy
 from bundler.kube.store import KubeOptions, KubeStore
 from bundler.manager.app import Manager
@@ -32,6 +36,7 @@ from bundler.sim.flux import FluxSettings, SimulatedFlux
 from bundler.store.errors import NotFound
 from bundler.store.protocol import Obj
 from tests.builders import WS, cluster
+from tests.identities import agent_kubeconfig, manager_kubeconfig
 from tests.schemas import validate
 
 FAST = KubeOptions(retry=RetryPolicy(attempts=3, initial_delay=0.01, max_delay=0.05, budget=5.0))
@@ -67,15 +72,16 @@ class Downstream:
 
 
 class HttpFleet:
-    def __init__(self, tmp_path: Path) -> None:
+    def __init__(self, tmp_path: Path, rules: Iterable[PolicyRule] = MANAGER_RULES) -> None:
         self.tmp_path = tmp_path
         self.servers: list[ApiServer] = []
         self.stores: list[KubeStore] = []
         self.management = self._server("management")
         self.management.store.create(NAMESPACE, {"metadata": {"name": WS}})
         self.mgmt = self._connect(self.management, "management")
+        self.manager_store = self._open(manager_kubeconfig(self.management, tmp_path, rules))
         self.host = Host(self.mgmt, workers=4, backoff_cap=0.5, name="agents")
-        self.manager = Manager(self.mgmt, ManagerOptions(namespaces=(WS,), workers=2))
+        self.manager = Manager(self.manager_store, ManagerOptions(namespaces=(WS,), workers=2))
         self.clusters: dict[str, Downstream] = {}
         self.remote: RemoteAgents | None = None
         self.extra_fluxes: list[SimulatedFlux] = []
@@ -102,8 +108,6 @@ class HttpFleet:
             self.host, server.store, lambda _: (ref, labels or {}), settings, name=f"flux:{name}"
         )
         downstream = Downstream(name, server, store, flux)
-        config = AgentConfig(workspace=WS, cluster=name)
-        downstream.agent = Agent(self.host, self.mgmt, store, config)
         self.management.store.create(CLUSTER, cluster(name, labels).to_wire())
         self.clusters[name] = downstream
         return downstream
@@ -118,9 +122,8 @@ class HttpFleet:
         return flux
 
     def start(self, *fluxes: SimulatedFlux) -> None:
+        """Start Flux, the manager, then each pull agent with the kubeconfig made for it."""
         for downstream in self.clusters.values():
-            assert downstream.agent is not None
-            downstream.agent.start()
             if _serves_flux(downstream.server):
                 downstream.flux.start()
         for flux in fluxes:
@@ -130,6 +133,11 @@ class HttpFleet:
         self.host.start()
         self.manager.start()
         self._started = True
+        for name, downstream in self.clusters.items():
+            kubeconfig = agent_kubeconfig(self.management, self.tmp_path, WS, name)
+            config = AgentConfig(workspace=WS, cluster=name)
+            downstream.agent = Agent(self.host, self._open(kubeconfig), downstream.store, config)
+            downstream.agent.start()
 
     def stop(self) -> None:
         if self._started:
@@ -154,7 +162,10 @@ class HttpFleet:
         return server
 
     def _connect(self, server: ApiServer, name: str) -> KubeStore:
-        kubeconfig = server.kubeconfig(self.tmp_path / f"{name}.kubeconfig")
+        """A store on `server` as its admin."""
+        return self._open(server.kubeconfig(self.tmp_path / f"{name}.kubeconfig"))
+
+    def _open(self, kubeconfig: Path) -> KubeStore:
         store = KubeStore.from_kubeconfig(kubeconfig, None, FAST)
         self.stores.append(store)
         return store

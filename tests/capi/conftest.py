@@ -2,7 +2,8 @@
 in-memory store, a KubeStore talking to it, and a runtime Host on a manual clock.
 
 Tests write the world (CAPI Clusters, Secrets, Namespaces) straight into the server's store and
-read what the importer wrote back from it; the importer itself only ever goes through HTTP.
+read what the importer wrote back from it; the importer itself only ever goes through HTTP, as the
+manager's ServiceAccount with exactly the manager's RBAC (tests.identities).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from bundler.store.errors import NotFound
 from bundler.store.memory import MemoryStore
 from bundler.store.protocol import Obj
 from tests.capi.capi_objects import WS
+from tests.identities import manager_kubeconfig
 
 # Longest a test waits (real seconds) for the importer to catch up; never asserted on.
 PATIENCE = 10.0
@@ -119,8 +121,10 @@ def make_fleet(tmp_path: Path) -> Iterator[MakeFleet]:
         server = ApiServer(resources=resources).start()
         for name, labels in (namespaces or {WS: {}}).items():
             server.store.create(NAMESPACE, {"metadata": {"name": name, "labels": labels}})
-        kubeconfig = server.kubeconfig(tmp_path / f"kubeconfig-{len(started)}")
-        store = KubeStore.from_kubeconfig(kubeconfig)
+        # The importer is part of the manager: it runs with exactly the manager's RBAC.
+        directory = tmp_path / f"fleet-{len(started)}"
+        directory.mkdir()
+        store = KubeStore.from_kubeconfig(manager_kubeconfig(server, directory))
         clock = ManualClock()
         host = Host(store, clock=clock, name="capi-test")
         fleet = Fleet(server, host, clock, None, [store])

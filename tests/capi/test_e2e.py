@@ -47,6 +47,7 @@ from bundler.sim.flux import SimulatedFlux
 from bundler.store.errors import NotFound
 from bundler.store.protocol import Obj
 from tests.capi.capi_objects import kubeconfig_secret
+from tests.identities import manager_kubeconfig
 from tests.schemas import validate
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "capi"
@@ -66,7 +67,10 @@ class CapiFleet:
         self.server.store.create(NAMESPACE, {"metadata": {"name": WS}})
         kubeconfig = self.server.kubeconfig(tmp_path / "management.kubeconfig")
         self.client = KubeStore.from_kubeconfig(kubeconfig, None, FAST)
-        self.manager = Manager(self.client, ManagerOptions(namespaces=(WS,), workers=2))
+        # The manager and its importer as the manager's ServiceAccount; remote agents as admin.
+        manager = manager_kubeconfig(self.server, tmp_path)
+        self.manager_client = KubeStore.from_kubeconfig(manager, None, FAST)
+        self.manager = Manager(self.manager_client, ManagerOptions(namespaces=(WS,), workers=2))
         self.agents = Host(self.client, workers=4, backoff_cap=0.5, name="agents")
         self.remote = RemoteAgents(self.agents, self.client, RemoteSettings(workspaces=(WS,)))
         self.flux = SimulatedFlux(
@@ -74,7 +78,7 @@ class CapiFleet:
         )
         # The importer on its own host and a manual clock, so the cleanup bound can be crossed.
         self.capi_clock = ManualClock()
-        self.capi = Host(self.client, clock=self.capi_clock, name="capi")
+        self.capi = Host(self.manager_client, clock=self.capi_clock, name="capi")
         self.importer = start_capi_importer(self.capi, CapiImportOptions(namespaces=(WS,)))
 
     def start(self) -> None:
@@ -91,6 +95,7 @@ class CapiFleet:
         self.remote.stop()
         self.flux.informer.stop()
         self.client.close()
+        self.manager_client.close()
         self.server.stop()
 
     @property
