@@ -19,6 +19,7 @@ from bundler.api.resources import (
     CLUSTER_ROLE,
     CLUSTER_ROLE_BINDING,
     NAMESPACE,
+    ROLE,
     SECRET,
     SERVICE_ACCOUNT,
     Resource,
@@ -26,6 +27,7 @@ from bundler.api.resources import (
 from bundler.apiserver import ApiServer
 from bundler.cli import main
 from bundler.core.agent_identity import (
+    AGENT_NAME,
     ANNOTATION_SERVICE_ACCOUNT_NAME,
     SERVICE_ACCOUNT_TOKEN_TYPE,
     TOKEN_KEY,
@@ -46,6 +48,7 @@ from bundler.store.errors import AlreadyExists
 from bundler.store.protocol import Obj, Store
 
 MANAGER_NAMESPACE = "bundler-system"
+MANAGER_USER = f"system:serviceaccount:{MANAGER_NAMESPACE}:{MANAGER_NAME}"
 # How long `bundler agent-kubeconfig` waits for the manager to issue the agent's token.
 AGENT_TOKEN_WAIT = "20"
 
@@ -87,17 +90,30 @@ def agent_kubeconfig(server: ApiServer, directory: Path, workspace: str, cluster
     return output
 
 
+def agent_user(workspace: str, cluster: str) -> str:
+    return f"system:serviceaccount:{cluster_namespace(workspace, cluster)}:{AGENT_NAME}"
+
+
 def agent_identity_by_hand(
-    server: ApiServer, directory: Path, workspace: str, cluster: str
+    server: ApiServer,
+    directory: Path,
+    workspace: str,
+    cluster: str,
+    without: PolicyRule | None = None,
 ) -> Path:
     """What the manager does for a Cluster's agent, done by the admin (for tests without a
-    manager); then the kubeconfig `bundler agent-kubeconfig` writes for it."""
+    manager), its Roles `without` one rule if told; then the kubeconfig `bundler
+    agent-kubeconfig` writes for it."""
     with admin_store(server, directory) as admin:
         with contextlib.suppress(AlreadyExists):
             admin.create(NAMESPACE, namespace_object(workspace, cluster))
         for wanted in agent_identity(workspace, cluster):
+            body = wanted.body
+            if wanted.res == ROLE and without is not None:
+                kept = [r for r in body["rules"] if PolicyRule.from_dict(r) != without]
+                body = {**body, "rules": kept}
             with contextlib.suppress(AlreadyExists):
-                admin.create(wanted.res, wanted.body)
+                admin.create(wanted.res, body)
         status = {"status": {"namespace": cluster_namespace(workspace, cluster)}}
         admin.patch_status(CLUSTER, cluster, status, workspace)
     return agent_kubeconfig(server, directory, workspace, cluster)

@@ -45,6 +45,7 @@ class ServerContext:
         self._lock = threading.Lock()
         self._served: list[Resource] = list(dict.fromkeys(resources))
         self._counts: Counter[str] = Counter()
+        self._denials: list[str] = []
         self._streams: set[Closable] = set()
 
     def served(self) -> list[Resource]:
@@ -72,6 +73,14 @@ class ServerContext:
     def reset_counts(self) -> None:
         with self._lock:
             self._counts.clear()
+
+    def deny(self, message: str) -> None:
+        with self._lock:
+            self._denials.append(message)
+
+    def denials(self) -> list[str]:
+        with self._lock:
+            return list(self._denials)
 
     def open_stream(self, stream: Closable) -> bool:
         """Register a watch stream; False once the server is stopping (the stream must not run)."""

@@ -103,6 +103,8 @@ class RequestHandler(BaseHTTPRequestHandler):
         return b"".join(chunks)
 
     def _answer_error(self, error: HttpError) -> None:
+        if error.code == 403:
+            self._context.deny(error.message)
         if self._started:  # a watch stream is under way: the status line is long gone
             self.close_connection = True
             return

@@ -109,6 +109,11 @@ class ApiServer:
     def reset_counts(self) -> None:
         self._context.reset_counts()
 
+    def denials(self, user: str | None = None) -> list[str]:
+        """The messages of every 403 answered so far (only those naming `user`, if given)."""
+        found = self._context.denials()
+        return found if user is None else [m for m in found if f'"{user}"' in m]
+
     def inject_failure(
         self,
         code: int,

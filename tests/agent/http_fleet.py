@@ -72,7 +72,13 @@ class Downstream:
 
 
 class HttpFleet:
-    def __init__(self, tmp_path: Path, rules: Iterable[PolicyRule] = MANAGER_RULES) -> None:
+    def __init__(
+        self,
+        tmp_path: Path,
+        rules: Iterable[PolicyRule] = MANAGER_RULES,
+        *,
+        leader_elect: bool = False,
+    ) -> None:
         self.tmp_path = tmp_path
         self.servers: list[ApiServer] = []
         self.stores: list[KubeStore] = []
@@ -81,7 +87,8 @@ class HttpFleet:
         self.mgmt = self._connect(self.management, "management")
         self.manager_store = self._open(manager_kubeconfig(self.management, tmp_path, rules))
         self.host = Host(self.mgmt, workers=4, backoff_cap=0.5, name="agents")
-        self.manager = Manager(self.manager_store, ManagerOptions(namespaces=(WS,), workers=2))
+        options = ManagerOptions(namespaces=(WS,), workers=2, leader_elect=leader_elect)
+        self.manager = Manager(self.manager_store, options)
         self.clusters: dict[str, Downstream] = {}
         self.remote: RemoteAgents | None = None
         self.extra_fluxes: list[SimulatedFlux] = []
@@ -121,8 +128,9 @@ class HttpFleet:
         self.extra_fluxes.append(flux)
         return flux
 
-    def start(self, *fluxes: SimulatedFlux) -> None:
-        """Start Flux, the manager, then each pull agent with the kubeconfig made for it."""
+    def start(self, *fluxes: SimulatedFlux, agents: bool = True) -> None:
+        """Start Flux, the manager, then (unless told) each pull agent with the kubeconfig made
+        for it."""
         for downstream in self.clusters.values():
             if _serves_flux(downstream.server):
                 downstream.flux.start()
@@ -131,9 +139,9 @@ class HttpFleet:
         if self.remote is not None:
             self.remote.start()
         self.host.start()
+        self._started = True  # stop() stops the manager even when its start failed
         self.manager.start()
-        self._started = True
-        for name, downstream in self.clusters.items():
+        for name, downstream in self.clusters.items() if agents else ():
             kubeconfig = agent_kubeconfig(self.management, self.tmp_path, WS, name)
             config = AgentConfig(workspace=WS, cluster=name)
             downstream.agent = Agent(self.host, self._open(kubeconfig), downstream.store, config)

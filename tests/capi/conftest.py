@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,7 @@ import pytest
 from bundler.api.resources import ALL_KINDS, CAPI_CLUSTER, CLUSTER, NAMESPACE, Resource
 from bundler.apiserver import ApiServer
 from bundler.capi.start import CapiImporter, CapiImportOptions, start_capi_importer
+from bundler.core.rbac import MANAGER_RULES, PolicyRule
 from bundler.kube.store import KubeStore
 from bundler.runtime.clock import ManualClock
 from bundler.runtime.host import Host
@@ -117,6 +118,7 @@ def make_fleet(tmp_path: Path) -> Iterator[MakeFleet]:
         *,
         resources: tuple[Resource, ...] = ALL_KINDS,
         namespaces: dict[str, dict[str, str]] | None = None,
+        rules: Iterable[PolicyRule] = MANAGER_RULES,
     ) -> Fleet:
         server = ApiServer(resources=resources).start()
         for name, labels in (namespaces or {WS: {}}).items():
@@ -124,7 +126,7 @@ def make_fleet(tmp_path: Path) -> Iterator[MakeFleet]:
         # The importer is part of the manager: it runs with exactly the manager's RBAC.
         directory = tmp_path / f"fleet-{len(started)}"
         directory.mkdir()
-        store = KubeStore.from_kubeconfig(manager_kubeconfig(server, directory))
+        store = KubeStore.from_kubeconfig(manager_kubeconfig(server, directory, rules))
         clock = ManualClock()
         host = Host(store, clock=clock, name="capi-test")
         fleet = Fleet(server, host, clock, None, [store])
