@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-from bundler.apiserver.attributes import Attributes, request_attributes
+from bundler.apiserver.attributes import path_attributes, request_attributes
 from bundler.apiserver.authn import UserInfo
 from bundler.apiserver.escalation import check_grant
 from bundler.apiserver.limits import check_body_size, check_metadata, check_stored_size
@@ -25,8 +25,11 @@ from bundler.store.protocol import Obj
 _WRITES = frozenset({Verb.CREATE, Verb.UPDATE, Verb.PATCH})
 
 
-def authorize_path(authorizer: Authorizer, user: UserInfo, method: str, path: str) -> None:
-    authorizer.authorize(Attributes(user, method.lower(), path=path))
+def authorize_path(
+    authorizer: Authorizer, user: UserInfo, method: str, path: str, query: dict[str, str]
+) -> None:
+    """Authorize a request no served kind routes: discovery, or a kind that is not served."""
+    authorizer.authorize(path_attributes(user, method, path, query))
 
 
 def admit(

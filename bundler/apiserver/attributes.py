@@ -56,6 +56,40 @@ def request_attributes(
     )
 
 
+_METHOD_VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch"}
+
+
+def path_attributes(user: UserInfo, method: str, path: str, query: dict[str, str]) -> Attributes:
+    """The attributes of a request this server does not route (discovery, or a kind it does not
+    serve), read from the path as Kubernetes' request info does: `/api/v1/...` and
+    `/apis/GROUP/VERSION/...` with a resource are resource requests, anything else a path."""
+    segments = [s for s in path.split("/") if s]
+    if segments[:2] == ["api", "v1"]:
+        group, rest = "", segments[2:]
+    elif len(segments) >= 3 and segments[0] == "apis":
+        group, rest = segments[1], segments[3:]
+    else:
+        rest = []
+    if not rest:
+        return Attributes(user, method.lower(), path=path)
+    namespace = ""
+    if rest[0] == "namespaces" and len(rest) > 1:
+        namespace = rest[1]
+        rest = rest[2:] if len(rest) > 2 else rest
+    name = rest[1] if len(rest) > 1 else ""
+    if method == "GET" and not name:
+        verb = "watch" if query.get("watch") in ("true", "1") else "list"
+        name = _selected_name(query.get("fieldSelector", ""))
+    elif method == "GET":
+        verb = "get"
+    elif method == "DELETE":
+        verb = "delete" if name else "deletecollection"
+    else:
+        verb = _METHOD_VERBS.get(method, method.lower())
+    subresource = rest[2] if len(rest) > 2 else ""
+    return Attributes(user, verb, namespace, group, rest[0], subresource, name)
+
+
 def _selected_name(selector: str) -> str:
     """`NAME` when the selector requires exactly `metadata.name=NAME` (and it is a valid name)."""
     terms = [t.strip() for t in selector.split(",") if t.strip()]
@@ -93,9 +127,8 @@ def forbidden_error(group: str, resource: str, name: str, cause: str) -> HttpErr
     """errors.NewForbidden: `<resource>[.<group>] ["<name>"] is forbidden: <cause>`."""
     qualified = qualified_resource(group, resource)
     subject = f'{qualified} "{name}"' if name else qualified
-    details: Obj = {"group": group, "kind": resource}
-    if name:
-        details["name"] = name
+    # Empty fields are left out, as Kubernetes' omitempty does.
+    details: Obj = {k: v for k, v in (("name", name), ("group", group), ("kind", resource)) if v}
     return HttpError(403, f"{subject} is forbidden: {cause}", reason="Forbidden", details=details)
 
 

@@ -119,7 +119,7 @@ class RequestHandler(BaseHTTPRequestHandler):
         query = {k: v[-1] for k, v in parse_qs(url.query, keep_blank_values=True).items()}
         if self.command == "GET" and is_discovery_path(path):
             context.count("discovery")
-            authorize_path(context.authorizer, user, self.command, path)
+            authorize_path(context.authorizer, user, self.command, path, query)
             host, port = self.connection.getsockname()[:2]
             found = document(path, context.served(), f"{host}:{port}")
             if found is None:
@@ -128,6 +128,7 @@ class RequestHandler(BaseHTTPRequestHandler):
             return
         route = resolve(path, context.served())
         if route is None:
+            authorize_path(context.authorizer, user, self.command, path, query)
             raise HttpError(404, "the server could not find the requested resource")
         verb = verb_of(self.command, route, query.get("watch") in _TRUE)
         if verb is None:
