@@ -33,7 +33,7 @@ from bundler.store.protocol import Store
 from tests.agent.http_fleet import FAST, HttpFleet, eventually
 from tests.agent.objects import CLUSTER_NAME, bd_object
 from tests.builders import WS, bundle, cluster
-from tests.identities import agent_identity_by_hand, agent_user, manager_kubeconfig
+from tests.identities import agent_identity_by_hand, agent_user
 from tests.manager.registry_charts import basic_auth_secret
 from tests.manager.test_rbac_rules import rule_id
 
@@ -111,18 +111,6 @@ def test_the_agent_reads_its_deployments_and_its_credentials_by_name(fleet: Http
     assert [bd["metadata"]["name"] for bd in store.list(BUNDLE_DEPLOYMENT, OWN).items] == ["app"]
     assert store.get(SECRET, CREDS, OWN)["data"] == basic_auth_secret(CREDS, "u", "p")["data"]
     assert store.get(SECRET, AGENT_TOKEN_SECRET, OWN)["metadata"]["name"] == AGENT_TOKEN_SECRET
-
-
-def test_the_manager_is_refused_agent_only_shortcuts(fleet: HttpFleet, tmp_path: Path) -> None:
-    """The manager may grant the agent's rules, but cannot grant itself more (no escalate)."""
-    kubeconfig = manager_kubeconfig(fleet.management, tmp_path)
-    with KubeStore.from_kubeconfig(kubeconfig, None, FAST) as manager:
-        role = {
-            "metadata": {"name": "too-much", "namespace": OWN},
-            "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}],
-        }
-        with pytest.raises(Forbidden, match="attempting to grant RBAC permissions not currently"):
-            manager.create(ROLE, role)
 
 
 @dataclass

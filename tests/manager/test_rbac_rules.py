@@ -14,12 +14,22 @@ from pathlib import Path
 
 import pytest
 
-from bundler.api.resources import BUNDLE, CAPI_CLUSTER, HELM_RELEASE, SECRET
-from bundler.core.rbac import MANAGER_RULES, PolicyRule
+from bundler.api.resources import (
+    BUNDLE,
+    CAPI_CLUSTER,
+    CLUSTER_ROLE_BINDING,
+    HELM_RELEASE,
+    NAMESPACE,
+    ROLE,
+    SECRET,
+)
+from bundler.apiserver import ApiServer
+from bundler.core.rbac import MANAGER_RULES, PolicyRule, cluster_role_binding
+from bundler.kube.store import KubeStore
 from bundler.store.errors import Forbidden
 from tests.agent.http_fleet import HttpFleet, eventually
-from tests.builders import bundle
-from tests.identities import MANAGER_USER
+from tests.builders import WS, bundle
+from tests.identities import MANAGER_USER, manager_kubeconfig
 from tests.manager.registry_charts import basic_auth_secret
 
 CREDS = "registry-creds"
@@ -74,3 +84,20 @@ def test_without_any_one_rule_the_manager_is_refused(
     with contextlib.suppress(Forbidden):  # refused while filling its caches
         fleet.start(agents=False)
     eventually(lambda: bool(fleet.management.denials(MANAGER_USER)), "a refused request")
+
+
+def test_the_manager_cannot_grant_more_than_it_holds(tmp_path: Path) -> None:
+    """No escalate, no bind: a Role beyond the manager's own rights is refused by Kubernetes."""
+    with ApiServer() as server:
+        server.store.create(NAMESPACE, {"metadata": {"name": WS}})
+        kubeconfig = manager_kubeconfig(server, tmp_path)
+        with KubeStore.from_kubeconfig(kubeconfig) as manager:
+            role = {
+                "metadata": {"name": "too-much", "namespace": WS},
+                "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}],
+            }
+            with pytest.raises(Forbidden, match="attempting to grant RBAC permissions not"):
+                manager.create(ROLE, role)
+            binding = cluster_role_binding("mine", "cluster-admin", [])
+            with pytest.raises(Forbidden, match="cannot create resource"):
+                manager.create(CLUSTER_ROLE_BINDING, binding)
