@@ -1,4 +1,5 @@
-"""The RBAC rules bundler needs, in one place: the manager's ClusterRole and the agent's Roles.
+"""The RBAC rules bundler needs, in one place: the manager's ClusterRole, the pull agent's Roles and
+the remote agent's ClusterRole.
 
 Pure data and builders, no I/O. The tests run every controller under exactly these rules against an
 API server that enforces Kubernetes RBAC, and prove each rule necessary by removing it; a Helm
@@ -150,6 +151,21 @@ def agent_cluster_rules(cluster: str) -> tuple[PolicyRule, ...]:
     return (rule(("patch",), [CLUSTER], STATUS, names=[cluster]),)
 
 
+# What the remote-mode agent process (`bundler agent --mode remote`) does on the management cluster,
+# for every remote Cluster of the workspaces it serves: it watches the Clusters and heartbeats their
+# status, copies each kubeconfig Secret into the cluster namespace (and removes the copy when the
+# Cluster leaves remote mode), and there writes the Flux objects of its BundleDeployments and their
+# status.
+REMOTE_AGENT_NAME = "bundler-remote-agent"
+REMOTE_AGENT_RULES: tuple[PolicyRule, ...] = (
+    rule(READ, [CLUSTER]),
+    rule(("patch",), [CLUSTER, BUNDLE_DEPLOYMENT], STATUS),
+    rule(READ, [BUNDLE_DEPLOYMENT]),
+    rule((*READ, *WRITE), [SECRET]),
+    rule((*READ, *WRITE, "patch"), FLUX_KINDS),
+)
+
+
 def rules_body(rules: Iterable[PolicyRule]) -> list[Obj]:
     return [r.to_dict() for r in rules]
 
@@ -158,6 +174,10 @@ def manager_cluster_role(
     name: str = MANAGER_NAME, rules: Iterable[PolicyRule] = MANAGER_RULES
 ) -> Obj:
     """The manager's ClusterRole (`rules` replaceable, for tests that withhold one)."""
+    return cluster_role(name, rules)
+
+
+def cluster_role(name: str, rules: Iterable[PolicyRule]) -> Obj:
     return {
         "apiVersion": CLUSTER_ROLE.api_version,
         "kind": CLUSTER_ROLE.kind,
