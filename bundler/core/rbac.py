@@ -8,17 +8,17 @@ chart or `kubectl apply` can render the same objects from here.
 Why the manager holds the agent's permissions: Kubernetes lets a user create a Role, or bind one,
 only when the user holds every permission it grants, unless the user may `escalate` (Roles) or
 `bind` (bindings). Either verb would let a compromised manager grant anything to anyone. Instead
-the manager holds, cluster-wide, exactly what it grants the agents (the two status subresources
-below exist in MANAGER_RULES for that reason alone), so the API server itself checks that an
-agent's Role can never exceed the manager's rights.
+the manager holds, cluster-wide, what it grants the agents (the BundleDeployment status rule of
+MANAGER_RULES exists for that reason alone), so the API server itself checks that an agent's Role
+can never exceed the manager's rights.
 
 Why the agent may `get` Secrets but not list or watch them: the agent reads the one Secret a
 BundleDeployment names (`spec.options.helm.secretRef`) by name, when it applies that deployment.
 Kubernetes never authorizes list or watch through resourceNames, and keeping resourceNames in step
 with the copies the manager makes would race with every new Bundle; `get` alone already keeps an
-agent from discovering what its namespace holds. The cluster namespace holds only Secrets meant for
-that agent: the registry credentials copied for its deployments and its own token (the remote
-agent's kubeconfig copy is removed when the Cluster leaves remote mode).
+agent from discovering what its namespace holds. The cluster namespace of a pull-mode Cluster holds
+only Secrets meant for that agent: the registry credentials copied for its deployments and its own
+token (the remote agent's kubeconfig copy is removed when the Cluster leaves remote mode).
 """
 
 from __future__ import annotations
