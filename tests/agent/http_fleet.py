@@ -9,9 +9,11 @@ own host as the remote agent's ServiceAccount, with exactly its RBAC."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from bundler.agent.agent import Agent
 from bundler.agent.config import AgentConfig
@@ -206,6 +208,15 @@ class HttpFleet:
 
     def bundle_deployments(self) -> list[Obj]:
         return self.management.store.list(BUNDLE_DEPLOYMENT).items
+
+
+@pytest.fixture
+def http_fleets() -> Iterator[list[HttpFleet]]:
+    """Fleets a test builds (appended to the list), every one stopped after the test."""
+    built: list[HttpFleet] = []
+    yield built
+    for fleet in built:
+        fleet.stop()
 
 
 def _serves_flux(server: ApiServer) -> bool:

@@ -200,11 +200,13 @@ def test_without_any_one_rule_the_agent_is_refused(
     eventually(lambda: bool(lone.management.denials(user)), "a refused request")
 
 
-def remote_fleet(tmp_path: Path, fleets: list[HttpFleet], rules: list[PolicyRule]) -> HttpFleet:
+def remote_fleet(
+    tmp_path: Path, http_fleets: list[HttpFleet], rules: list[PolicyRule]
+) -> HttpFleet:
     """A remote-mode Cluster with its kubeconfig Secret and a Bundle, served by remote agents
     holding `rules`."""
     fleet = HttpFleet(tmp_path)
-    fleets.append(fleet)
+    http_fleets.append(fleet)
     kubeconfig = base64.b64encode(b"apiVersion: v1\nkind: Config\n").decode()
     secret = {
         "metadata": {"name": "edge-kubeconfig", "namespace": WS},
@@ -220,26 +222,18 @@ def remote_fleet(tmp_path: Path, fleets: list[HttpFleet], rules: list[PolicyRule
     return fleet
 
 
-@pytest.fixture
-def fleets() -> Iterator[list[HttpFleet]]:
-    built: list[HttpFleet] = []
-    yield built
-    for fleet in built:
-        fleet.stop()
-
-
 def test_remote_agents_work_with_exactly_their_rules(
-    tmp_path: Path, fleets: list[HttpFleet]
+    tmp_path: Path, http_fleets: list[HttpFleet]
 ) -> None:
-    fleet = remote_fleet(tmp_path, fleets, list(REMOTE_AGENT_RULES))
+    fleet = remote_fleet(tmp_path, http_fleets, list(REMOTE_AGENT_RULES))
     eventually(lambda: fleet.ready_clusters("app") == "1/1", "the remote cluster to be Ready")
     assert fleet.management.denials() == []
 
 
 @pytest.mark.parametrize("rule", REMOTE_AGENT_RULES, ids=[rule_id(r) for r in REMOTE_AGENT_RULES])
 def test_without_any_one_rule_remote_agents_are_refused(
-    tmp_path: Path, fleets: list[HttpFleet], rule: PolicyRule
+    tmp_path: Path, http_fleets: list[HttpFleet], rule: PolicyRule
 ) -> None:
     rules = [r for r in REMOTE_AGENT_RULES if r != rule]
-    fleet = remote_fleet(tmp_path, fleets, rules)
+    fleet = remote_fleet(tmp_path, http_fleets, rules)
     eventually(lambda: bool(fleet.management.denials(REMOTE_AGENT_USER)), "a refused request")

@@ -9,7 +9,6 @@ The two rules only the Cluster API importer uses are proven in tests/capi/test_r
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -46,20 +45,12 @@ def without(rule: PolicyRule) -> list[PolicyRule]:
     return [r for r in MANAGER_RULES if r != rule]
 
 
-@pytest.fixture
-def fleets(tmp_path: Path) -> Iterator[list[HttpFleet]]:
-    built: list[HttpFleet] = []
-    yield built
-    for fleet in built:
-        fleet.stop()
-
-
 def credentials_fleet(
-    tmp_path: Path, fleets: list[HttpFleet], rules: list[PolicyRule]
+    tmp_path: Path, http_fleets: list[HttpFleet], rules: list[PolicyRule]
 ) -> HttpFleet:
     """A leader-elected manager, one pull cluster, and a Bundle whose credentials get copied."""
     fleet = HttpFleet(tmp_path, rules, leader_elect=True)
-    fleets.append(fleet)
+    http_fleets.append(fleet)
     fleet.add_cluster("eu-1")
     fleet.put(SECRET, basic_auth_secret(CREDS, "u", "p"))
     app = bundle([{"clusterSelector": {}}], helm={"secretRef": {"name": CREDS}})
@@ -68,9 +59,9 @@ def credentials_fleet(
 
 
 def test_the_loop_runs_with_exactly_the_manager_rules(
-    tmp_path: Path, fleets: list[HttpFleet]
+    tmp_path: Path, http_fleets: list[HttpFleet]
 ) -> None:
-    fleet = credentials_fleet(tmp_path, fleets, list(MANAGER_RULES))
+    fleet = credentials_fleet(tmp_path, http_fleets, list(MANAGER_RULES))
     fleet.start()
     eventually(lambda: fleet.ready_clusters("app") == "1/1", "the bundle to be Ready")
     assert fleet.management.denials() == []
@@ -78,9 +69,9 @@ def test_the_loop_runs_with_exactly_the_manager_rules(
 
 @pytest.mark.parametrize("rule", LOOP_RULES, ids=[rule_id(r) for r in LOOP_RULES])
 def test_without_any_one_rule_the_manager_is_refused(
-    tmp_path: Path, fleets: list[HttpFleet], rule: PolicyRule
+    tmp_path: Path, http_fleets: list[HttpFleet], rule: PolicyRule
 ) -> None:
-    fleet = credentials_fleet(tmp_path, fleets, without(rule))
+    fleet = credentials_fleet(tmp_path, http_fleets, without(rule))
     with contextlib.suppress(Forbidden):  # refused while filling its caches
         fleet.start(agents=False)
     eventually(lambda: bool(fleet.management.denials(MANAGER_USER)), "a refused request")
