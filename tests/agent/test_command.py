@@ -20,6 +20,7 @@ from tests.agent.http_fleet import eventually
 from tests.agent.objects import bd_object
 from tests.builders import WS, cluster
 from tests.cli_helpers import run_command
+from tests.identities import agent_identity_by_hand
 
 STOP_WAIT = 20.0
 
@@ -39,9 +40,9 @@ def test_pull_agent_deploys_reports_and_stops_on_sigterm(
 ) -> None:
     management, downstream = servers
     namespace = cluster_namespace(WS, "c1")
-    for name in (WS, namespace):
-        management.store.create(NAMESPACE, {"metadata": {"name": name}})
+    management.store.create(NAMESPACE, {"metadata": {"name": WS}})
     management.store.create(CLUSTER, cluster("c1").to_wire())
+    agent_kubeconfig = agent_identity_by_hand(management, tmp_path, WS, "c1")
     management.store.create(BUNDLE_DEPLOYMENT, bd_object())
     flux_host = Host(downstream.store, workers=1)
     flux = SimulatedFlux(flux_host, downstream.store, lambda _: (f"{WS}/c1", {}))
@@ -52,7 +53,7 @@ def test_pull_agent_deploys_reports_and_stops_on_sigterm(
         "--cluster",
         f"{WS}/c1",
         "--management-kubeconfig",
-        str(management.kubeconfig(tmp_path / "management")),
+        str(agent_kubeconfig),
         "--kubeconfig",
         str(downstream.kubeconfig(tmp_path / "downstream")),
         *LOOPBACK_ENDPOINTS,

@@ -47,6 +47,7 @@ from bundler.sim.flux import SimulatedFlux
 from bundler.store.errors import NotFound
 from bundler.store.protocol import Obj
 from tests.capi.capi_objects import kubeconfig_secret
+from tests.identities import manager_kubeconfig, remote_agent_kubeconfig
 from tests.schemas import validate
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "capi"
@@ -64,17 +65,21 @@ class CapiFleet:
     def __init__(self, tmp_path: Path) -> None:
         self.server = ApiServer().start()
         self.server.store.create(NAMESPACE, {"metadata": {"name": WS}})
-        kubeconfig = self.server.kubeconfig(tmp_path / "management.kubeconfig")
-        self.client = KubeStore.from_kubeconfig(kubeconfig, None, FAST)
-        self.manager = Manager(self.client, ManagerOptions(namespaces=(WS,), workers=2))
-        self.agents = Host(self.client, workers=4, backoff_cap=0.5, name="agents")
-        self.remote = RemoteAgents(self.agents, self.client, RemoteSettings(workspaces=(WS,)))
+        # The manager and its importer, and the remote agents, each as its own ServiceAccount.
+        manager = manager_kubeconfig(self.server, tmp_path)
+        self.manager_client = KubeStore.from_kubeconfig(manager, None, FAST)
+        self.manager = Manager(self.manager_client, ManagerOptions(namespaces=(WS,), workers=2))
+        remote = remote_agent_kubeconfig(self.server, tmp_path)
+        self.remote_client = KubeStore.from_kubeconfig(remote, None, FAST)
+        self.agents = Host(self.remote_client, workers=4, backoff_cap=0.5, name="agents")
+        settings = RemoteSettings(workspaces=(WS,))
+        self.remote = RemoteAgents(self.agents, self.remote_client, settings)
         self.flux = SimulatedFlux(
             self.agents, self.server.store, lambda _: ("remote", {}), name="flux:management"
         )
         # The importer on its own host and a manual clock, so the cleanup bound can be crossed.
         self.capi_clock = ManualClock()
-        self.capi = Host(self.client, clock=self.capi_clock, name="capi")
+        self.capi = Host(self.manager_client, clock=self.capi_clock, name="capi")
         self.importer = start_capi_importer(self.capi, CapiImportOptions(namespaces=(WS,)))
 
     def start(self) -> None:
@@ -90,7 +95,8 @@ class CapiFleet:
         self.agents.stop()
         self.remote.stop()
         self.flux.informer.stop()
-        self.client.close()
+        self.manager_client.close()
+        self.remote_client.close()
         self.server.stop()
 
     @property
