@@ -6,7 +6,6 @@ Each command still writes its own help text: what a flag means depends on the co
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
 
@@ -14,14 +13,13 @@ from bundler.commands.flag_types import check_seconds
 from bundler.errors import InvalidInputError
 from bundler.inputs import World, load_world
 from bundler.manager.chart_resolver import DEFAULT_TIMEOUT, ResolverSettings
+from bundler.observe.logs import LogFormat
+from bundler.observe.logs import configure_logging as configure_log_lines
 
-LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
-
-def configure_logging() -> None:
+def configure_logging(log_format: LogFormat = LogFormat.TEXT) -> None:
     """INFO logs on stderr for the long-running commands, unless the embedder configured logging."""
-    if not logging.getLogger().handlers:
-        logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
+    configure_log_lines(log_format)
 
 
 def add_input_paths(parser: argparse.ArgumentParser) -> None:
