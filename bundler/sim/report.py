@@ -24,14 +24,12 @@ from typing import Any
 import yaml
 
 from bundler.api.resources import BUNDLE, BUNDLE_DEPLOYMENT, CLUSTER
-from bundler.api.summary import DeploymentState
+from bundler.api.summary import NON_READY_MAX, DeploymentState
 from bundler.core.labels import LABEL_BUNDLE_NAME, LABEL_BUNDLE_NAMESPACE, LABEL_CLUSTER_NAME
+from bundler.core.summary import REASON_NO_TARGETS
 from bundler.store.protocol import Obj, Store
 
 _READY = DeploymentState.READY.value
-_NO_TARGETS = "NoTargets"
-# As many entries as a Bundle's status.nonReady: a long tail is counted, not listed.
-MAX_LISTED = 10
 _COUNT_FIELDS = (
     "ready",
     "notReady",
@@ -70,7 +68,7 @@ class BundleReport:
     @property
     def succeeded(self) -> bool:
         """Every targeted deployment Ready and nothing held back; no targets is only a warning."""
-        return self.ready == self.desired and self.reason in ("", _NO_TARGETS)
+        return self.ready == self.desired and self.reason in ("", REASON_NO_TARGETS)
 
 
 @dataclass(frozen=True)
@@ -91,7 +89,7 @@ class FleetReport:
     clusters_ready: int
     bundles: list[BundleReport]
     non_ready_clusters: list[NonReadyClusterReport] = field(default_factory=list)
-    # Not-ready clusters beyond the MAX_LISTED shown.
+    # Not-ready clusters beyond the NON_READY_MAX shown (as many as a Bundle's status.nonReady).
     unlisted_clusters: int = 0
     # bundle "ns/name" -> cluster name -> the values its BundleDeployment carries
     values: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -134,8 +132,8 @@ def collect(
         clusters_targeted=len(targeted),
         clusters_ready=sum(1 for c in targeted if _is_ready(c)),
         bundles=[_bundle_report(b) for b in bundles],
-        non_ready_clusters=not_ready[:MAX_LISTED],
-        unlisted_clusters=max(0, len(not_ready) - MAX_LISTED),
+        non_ready_clusters=not_ready[:NON_READY_MAX],
+        unlisted_clusters=max(0, len(not_ready) - NON_READY_MAX),
         values={ref: _values_of(store, ref) for ref in values_of},
     )
 

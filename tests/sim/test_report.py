@@ -7,10 +7,11 @@ from typing import Any
 import pytest
 
 from bundler.api.resources import BUNDLE, CLUSTER
+from bundler.api.summary import NON_READY_MAX
 from bundler.inputs import World
 from bundler.sim.bench import run as bench
 from bundler.sim.generated import DEFAULT_WORKSPACE, busiest_workspace, generated_clusters
-from bundler.sim.report import MAX_LISTED, collect, format_table, progress_line
+from bundler.sim.report import collect, format_table, progress_line
 from bundler.store.memory import MemoryStore
 from tests.builders import WS, bundle
 
@@ -76,11 +77,11 @@ def test_untargeted_clusters_are_not_counted_ready() -> None:
 
 def test_clusters_not_ready_are_capped_like_the_bundle_list() -> None:
     store = MemoryStore()
-    for index in range(MAX_LISTED + 3):
+    for index in range(NON_READY_MAX + 3):
         store.create(CLUSTER, {"metadata": {"name": f"c{index:02}", "namespace": WS}})
         store.patch_status(CLUSTER, f"c{index:02}", {"status": {"conditions": ready(False)}}, WS)
     report = collect(store, converged=True, elapsed=1.0)
-    assert (len(report.non_ready_clusters), report.unlisted_clusters) == (MAX_LISTED, 3)
+    assert (len(report.non_ready_clusters), report.unlisted_clusters) == (NON_READY_MAX, 3)
     assert format_table(report).splitlines()[-1].strip() == "... and 3 more not ready"
 
 
