@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from bundler import __version__
 from bundler.commands import COMMANDS
-from bundler.errors import BundlerError, InvalidInputError
+from bundler.errors import BundlerError, InvalidInputError, RegistryAnswerError
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -41,6 +41,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         code: int = args.run(args)
+    except RegistryAnswerError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return EXIT_FAILED
     except InvalidInputError as err:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_INVALID

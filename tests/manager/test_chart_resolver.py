@@ -21,11 +21,11 @@ from bundler.manager.answer_cache import AnswerCache
 from bundler.manager.chart_resolver import (
     RegistryResolver,
     ResolverSettings,
-    uses_plain_http,
     with_docker_config,
 )
 from bundler.manager.registry_credentials import credentials_from_secret
 from bundler.oci.credentials import Credentials
+from bundler.oci.reference import uses_plain_http
 from bundler.runtime.clock import ManualClock
 from tests.cli_helpers import parse_args
 from tests.manager.registry_charts import (

@@ -10,6 +10,7 @@ import yaml
 
 from bundler.errors import InvalidInputError, TransientError
 from bundler.oci.credentials import Credentials
+from bundler.oci.registry import RegistryOptions
 from bundler.oci.repository import list_chart_versions, newest_first
 
 REPO = "https://charts.example/stable"
@@ -50,7 +51,7 @@ def test_newest_first(versions: list[str], expected: list[str]) -> None:
 @responses.activate
 def test_index_versions_of_one_chart_newest_first() -> None:
     responses.get(INDEX, body=_index({"podinfo": ["6.0.0", "6.10.1", "6.2.0"], "other": ["9.9.9"]}))
-    assert list_chart_versions(REPO, "podinfo", None, plain_http=False, timeout=5) == [
+    assert list_chart_versions(REPO, "podinfo", RegistryOptions(timeout=5)) == [
         "6.10.1",
         "6.2.0",
         "6.0.0",
@@ -68,9 +69,8 @@ def test_index_is_fetched_with_basic_auth_and_trailing_slash_tolerated() -> None
             )
         ],
     )
-    assert list_chart_versions(
-        f"{REPO}/", "podinfo", Credentials("u", "p"), plain_http=False, timeout=5
-    ) == ["1.0.0"]
+    options = RegistryOptions(credentials=Credentials("u", "p"), timeout=5)
+    assert list_chart_versions(f"{REPO}/", "podinfo", options) == ["1.0.0"]
 
 
 @pytest.mark.parametrize(
@@ -96,17 +96,17 @@ def test_index_errors_name_the_url(
 ) -> None:
     responses.get(INDEX, status=status, body=body)
     with pytest.raises(error, match=re.escape(message)):
-        list_chart_versions(REPO, "podinfo", None, plain_http=False, timeout=5)
+        list_chart_versions(REPO, "podinfo", RegistryOptions(timeout=5))
 
 
 @responses.activate
 def test_unreachable_repository_is_transient() -> None:
     with pytest.raises(TransientError, match=f"{INDEX}: cannot fetch"):
-        list_chart_versions(REPO, "podinfo", None, plain_http=False, timeout=5)
+        list_chart_versions(REPO, "podinfo", RegistryOptions(timeout=5))
 
 
 def test_unsupported_scheme_is_invalid_input() -> None:
     with pytest.raises(
         InvalidInputError, match="unsupported repository 'git://x': expected oci://"
     ):
-        list_chart_versions("git://x", "podinfo", None, plain_http=False, timeout=5)
+        list_chart_versions("git://x", "podinfo", RegistryOptions(timeout=5))
