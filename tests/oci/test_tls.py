@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import requests
+import certifi
 
 from tests.oci.conftest import MakeChart, RunCli
 from tests.registry_fixtures import LocalRegistry
@@ -28,7 +28,7 @@ def test_push_and_pull_trusting_the_ca_file(
 def test_a_certificate_the_ca_file_does_not_sign_is_refused_with_a_hint(
     oci_registry_tls: LocalRegistry, run_cli: RunCli, repo_path: str
 ) -> None:
-    other_ca = requests.certs.where()
+    other_ca = certifi.where()
     result = run_cli("versions", oci_registry_tls.oci(f"{repo_path}/demo"), "--ca-file", other_ca)
     assert result.code == 2
     assert "TLS with" in result.stderr and "certificate verify failed" in result.stderr
