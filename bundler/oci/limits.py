@@ -94,20 +94,25 @@ def send(
     *,
     headers: Mapping[str, str],
     timeout: float,
+    verify: bool | str = True,
     **request: Any,
 ) -> requests.Response:
-    """`session.request(method, url, stream=True, ...)`, following redirects of GET and HEAD
-    within the deadline; each request waits at most `timeout` (less when less time is left)."""
+    """`method url` through `session`'s adapter, streamed, following redirects of GET and HEAD
+    within the deadline; each request waits at most `timeout` (less when less time is left).
+
+    The adapter is called directly: `Session.send` reads the whole body of a redirecting answer,
+    even with redirects off (to prepare `Response.next`)."""
     sent = dict(headers)
     for _ in range(MAX_REDIRECTS + 1):
-        response = session.request(
-            method,
-            url,
-            headers=sent,
-            timeout=transfer.deadline.timeout(timeout),
-            allow_redirects=False,
+        prepared = session.prepare_request(requests.Request(method, url, headers=sent, **request))
+        settings = session.merge_environment_settings(prepared.url, {}, False, verify, None)
+        response = session.get_adapter(url).send(
+            prepared,
             stream=True,
-            **request,
+            timeout=transfer.deadline.timeout(timeout),
+            verify=verify if settings["verify"] is None else settings["verify"],
+            cert=settings["cert"],
+            proxies=settings["proxies"],
         )
         location = response.headers.get("Location")
         if method not in ("GET", "HEAD") or response.status_code not in REDIRECT_STATUSES:
