@@ -137,46 +137,57 @@ def declared_length(response: requests.Response) -> int | None:
     return int(text) if text.isdigit() else None
 
 
-def read_body(response: requests.Response, cap: int, transfer: Transfer) -> bytes:
-    """The body of a streamed `response`, at most `cap` bytes once decoded; closes it."""
+def read_body(
+    response: requests.Response, cap: int, transfer: Transfer, *, spent: int = 0
+) -> bytes:
+    """The body of a streamed `response`, at most `cap - spent` bytes once decoded (`spent`: what
+    earlier answers of the same cap took, as the pages of a tag list); closes it."""
     try:
         declared = declared_length(response)
-        if declared is not None and declared > cap:
+        if declared is not None and spent + declared > cap:
             raise transfer.too_large(cap, f": it declares {size_text(declared)}")
         encoding = response.headers.get("Content-Encoding", "identity").strip().lower()
         if encoding in ("gzip", "x-gzip"):
-            return _gunzip(_chunks(response, cap, transfer), cap, transfer)
+            return _gunzip(_chunks(response, cap, transfer, spent), cap, transfer, spent)
         if encoding not in ("", "identity"):
             raise RegistryAnswerError(
                 f"{transfer.what} from {transfer.server} has an unsupported Content-Encoding "
                 f"{encoding!r}",
                 obj=transfer.reference,
             )
-        return b"".join(_chunks(response, cap, transfer))
+        return b"".join(_chunks(response, cap, transfer, spent))
     finally:
         response.close()
 
 
-def _chunks(response: requests.Response, cap: int, transfer: Transfer) -> Iterator[bytes]:
-    """The raw bytes of the body as they arrive; more than `cap` of them is an error."""
+def _chunks(
+    response: requests.Response, cap: int, transfer: Transfer, spent: int
+) -> Iterator[bytes]:
+    """The raw bytes of the body as they arrive; more than `cap - spent` of them is an error."""
     received = 0
     try:
         for chunk in response.raw.stream(CHUNK_BYTES, decode_content=False):
             received += len(chunk)
-            if received > cap:
+            if spent + received > cap:
                 raise transfer.too_large(cap)
             if transfer.deadline.expired:
                 raise transfer.deadline_passed()
             yield chunk
     except _BROKEN as error:
         raise transfer.broken(error) from None
+    # A socket shut down at the deadline may read as a quiet end of the body.
+    if transfer.deadline.expired:
+        raise transfer.deadline_passed()
+    declared = declared_length(response)
+    if declared is not None and received < declared:
+        raise transfer.broken(EOFError(f"{received} of {declared} bytes"))
 
 
-def _gunzip(chunks: Iterator[bytes], cap: int, transfer: Transfer) -> bytes:
-    """Decode gzip without ever holding more than `cap` decoded bytes."""
+def _gunzip(chunks: Iterator[bytes], cap: int, transfer: Transfer, spent: int) -> bytes:
+    """Decode gzip without ever holding more than `cap - spent` decoded bytes."""
     decoder = zlib.decompressobj(_GZIP)
     parts: list[bytes] = []
-    produced = 0
+    produced = spent
     try:
         for chunk in chunks:
             pending = chunk

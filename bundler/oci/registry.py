@@ -194,13 +194,15 @@ def list_tags(repository: ChartRepository, options: RegistryOptions) -> list[str
     that never end, are errors naming the repository rather than a crash or a hang.
     """
     tags: list[str] = []
-    budget = MAX_TAG_LIST_BYTES
+    spent = 0
     with _client(repository.host, repository.url, options) as client:
         url = f"{client.prefix}://{_container(repository, 'latest').tags_url()}"
         for _ in range(MAX_TAG_PAGES):
             response = client.do_request(url, "GET", headers=client.headers, stream=True)
-            body = read_body(response, budget, client.transfer("the tag list"))
-            budget -= len(body)
+            body = read_body(
+                response, MAX_TAG_LIST_BYTES, client.transfer("the tag list"), spent=spent
+            )
+            spent += len(body)
             tags.extend(_page_tags(body, repository.url))
             following = response.links.get("next", {}).get("url")
             if not following:

@@ -13,12 +13,16 @@ from urllib.parse import urljoin
 import pytest
 import requests
 
-from bundler.errors import TransientError
+from bundler.errors import RegistryAnswerError, TransientError
 from bundler.oci import layout, package, registry
 from bundler.oci.reference import parse_repository
 from bundler.oci.repository import list_chart_versions
 from tests.oci.conftest import MakeChart, RunCli
+from tests.oci.hostile_server import Answer, HostileServer, Out, head, hostile, whole
+from tests.oci.hostile_server import chart_manifest as hostile_chart_manifest
 from tests.registry_fixtures import LocalRegistry
+
+__all__ = ["hostile"]
 
 PLAIN = "--plain-http"
 
@@ -368,3 +372,108 @@ def test_localhost_and_dotted_paths_stay_on_the_local_registry(
     assert _output_field(pushed.stdout, "Pushed") == f"{target}/demo:1.0.0"
     manifest = _manifest(oci_registry, f"{repo_path}/my.org/demo", "1.0.0")
     assert manifest.json()["config"]["mediaType"] == layout.CONFIG_MEDIA_TYPE
+
+
+# -- a hostile registry ---------------------------------------------------------------------------
+
+HOSTILE = registry.RegistryOptions(plain_http=True, timeout=5.0, deadline=30.0)
+
+
+def _serve(server: HostileServer, routes: dict[str, Answer]) -> None:
+    """Answer each path by the first route it starts with; anything else is 404."""
+
+    def answer(path: str, out: Out) -> None:
+        for prefix, route in routes.items():
+            if path.startswith(prefix):
+                return route(path, out)
+        return head(out, 404, Content_Length="0")
+
+    server.answer = answer
+
+
+def _endless(server: HostileServer) -> Answer:
+    def answer(path: str, out: Out) -> None:
+        head(out)
+        server.endless(out)
+
+    return answer
+
+
+def test_a_chart_layer_declared_over_the_cap_is_refused_before_downloading(
+    hostile: HostileServer,
+) -> None:
+    blob_asked: list[str] = []
+    manifest = hostile_chart_manifest(3 << 30)
+    _serve(
+        hostile,
+        {
+            "/v2/charts/demo/manifests/": lambda p, out: whole(out, manifest),
+            "/v2/charts/demo/blobs/": lambda p, out: blob_asked.append(p),
+        },
+    )
+    tag = parse_repository(f"oci://{hostile.host}/charts/demo").tagged("1.0.0")
+    with pytest.raises(RegistryAnswerError) as raised:
+        registry.pull_chart(tag, HOSTILE)
+    assert str(raised.value) == (
+        f"oci://{hostile.host}/charts/demo:1.0.0: the chart layer is over the 100 MiB cap: "
+        "its descriptor declares 3072 MiB"
+    )
+    assert blob_asked == []
+
+
+def test_a_chart_layer_longer_than_its_descriptor_is_cut_there(hostile: HostileServer) -> None:
+    manifest = hostile_chart_manifest(1000)
+    _serve(
+        hostile,
+        {
+            "/v2/charts/demo/manifests/": lambda p, out: whole(out, manifest),
+            "/v2/charts/demo/blobs/": _endless(hostile),
+        },
+    )
+    tag = parse_repository(f"oci://{hostile.host}/charts/demo").tagged("1.0.0")
+    with pytest.raises(RegistryAnswerError) as raised:
+        registry.pull_chart(tag, HOSTILE)
+    assert str(raised.value) == (
+        f"oci://{hostile.host}/charts/demo:1.0.0: the chart layer from registry {hostile.host} "
+        "is over the 1000 bytes cap"
+    )
+
+
+@pytest.mark.parametrize(
+    ("path", "what", "call"),
+    [
+        ("/v2/charts/demo/manifests/", "the manifest", "pull"),
+        ("/v2/charts/demo/tags/list", "the tag list", "versions"),
+    ],
+    ids=["manifest", "tag-list"],
+)
+def test_an_endless_answer_stops_at_its_cap(
+    hostile: HostileServer, path: str, what: str, call: str
+) -> None:
+    _serve(hostile, {path: _endless(hostile)})
+    repository = parse_repository(f"oci://{hostile.host}/charts/demo")
+    with pytest.raises(RegistryAnswerError) as raised:
+        if call == "pull":
+            registry.pull_chart(repository.tagged("1.0.0"), HOSTILE)
+        else:
+            registry.list_tags(repository, HOSTILE)
+    assert f"{what} from registry {hostile.host} is over the 4 MiB cap" in str(raised.value)
+    assert str(raised.value).startswith(f"oci://{hostile.host}/charts/demo")
+
+
+def test_tag_list_pages_share_one_cap(hostile: HostileServer) -> None:
+    page = json.dumps({"tags": ["1.0.0" + "-x" * 500_000]}).encode()
+    following = '</v2/charts/demo/tags/list?last=x>; rel="next"'
+    _serve(hostile, {"/v2/charts/demo/tags/list": lambda p, out: whole(out, page, Link=following)})
+    repository = parse_repository(f"oci://{hostile.host}/charts/demo")
+    with pytest.raises(RegistryAnswerError, match=r"the tag list .* is over the 4 MiB cap"):
+        registry.list_tags(repository, HOSTILE)
+
+
+def test_the_cli_reports_a_cap_as_a_failure_not_invalid_input(
+    hostile: HostileServer, run_cli: RunCli
+) -> None:
+    _serve(hostile, {"/v2/charts/demo/tags/list": _endless(hostile)})
+    result = run_cli("versions", f"oci://{hostile.host}/charts/demo")
+    assert result.code == 1
+    assert "the tag list from registry" in result.stderr and "4 MiB cap" in result.stderr
