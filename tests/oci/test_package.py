@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bundler.errors import InvalidInputError
-from bundler.oci import chart, package, untar
+from bundler.oci import chart, package
 from tests.oci.conftest import MakeChart
 
 VALID = "apiVersion: v2\nname: demo\nversion: 1.0.0\n"
@@ -221,30 +221,6 @@ def test_archive_without_chart_yaml_is_not_a_chart() -> None:
 def test_read_chart_yaml_is_lenient_for_pulled_charts() -> None:
     data = _tgz({"old/Chart.yaml": b"apiVersion: v1\nname: old\nversion: v0.1\n"})
     assert package.read_chart_yaml(data, source="x")["version"] == "v0.1"
-
-
-def test_extract_refuses_paths_outside_the_chart(tmp_path: Path) -> None:
-    data = _tgz({"demo/Chart.yaml": b"name: demo", "../evil": b"x"})
-    with pytest.raises(InvalidInputError, match="outside demo/"):
-        untar.extract(data, "demo", tmp_path, source="x")
-    assert not (tmp_path.parent / "evil").exists()
-
-
-def test_extract_refuses_to_overwrite(make_chart: MakeChart, tmp_path: Path) -> None:
-    archive = package.build_archive(make_chart())
-    (tmp_path / "demo").mkdir()
-    with pytest.raises(InvalidInputError, match="already exists"):
-        untar.extract(archive.data, "demo", tmp_path, source="x")
-
-
-def test_extract_unpacks_under_the_chart_name(make_chart: MakeChart, tmp_path: Path) -> None:
-    archive = package.build_archive(make_chart())
-    target = untar.extract(archive.data, "demo", tmp_path / "out", source="x")
-    assert sorted(p.relative_to(target).as_posix() for p in target.rglob("*.yaml")) == [
-        "Chart.yaml",
-        "templates/configmap.yaml",
-        "values.yaml",
-    ]
 
 
 @pytest.mark.parametrize("name", ["../evil", "..", "a/b", "a\\b", ""], ids=repr)

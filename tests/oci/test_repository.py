@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import gzip
 import re
+from collections.abc import Callable
 
 import pytest
 import responses
 import yaml
 
-from bundler.errors import InvalidInputError, TransientError
+from bundler.errors import InvalidInputError, RegistryAnswerError, TransientError
 from bundler.oci.credentials import Credentials
 from bundler.oci.registry import RegistryOptions
 from bundler.oci.repository import list_chart_versions, newest_first
+from tests.oci.hostile_server import Answer, HostileServer, Out, gzip_bomb, head, hostile, whole
+
+__all__ = ["hostile"]
 
 REPO = "https://charts.example/stable"
 INDEX = f"{REPO}/index.yaml"
@@ -110,3 +115,50 @@ def test_unsupported_scheme_is_invalid_input() -> None:
         InvalidInputError, match="unsupported repository 'git://x': expected oci://"
     ):
         list_chart_versions("git://x", "podinfo", RegistryOptions(timeout=5))
+
+
+# -- a hostile repository -------------------------------------------------------------------------
+
+
+def _endless(server: HostileServer) -> Answer:
+    def answer(path: str, out: Out) -> None:
+        head(out)
+        server.endless(out)
+
+    return answer
+
+
+INDEX_CASES: list[tuple[str, Callable[[HostileServer], Answer], str]] = [
+    (
+        "declared-too-large",
+        lambda server: lambda path, out: head(out, Content_Length=str(60 << 20)),
+        "index.yaml from repository {host} is over the 50 MiB cap: it declares 60 MiB",
+    ),
+    ("endless", _endless, "index.yaml from repository {host} is over the 50 MiB cap"),
+    (
+        "gzip-bomb",
+        lambda server: lambda path, out: whole(out, gzip_bomb(64 << 20), Content_Encoding="gzip"),
+        "index.yaml from repository {host} is over the 50 MiB cap once decompressed",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("answer", "message"), [c[1:] for c in INDEX_CASES], ids=[c[0] for c in INDEX_CASES]
+)
+def test_an_index_over_its_cap_is_refused(
+    hostile: HostileServer, answer: Callable[[HostileServer], Answer], message: str
+) -> None:
+    hostile.answer = answer(hostile)
+    url = f"http://{hostile.host}/charts"
+    with pytest.raises(RegistryAnswerError) as raised:
+        list_chart_versions(url, "podinfo", RegistryOptions(timeout=5, deadline=30))
+    assert str(raised.value).startswith(f"{url}/index.yaml: ")
+    assert message.format(host=hostile.host) in str(raised.value)
+
+
+def test_a_gzipped_index_is_read(hostile: HostileServer) -> None:
+    index = gzip.compress(_index({"podinfo": ["1.0.0", "1.1.0"]}).encode())
+    hostile.answer = lambda path, out: whole(out, index, Content_Encoding="gzip")
+    url = f"http://{hostile.host}/charts"
+    assert list_chart_versions(url, "podinfo", RegistryOptions(timeout=5)) == ["1.1.0", "1.0.0"]
