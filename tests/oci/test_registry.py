@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import socket
+import tarfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -477,3 +479,90 @@ def test_the_cli_reports_a_cap_as_a_failure_not_invalid_input(
     result = run_cli("versions", f"oci://{hostile.host}/charts/demo")
     assert result.code == 1
     assert "the tag list from registry" in result.stderr and "4 MiB cap" in result.stderr
+
+
+# -- loopback registries and the latest version ---------------------------------------------------
+
+
+@pytest.mark.parametrize("host_name", ["127.0.0.1", "localhost"], ids=str)
+def test_loopback_registries_are_plain_http_without_a_flag(
+    oci_registry: LocalRegistry,
+    make_chart: MakeChart,
+    run_cli: RunCli,
+    repo_path: str,
+    tmp_path: Path,
+    host_name: str,
+) -> None:
+    port = oci_registry.host.rsplit(":", 1)[1]
+    location = f"oci://{host_name}:{port}/{repo_path}"
+    pushed = run_cli("push", str(make_chart()), location)
+    assert pushed.code == 0, pushed.stderr
+    listed = run_cli("versions", f"{location}/demo")
+    assert (listed.code, listed.stdout.splitlines()) == (0, ["1.0.0"])
+    pulled = run_cli("pull", f"{location}/demo", "--version", "1.0.0", "-d", str(tmp_path / "d"))
+    assert pulled.code == 0, pulled.stderr
+
+
+@pytest.mark.parametrize(
+    ("pushed", "latest"),
+    [
+        (("1.0.0", "1.10.0", "1.9.0", "2.0.0-rc.1"), "1.10.0"),
+        (("0.1.0-alpha", "0.1.0-beta"), "0.1.0-beta"),
+    ],
+    ids=["highest-stable-over-newer-prerelease", "prerelease-when-nothing-is-stable"],
+)
+def test_pull_without_a_version_takes_the_latest(
+    oci_registry: LocalRegistry,
+    make_chart: MakeChart,
+    run_cli: RunCli,
+    repo_path: str,
+    tmp_path: Path,
+    pushed: tuple[str, ...],
+    latest: str,
+) -> None:
+    for version in pushed:
+        chart_dir = make_chart("demo", version, parent=tmp_path / version)
+        assert run_cli("push", str(chart_dir), oci_registry.oci(repo_path)).code == 0
+    result = run_cli("pull", oci_registry.oci(f"{repo_path}/demo"), "-d", str(tmp_path / "d"))
+    assert result.code == 0, result.stderr
+    assert _output_field(result.stdout, "Pulled").endswith(f"/demo:{latest}")
+    assert (tmp_path / "d" / f"demo-{latest}.tgz").is_file()
+
+
+def test_pull_without_a_version_of_a_chart_without_versions_is_a_failure(
+    oci_registry: LocalRegistry, run_cli: RunCli, repo_path: str
+) -> None:
+    _push_raw(oci_registry, f"{repo_path}/demo", "latest", layout.CONFIG_MEDIA_TYPE, "x/y")
+    result = run_cli("pull", oci_registry.oci(f"{repo_path}/demo"))
+    assert result.code == 1
+    assert "no version among the 0 SemVer tags of the chart" in result.stderr
+
+
+def test_a_failed_untar_leaves_nothing_half_extracted(
+    hostile: HostileServer, run_cli: RunCli, tmp_path: Path
+) -> None:
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w:gz") as tar:
+        for name, data in (("demo/Chart.yaml", b"name: demo\nversion: 1.0.0\n"), ("x", b"")):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+        escape = tarfile.TarInfo("demo/escape")
+        escape.type, escape.linkname = tarfile.SYMTYPE, "../../outside"
+        tar.addfile(escape)
+    layer = raw.getvalue()
+    digest = f"sha256:{hashlib.sha256(layer).hexdigest()}"
+    manifest = hostile_chart_manifest(len(layer), digest)
+    _serve(
+        hostile,
+        {
+            "/v2/charts/demo/manifests/": lambda p, out: whole(out, manifest),
+            "/v2/charts/demo/blobs/": lambda p, out: whole(out, layer),
+        },
+    )
+    out = tmp_path / "out"
+    ref = f"oci://{hostile.host}/charts/demo"
+    result = run_cli("pull", ref, "--version", "1.0.0", "--untar", "-d", str(out))
+    assert result.code == 1
+    assert "entry 'x' is outside demo/" in result.stderr
+    assert list(out.iterdir()) == []
