@@ -6,15 +6,17 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import socket
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
 import responses
 import yaml
 
+from bundler.api.resources import BUNDLE
 from bundler.commands import manager as manager_command
 from bundler.errors import BundlerError, InvalidInputError, TransientError
 from bundler.manager.answer_cache import AnswerCache
@@ -27,7 +29,17 @@ from bundler.manager.registry_credentials import credentials_from_secret
 from bundler.oci.credentials import Credentials
 from bundler.oci.reference import uses_plain_http
 from bundler.runtime.clock import ManualClock
+from bundler.store.memory import MemoryStore
+from tests.builders import bundle, cluster
 from tests.cli_helpers import parse_args
+from tests.manager.conftest import (
+    StartManager,
+    create_world,
+    deployments,
+    settle,
+    status_of,
+    world,
+)
 from tests.manager.registry_charts import (
     CHART,
     docker_config_json,
@@ -35,7 +47,10 @@ from tests.manager.registry_charts import (
     push_not_a_chart,
     unique_path,
 )
+from tests.oci.hostile_server import HostileServer, Out, head, hostile
 from tests.registry_fixtures import LocalRegistry
+
+__all__ = ["hostile"]
 
 PUSHED = (
     "1.0.0",
@@ -421,3 +436,53 @@ def test_a_registry_timeout_must_be_positive() -> None:
     with pytest.raises(InvalidInputError) as raised:
         manager_command.options_from(parse_args("manager", "--registry-timeout", "0"))
     assert raised.value.field == "--registry-timeout"
+
+
+# -- a hostile registry: the Bundle says which cap or deadline it hit ---------------------------
+
+
+def _endless_tags(server: HostileServer) -> None:
+    def answer(path: str, out: Out) -> None:
+        head(out, Content_Type="application/json")
+        server.endless(out)
+
+    server.answer = answer
+
+
+def _dripping_tags(server: HostileServer) -> None:
+    def answer(path: str, out: Out) -> None:
+        head(out, Content_Length="1000")
+        server.drip(out)
+
+    server.answer = answer
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "error", "message"),
+    [
+        (_endless_tags, InvalidInputError, "the tag list from registry {host} is over the 4 MiB"),
+        (_dripping_tags, TransientError, "within the 1s deadline of this operation"),
+    ],
+    ids=["endless-tag-list", "dripping-tag-list"],
+)
+def test_a_hostile_registry_is_reported_on_the_bundle(
+    hostile: HostileServer,
+    store: MemoryStore,
+    start_manager: StartManager,
+    behaviour: Callable[[HostileServer], None],
+    error: type[BundlerError],
+    message: str,
+) -> None:
+    behaviour(hostile)
+    repo = f"oci://{hostile.host}/charts"
+    settings = ResolverSettings(timeout=5.0, deadline=1.0)
+    with pytest.raises(error, match=re.escape(message.format(host=hostile.host))):
+        RegistryResolver(settings, ManualClock())(repo, CHART, "1.*", None)
+    helm = {"repo": repo, "chart": CHART, "version": "1.*"}
+    create_world(store, world(cluster("a"), bundle([{"clusterSelector": {}}], helm=helm)))
+    settle(start_manager(store, resolver=RegistryResolver(settings, ManualClock())))
+    assert deployments(store) == {}
+    ready = next(c for c in status_of(store, BUNDLE, "app")["conditions"] if c["type"] == "Ready")
+    assert (ready["status"], ready["reason"]) == ("False", "VersionNotResolved")
+    assert f"{repo}/{CHART}: " in ready["message"]
+    assert message.format(host=hostile.host) in ready["message"]
