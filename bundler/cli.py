@@ -2,9 +2,10 @@
 
 Every command module in bundler/commands exposes `register(subparsers)`, which adds its parser and
 sets `run` to a function taking the parsed arguments and returning the exit code. Errors reach the
-user here as one line on stderr, never as a traceback: invalid input exits 2, anything else 1. A
-file the command cannot read or write (OSError) is such a failure; any other exception is a bug in
-bundler, reported as one line too (BUNDLER_DEBUG=1 adds the traceback for the bug report).
+user here as one line on stderr, never as a traceback: invalid input exits 2, anything else 1 (a
+registry's unusable answer too: a missing chart, one over a size cap). A file the command cannot
+read or write (OSError) is such a failure; any other exception is a bug in bundler, reported as
+one line too (BUNDLER_DEBUG=1 adds the traceback for the bug report).
 """
 
 from __future__ import annotations
