@@ -425,17 +425,27 @@ def test_the_manager_resolves_with_the_registry_flags() -> None:
         "mirror",
         "--registry-timeout",
         "3",
+        "--registry-deadline",
+        "20",
     )
     resolve = manager_command.options_from(args).resolver
     assert isinstance(resolve, RegistryResolver)
     assert resolve.settings.plain_http_hosts == {"registry.lan:5000", "mirror"}
-    assert resolve.settings.timeout == 3.0
+    assert (resolve.settings.timeout, resolve.settings.deadline) == (3.0, 20.0)
 
 
-def test_a_registry_timeout_must_be_positive() -> None:
+def test_the_registry_deadline_defaults_to_a_minute() -> None:
+    resolve = manager_command.options_from(parse_args("manager")).resolver
+    assert isinstance(resolve, RegistryResolver)
+    assert (resolve.settings.timeout, resolve.settings.deadline) == (10.0, 60.0)
+
+
+@pytest.mark.parametrize("flag", ["--registry-timeout", "--registry-deadline"], ids=str)
+@pytest.mark.parametrize("value", ["0", "nan", "inf"], ids=str)
+def test_registry_timeouts_must_be_positive_and_finite(flag: str, value: str) -> None:
     with pytest.raises(InvalidInputError) as raised:
-        manager_command.options_from(parse_args("manager", "--registry-timeout", "0"))
-    assert raised.value.field == "--registry-timeout"
+        manager_command.options_from(parse_args("manager", flag, value))
+    assert raised.value.field == flag
 
 
 # -- a hostile registry: the Bundle says which cap or deadline it hit ---------------------------

@@ -566,3 +566,9 @@ def test_a_failed_untar_leaves_nothing_half_extracted(
     assert result.code == 1
     assert "entry 'x' is outside demo/" in result.stderr
     assert list(out.iterdir()) == []
+
+
+@pytest.mark.parametrize("value", ["0", "nan", "-1"], ids=str)
+def test_a_deadline_must_be_a_positive_number_of_seconds(run_cli: RunCli, value: str) -> None:
+    result = run_cli("versions", "oci://127.0.0.1:1/charts/demo", "--deadline", value)
+    assert result.code == 2 and "--deadline: must be" in result.stderr
