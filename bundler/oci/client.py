@@ -18,7 +18,6 @@ operation sends through) is replaced, so that:
 from __future__ import annotations
 
 import re
-from types import TracebackType
 from typing import Any
 
 import requests
@@ -71,13 +70,8 @@ class RegistryClient(Registry):  # type: ignore[misc]  # oras ships no type hint
         self.deadline.__enter__()
         return self
 
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
-        self.deadline.__exit__(kind, error, trace)
+    def __exit__(self, *exc_info: object) -> None:
+        self.deadline.__exit__(None, None, None)
         self.session.close()
 
     def transfer(self, what: str) -> Transfer:
