@@ -94,10 +94,9 @@ def _check_status(response: requests.Response, url: str, credentials: Credential
 def index_chart_versions(repo_url: str, chart: str, options: RegistryOptions) -> list[str]:
     """The versions of `chart` listed in an HTTP Helm repository's index.yaml, newest first."""
     url = f"{repo_url.rstrip('/')}/{INDEX_FILE}"
+    body = _fetch_index(url, options)
     try:
-        index = yamlload.load_large(_fetch_index(url, options), url)
-    except RegistryAnswerError:
-        raise
+        index = yamlload.load_large(body, url)
     except InvalidInputError as err:  # malformed YAML: the repository's answer, not the user's
         raise RegistryAnswerError(err.message, obj=err.obj, field=err.field) from None
     entries = index.get("entries") if isinstance(index, dict) else None
