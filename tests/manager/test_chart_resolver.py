@@ -1,5 +1,5 @@
 """The manager's version resolver: ranges against a real registry's tags (docker-registry on
-127.0.0.1, anonymous and with basic auth) and against index.yaml (with `responses`), credentials
+127.0.0.1, anonymous and with basic auth) and against index.yaml (served on 127.0.0.1), credentials
 from a Bundle's Secret, errors, and the short answer cache."""
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
-import responses
 import yaml
 
 from bundler.api.resources import BUNDLE
@@ -47,7 +46,7 @@ from tests.manager.registry_charts import (
     push_not_a_chart,
     unique_path,
 )
-from tests.oci.hostile_server import HostileServer, Out, head, hostile
+from tests.oci.hostile_server import HostileServer, Out, head, hostile, whole
 from tests.registry_fixtures import LocalRegistry
 
 __all__ = ["hostile"]
@@ -62,7 +61,6 @@ PUSHED = (
     "6.0.0",
     "6.1.0-beta.1",
 )
-INDEX_URL = "https://charts.example.com"
 
 
 def resolver(clock: ManualClock | None = None, cache_seconds: float = 5.0) -> RegistryResolver:
@@ -318,10 +316,10 @@ INDEX = {
 }
 
 
-@pytest.fixture
-def index_server() -> Iterator[responses.RequestsMock]:
-    with responses.RequestsMock() as mock:
-        yield mock
+def _index_repository(server: HostileServer, body: str, status: int = 200) -> str:
+    """Serve `body` as the repository's index.yaml; the repository's URL."""
+    server.answer = lambda path, out: whole(out, body.encode(), status)
+    return f"http://{server.host}/charts"
 
 
 @pytest.mark.parametrize(
@@ -329,21 +327,20 @@ def index_server() -> Iterator[responses.RequestsMock]:
     [("^1", "1.3.0+meta.1"), ("~1.2", "1.2.0"), (">=2.0.0-0", "2.0.0-rc.1"), ("1.0.0", "1.0.0")],
     ids=["caret-with-build-metadata", "tilde", "prerelease-asked-for", "exact"],
 )
-def test_index_yaml_ranges(
-    index_server: responses.RequestsMock, constraint: str, expected: str
-) -> None:
-    index_server.get(f"{INDEX_URL}/index.yaml", body=yaml.safe_dump(INDEX))
-    assert resolver()(INDEX_URL, CHART, constraint, None) == expected
+def test_index_yaml_ranges(hostile: HostileServer, constraint: str, expected: str) -> None:
+    repo = _index_repository(hostile, yaml.safe_dump(INDEX))
+    assert resolver()(repo, CHART, constraint, None) == expected
 
 
-def test_index_yaml_is_read_with_the_secrets_credentials(
-    index_server: responses.RequestsMock,
-) -> None:
-    index_server.get(f"{INDEX_URL}/index.yaml", body=yaml.safe_dump(INDEX))
-    config = docker_config_json("charts.example.com", "reader", "pw")
-    assert resolver()(INDEX_URL, CHART, "1.2.*", {".dockerconfigjson": config}) == "1.2.0"
-    sent = index_server.calls[0].request.headers["Authorization"]
-    assert sent == f"Basic {_auth('reader', 'pw')}"
+def test_index_yaml_is_read_with_the_secrets_credentials(hostile: HostileServer) -> None:
+    repo = _index_repository(hostile, yaml.safe_dump(INDEX))
+    config = docker_config_json(hostile.host, "reader", "pw")
+    assert resolver()(repo, CHART, "1.2.*", {".dockerconfigjson": config}) == "1.2.0"
+    [(path, headers)] = hostile.seen
+    assert (path, headers["Authorization"]) == (
+        "/charts/index.yaml",
+        f"Basic {_auth('reader', 'pw')}",
+    )
 
 
 @pytest.mark.parametrize(
@@ -357,15 +354,15 @@ def test_index_yaml_is_read_with_the_secrets_credentials(
     ids=["unauthorized", "not-a-repository", "unavailable", "chart-not-listed"],
 )
 def test_index_yaml_errors(
-    index_server: responses.RequestsMock,
+    hostile: HostileServer,
     status: int,
     body: str,
     error: type[BundlerError],
     message: str,
 ) -> None:
-    index_server.get(f"{INDEX_URL}/index.yaml", status=status, body=body)
+    repo = _index_repository(hostile, body, status)
     with pytest.raises(error) as raised:
-        resolver()(INDEX_URL, CHART, "^1", None)
+        resolver()(repo, CHART, "^1", None)
     assert message in str(raised.value)
 
 

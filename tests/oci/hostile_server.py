@@ -1,9 +1,11 @@
-"""A hostile registry for tests: a real HTTP server on 127.0.0.1 whose answers a test scripts.
+"""A scripted registry or Helm repository for tests: a real HTTP server on 127.0.0.1, hostile
+when the test wants it to be.
 
-`hostile_server` starts one per test and stops it afterwards. A test sets `answer(path, out)`,
-which writes whatever it likes to the socket (`out`) for each request path: a declared size it
-never sends, a body without end, one byte every 0.2 s, a gzip bomb. Writes that fail because the
-client went away end that answer quietly.
+The `hostile` fixture starts one per test and stops it afterwards. A test sets
+`answer(path, out)`, which writes whatever it likes to the socket (`out`) for each request path: a
+plain answer, a declared size it never sends, a body without end, one byte every 0.2 s, a gzip
+bomb. Writes that fail because the client went away end that answer quietly. `seen` lists each
+request's path and headers.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:  # the name http.server dispatches to
         server: HostileServer = self.server.owner  # type: ignore[attr-defined]
+        server.seen.append((self.path, dict(self.headers)))
         try:
             server.answer(self.path, self.wfile)
             self.wfile.flush()
@@ -45,11 +48,14 @@ class HostileServer:
 
     def __init__(self) -> None:
         self.stopping = threading.Event()
+        self.seen: list[tuple[str, dict[str, str]]] = []
         self.answer: Answer = lambda path, out: head(out, 404)
         self._http = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self._http.owner = self  # type: ignore[attr-defined]
         self._http.daemon_threads = True
-        self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._http.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
         self._thread.start()
 
     @property
