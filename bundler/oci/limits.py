@@ -98,11 +98,13 @@ def send(
     **request: Any,
 ) -> requests.Response:
     """`method url` through `session`'s adapter, streamed, following redirects of GET and HEAD
-    within the deadline; each request waits at most `timeout` (less when less time is left).
+    within the deadline; each request waits at most `timeout` (less when less time is left), and
+    offers only the gzip encoding.
 
     The adapter is called directly: `Session.send` reads the whole body of a redirecting answer,
     even with redirects off (to prepare `Response.next`)."""
-    sent = dict(headers)
+    # Only what read_body decodes: requests would also offer deflate (and br, zstd if installed).
+    sent = {"Accept-Encoding": "gzip", **headers}
     for _ in range(MAX_REDIRECTS + 1):
         prepared = session.prepare_request(requests.Request(method, url, headers=sent, **request))
         settings = session.merge_environment_settings(prepared.url, {}, False, verify, None)

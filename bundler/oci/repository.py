@@ -61,7 +61,7 @@ def _fetch_index(url: str, options: RegistryOptions) -> bytes:
                 "GET",
                 url,
                 transfer,
-                headers={"Accept-Encoding": "gzip"},
+                headers={},
                 timeout=options.timeout,
                 auth=auth,
                 verify=options.tls_verify,

@@ -146,3 +146,9 @@ def test_a_connection_closed_early_is_transient(hostile: HostileServer, deadline
 )
 def test_sizes_read_as_caps_are_written(size: int, text: str) -> None:
     assert size_text(size) == text
+
+
+def test_only_gzip_is_offered(hostile: HostileServer, deadline: Deadline) -> None:
+    hostile.answer = lambda path, out: whole(out, b"{}")
+    _read(hostile, deadline)
+    assert hostile.seen[0][1]["Accept-Encoding"] == "gzip"
