@@ -142,7 +142,7 @@ class ChallengeAuth(AuthBackend):  # type: ignore[misc]  # oras ships no type hi
 def _token_from(body: bytes, realm: str, reference: str) -> str:
     try:
         answer = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):
         answer = None
     token = (
         (answer.get("token") or answer.get("access_token")) if isinstance(answer, dict) else None
