@@ -12,7 +12,7 @@ import sys
 from bundler.commands.flag_types import check_seconds
 from bundler.errors import InvalidInputError
 from bundler.inputs import World, load_world
-from bundler.manager.chart_resolver import DEFAULT_TIMEOUT, ResolverSettings
+from bundler.manager.chart_resolver import DEFAULT_DEADLINE, DEFAULT_TIMEOUT, ResolverSettings
 from bundler.observe.logs import LogFormat
 from bundler.observe.logs import configure_logging as configure_log_lines
 
@@ -100,12 +100,23 @@ def add_registry_arguments(parser: argparse._ActionsContainer) -> None:
         metavar="SECONDS",
         help=f"give up on a registry request after this long (default {DEFAULT_TIMEOUT:g})",
     )
+    parser.add_argument(
+        "--registry-deadline",
+        type=float,
+        default=DEFAULT_DEADLINE,
+        metavar="SECONDS",
+        help="give up on a registry operation (a tag listing with all its pages, a manifest, an "
+        f"index.yaml) after this long in total, however slowly it answers "
+        f"(default {DEFAULT_DEADLINE:g})",
+    )
 
 
 def resolver_settings(args: argparse.Namespace) -> ResolverSettings:
     """The resolver settings the registry flags ask for; InvalidInputError names a bad flag."""
     check_seconds(args.registry_timeout, "--registry-timeout")
+    check_seconds(args.registry_deadline, "--registry-deadline")
     return ResolverSettings(
         timeout=args.registry_timeout,
+        deadline=args.registry_deadline,
         plain_http_hosts=frozenset(args.plain_http_registries),
     )

@@ -10,7 +10,8 @@ message names the kind and says to install them); a signal stops the manager cle
 Version ranges in Bundles are resolved against the repositories (bundler.manager.chart_resolver):
 OCI registries on loopback hosts are spoken to over plain HTTP, any other over HTTPS unless named
 with `--plain-http-registry HOST` (repeatable, `host` or `host:port`); every registry request gives
-up after `--registry-timeout` seconds. Credentials come from each Bundle's `helm.secretRef` Secret.
+up after `--registry-timeout` seconds, every operation after `--registry-deadline` seconds in total.
+Credentials come from each Bundle's `helm.secretRef` Secret.
 
 Metrics, probes, log format, API rate limits, Lease timings and the graceful shutdown are
 bundler.commands.operations'. A standby (not holding the Lease) is ready and exports no fleet state.
