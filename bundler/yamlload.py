@@ -190,7 +190,7 @@ def _documents(text: str | bytes, *, unique_keys: bool, with_nodes: bool = False
     try:
         loader = _StrictLoader(text)
     except yaml.YAMLError as err:  # the reader checks the first chunk of text at once
-        raise DocumentError(0, describe_yaml_error(err, text), _error_line(err)) from None
+        raise DocumentError(0, describe_yaml_error(err, text), _error_line(err, text)) from None
     index = 0
     try:
         while _next_node_exists(loader, index, text):
@@ -202,7 +202,7 @@ def _documents(text: str | bytes, *, unique_keys: bool, with_nodes: bool = False
                 document = loader.construct_document(node)
             except yaml.YAMLError as err:
                 raise DocumentError(
-                    index, describe_yaml_error(err, text), _error_line(err)
+                    index, describe_yaml_error(err, text), _error_line(err, text)
                 ) from None
             except DocumentError as problem:
                 problem.line = problem.line or node.start_mark.line + 1
@@ -217,22 +217,24 @@ def _next_node_exists(loader: _StrictLoader, index: int, text: str | bytes) -> b
     try:
         return bool(loader.check_node())
     except yaml.YAMLError as err:
-        raise DocumentError(index, describe_yaml_error(err, text), _error_line(err)) from None
+        raise DocumentError(index, describe_yaml_error(err, text), _error_line(err, text)) from None
 
 
 def _compose(loader: _StrictLoader, index: int, text: str | bytes) -> Node | None:
     try:
         node: Node | None = loader.get_node()
     except yaml.YAMLError as err:
-        raise DocumentError(index, describe_yaml_error(err, text), _error_line(err)) from None
+        raise DocumentError(index, describe_yaml_error(err, text), _error_line(err, text)) from None
     except RecursionError:
         # PyYAML's composer recurses per level: far deeper than MAX_DEPTH, it runs out of stack.
         raise DocumentError(index, _too_deep_message()) from None
     return node
 
 
-def _error_line(err: yaml.YAMLError) -> int | None:
+def _error_line(err: yaml.YAMLError, text: str | bytes) -> int | None:
     """The 1-based line a PyYAML error points at, when it does."""
+    if isinstance(err, yaml.reader.ReaderError):  # a position in the text, not a mark
+        return _line_of(text, err.position) if err.encoding == "unicode" else None
     mark = getattr(err, "problem_mark", None)
     return None if mark is None else int(mark.line) + 1
 

@@ -92,7 +92,7 @@ DOCUMENT_CASES = [
         "in.yaml:6: malformed YAML (line 6)",
     ),
     case("tab-indent", HEAD + "kind: Bundle\nmetadata:\n\tname: b\n", 2, "(line 4)", "'\\t'"),
-    case("control-character", CLUSTER + "x: \x07\n", 2, "in.yaml:1", "control character"),
+    case("control-character", CLUSTER + "x: \x07\n", 2, "in.yaml:4", "control character"),
     case(
         "spec-null",
         HEAD + "kind: Bundle\nmetadata: {name: b}\nspec: null\n",
