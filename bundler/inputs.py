@@ -1,12 +1,17 @@
 """Reading input files: `-f PATH` arguments (files or directories of YAML) into API objects.
 
 Used by the offline commands (render, explain) and the simulator. Everything that can be wrong with
-the input raises InvalidInputError naming `FILE:DOC-INDEX` and the field.
+the input raises InvalidInputError naming `FILE:LINE` (the offending field's line where the YAML
+writes it, else the document's first line) and the field. `-` reads standard input.
+
+Documents of kinds bundler does not own (a Deployment, a fleet.yaml) are skipped, each with one
+notice in `World.notices`; `strict=True` makes them errors instead.
 """
 
 from __future__ import annotations
 
 import base64
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,7 +20,13 @@ from typing import Any
 from bundler import yamlload
 from bundler.api.bundle import Bundle
 from bundler.api.cluster import Cluster, ClusterGroup
-from bundler.api.documents import Document, parse_object, split_documents
+from bundler.api.documents import (
+    Document,
+    describe_kind,
+    is_bundler_document,
+    parse_object,
+    split_documents,
+)
 from bundler.capi.render_inputs import import_documents, is_capi_input
 from bundler.core.capi_import import ImportMode
 from bundler.core.selectors import validate_selector
@@ -23,6 +34,8 @@ from bundler.core.validation import validate_bundle, validate_cluster, validate_
 from bundler.errors import InvalidInputError
 
 YAML_SUFFIXES = (".yaml", ".yml")
+STDIN = "-"
+STDIN_SOURCE = "<stdin>"
 
 
 @dataclass
@@ -34,6 +47,8 @@ class World:
     clusters: list[Cluster] = field(default_factory=list)
     groups: list[ClusterGroup] = field(default_factory=list)
     secrets: list[dict[str, Any]] = field(default_factory=list)
+    # one line per document skipped because bundler does not own its kind
+    notices: list[str] = field(default_factory=list)
 
     def secret_data(self, namespace: str, name: str) -> dict[str, str] | None:
         """The decoded data of the input Secret `namespace/name` (`stringData` winning, as the API
@@ -57,7 +72,9 @@ def input_files(paths: Iterable[str]) -> list[Path]:
     files: list[Path] = []
     for raw in paths:
         path = Path(raw)
-        if path.is_dir():
+        if raw == STDIN:
+            files.append(path)
+        elif path.is_dir():
             found = sorted(p for p in path.rglob("*") if p.suffix in YAML_SUFFIXES and p.is_file())
             if not found:
                 raise InvalidInputError("no .yaml or .yml file in this directory", obj=raw)
@@ -72,22 +89,29 @@ def input_files(paths: Iterable[str]) -> list[Path]:
 def read_documents(paths: Sequence[str]) -> list[Document]:
     docs: list[Document] = []
     for path in input_files(paths):
-        docs.extend(split_documents(_read_text(path), str(path)))
+        source = STDIN_SOURCE if str(path) == STDIN else str(path)
+        docs.extend(split_documents(_read_text(path), source))
     return docs
+
+
+def _read_bytes(path: Path) -> bytes:
+    # one byte over the limit tells it is over: a larger input is never read whole
+    if str(path) == STDIN:
+        return sys.stdin.buffer.read(yamlload.MAX_INPUT_BYTES + 1)
+    with path.open("rb") as stream:
+        return stream.read(yamlload.MAX_INPUT_BYTES + 1)
 
 
 def _read_text(path: Path) -> str:
     try:
-        with path.open("rb") as stream:
-            data = stream.read(yamlload.MAX_INPUT_BYTES + 1)  # a larger file is never read whole
+        data = _read_bytes(path)
     except OSError as err:
         raise InvalidInputError(f"cannot read: {err.strerror or err}", obj=str(path)) from None
     except MemoryError:
         raise InvalidInputError("too large to read: out of memory", obj=str(path)) from None
     if len(data) > yamlload.MAX_INPUT_BYTES:
         raise InvalidInputError(
-            f"the file is larger than {yamlload.MAX_INPUT_BYTES >> 20} MiB, the limit for one"
-            " input file",
+            f"larger than {yamlload.MAX_INPUT_BYTES >> 20} MiB, the limit for one input",
             obj=str(path),
         )
     try:
@@ -98,10 +122,13 @@ def _read_text(path: Path) -> str:
         ) from None
 
 
-def load_world(paths: Sequence[str], capi_import: ImportMode = ImportMode.LABELED) -> World:
+def load_world(
+    paths: Sequence[str], capi_import: ImportMode = ImportMode.LABELED, *, strict: bool = False
+) -> World:
     """The objects the inputs declare; Cluster API Clusters (and their kubeconfig Secrets) become
     Clusters and class ClusterGroups exactly as the manager's importer would make them, and every
-    Secret is kept as it is."""
+    Secret is kept as it is. Documents of other kinds are skipped with a notice
+    (strict: refused)."""
     world = World()
     seen: dict[tuple[str, str, str], str] = {}
     capi_docs: list[Document] = []
@@ -115,13 +142,16 @@ def load_world(paths: Sequence[str], capi_import: ImportMode = ImportMode.LABELE
         if is_capi_input(doc.body):
             capi_docs.append(doc)
             continue
+        if not is_bundler_document(doc.body):
+            _skip(world, doc, strict=strict)
+            continue
         obj = parse_object(doc)
         assert isinstance(obj, Bundle | Cluster | ClusterGroup)
         ident = (obj.kind, obj.metadata.namespace or "", obj.metadata.name)
         if ident in seen:
             raise InvalidInputError(
                 f"{obj.kind} {ident[1]}/{ident[2]} is also defined at {seen[ident]}",
-                obj=doc.where,
+                obj=doc.at("metadata.name"),
                 field="metadata.name",
             )
         seen[ident] = doc.where
@@ -135,20 +165,35 @@ def load_world(paths: Sequence[str], capi_import: ImportMode = ImportMode.LABELE
     return world
 
 
+def _skip(world: World, doc: Document, *, strict: bool) -> None:
+    what = describe_kind(doc.body)
+    if strict:
+        raise InvalidInputError(
+            f"{what} is not a kind bundler reads (without --strict it is skipped)",
+            obj=doc.at("kind"),
+            field="kind",
+        )
+    world.notices.append(f"notice: {doc.where}: skipped {what}: not a kind bundler reads")
+
+
 def _add(world: World, obj: Bundle | Cluster | ClusterGroup, doc: Document) -> None:
-    validate_metadata(obj.metadata, obj=doc.where)
+    try:
+        _validate(obj, doc)
+    except InvalidInputError as err:
+        raise doc.error(err) from None
     if isinstance(obj, Bundle):
-        try:
-            validate_bundle(obj)
-        except InvalidInputError as err:
-            raise InvalidInputError(err.message, obj=doc.where, field=err.field) from None
         world.bundles.append(obj)
     elif isinstance(obj, Cluster):
-        validate_cluster(obj, obj=doc.where)
         world.clusters.append(obj)
     else:
-        try:
-            validate_selector(obj.spec.selector, field="spec.selector")
-        except InvalidInputError as err:
-            raise InvalidInputError(err.message, obj=doc.where, field=err.field) from None
         world.groups.append(obj)
+
+
+def _validate(obj: Bundle | Cluster | ClusterGroup, doc: Document) -> None:
+    validate_metadata(obj.metadata, obj=doc.where)
+    if isinstance(obj, Bundle):
+        validate_bundle(obj)
+    elif isinstance(obj, Cluster):
+        validate_cluster(obj, obj=doc.where)
+    else:
+        validate_selector(obj.spec.selector, field="spec.selector")

@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import yaml
@@ -58,12 +59,35 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class DocumentError(Exception):
-    """What is wrong with one document of a YAML stream, and where."""
+    """What is wrong with one document of a YAML stream, and where (1-based line, when known)."""
 
-    def __init__(self, index: int, message: str) -> None:
+    def __init__(self, index: int, message: str, line: int | None = None) -> None:
         super().__init__(message)
         self.index = index
         self.message = message
+        self.line = line
+
+
+@dataclass(frozen=True)
+class LocatedDocument:
+    """One document of a stream with where it and its fields are written (1-based lines).
+
+    `lines` maps field paths as errors spell them (`spec.targets[0].clusterSelector`) to the line
+    of the key (of a mapping entry) or of the item (of a list).
+    """
+
+    body: Any
+    line: int
+    lines: Mapping[str, int]
+
+    def line_of(self, path: str | None) -> int:
+        """The line of `path`, else of its closest written parent, else the document's."""
+        while path:
+            if path in self.lines:
+                return self.lines[path]
+            cut = max(path.rfind("."), path.rfind("["))
+            path = path[:cut] if cut > 0 else ""
+        return self.line
 
 
 class _StrictLoader(_FAST_LOADER):  # type: ignore[misc]
@@ -122,12 +146,40 @@ for _tag in _REFUSED_TAGS:
     _StrictLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _refused)
 
 
-def load_all(text: str | bytes, source: str) -> list[Any]:
-    """Every document of a YAML stream, an empty one as None; errors name `SOURCE:INDEX`."""
+def load_all(text: str | bytes, source: str) -> list[LocatedDocument]:
+    """Every document of a YAML stream (an empty one's body None) with its lines; errors name
+    `SOURCE:LINE`, the line of the problem where known, else of its document."""
+    located: list[LocatedDocument] = []
     try:
-        return list(_documents(text, unique_keys=True))
+        for node, body in _documents(text, unique_keys=True, with_nodes=True):
+            located.append(LocatedDocument(body, node.start_mark.line + 1, _field_lines(node)))
     except DocumentError as problem:
-        raise InvalidInputError(problem.message, obj=f"{source}:{problem.index}") from None
+        line = problem.line or (located[-1].line if located else 1)
+        raise InvalidInputError(problem.message, obj=f"{source}:{line}") from None
+    return located
+
+
+def _field_lines(root: Node) -> dict[str, int]:
+    """Field path -> line, for the mappings and lists of a document (aliases counted once)."""
+    lines: dict[str, int] = {}
+    stack: list[tuple[str, Node]] = [("", root)]
+    seen: set[int] = set()
+    while stack:
+        path, node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, MappingNode):
+            for key, value in node.value:
+                if isinstance(key, ScalarNode):
+                    child = f"{path}.{key.value}" if path else str(key.value)
+                    lines.setdefault(child, key.start_mark.line + 1)
+                    stack.append((child, value))
+        elif isinstance(node, SequenceNode):
+            for index, item in enumerate(node.value):
+                lines.setdefault(f"{path}[{index}]", item.start_mark.line + 1)
+                stack.append((f"{path}[{index}]", item))
+    return lines
 
 
 def load(text: str | bytes, source: str, *, unique_keys: bool = True) -> Any:
@@ -165,22 +217,25 @@ def load_large(data: bytes, source: str) -> Any:
 
 def _check_depth_streaming(text: str | bytes) -> None:
     """Refuse a stream nesting deeper than MAX_DEPTH, reading its events without building it."""
-    depth, index = 0, 0
+    depth, index, line = 0, 0, None
     try:
         for event in yaml.parse(text, Loader=_FAST_LOADER):
+            if isinstance(event, yaml.NodeEvent) and depth == 0 and event.start_mark is not None:
+                line = event.start_mark.line + 1  # a document's root: its line names it
             if isinstance(event, yaml.CollectionStartEvent):
                 depth += 1
                 if depth > MAX_DEPTH:
-                    raise DocumentError(index, _too_deep_message())
+                    raise DocumentError(index, _too_deep_message(), line)
             elif isinstance(event, yaml.CollectionEndEvent):
                 depth -= 1
             elif isinstance(event, yaml.DocumentEndEvent):
                 index += 1
     except yaml.YAMLError as err:
-        raise DocumentError(index, describe_yaml_error(err, text)) from None
+        raise DocumentError(index, describe_yaml_error(err, text), _error_line(err, text)) from None
 
 
-def _documents(text: str | bytes, *, unique_keys: bool) -> Iterator[Any]:
+def _documents(text: str | bytes, *, unique_keys: bool, with_nodes: bool = False) -> Iterator[Any]:
+    """Each document built, or with `with_nodes` (node, document) pairs."""
     if len(text) > MAX_INPUT_BYTES:
         raise DocumentError(
             0, f"the text is {len(text)} bytes, over the limit of {MAX_INPUT_BYTES} bytes"
@@ -190,7 +245,7 @@ def _documents(text: str | bytes, *, unique_keys: bool) -> Iterator[Any]:
             _check_depth_streaming(text)
         loader = _StrictLoader(text)
     except yaml.YAMLError as err:  # the reader checks the first chunk of text at once
-        raise DocumentError(0, describe_yaml_error(err, text)) from None
+        raise DocumentError(0, describe_yaml_error(err, text), _error_line(err, text)) from None
     except MemoryError:
         raise DocumentError(0, _OUT_OF_MEMORY) from None
     index = 0
@@ -199,13 +254,19 @@ def _documents(text: str | bytes, *, unique_keys: bool) -> Iterator[Any]:
             node = _compose(loader, index, text)
             if node is None:  # check_node said there is one: PyYAML never gets here
                 break
-            _check_tree(node, index, unique_keys=unique_keys)
             try:
-                yield _build(loader, node, {})
+                _check_tree(node, index, unique_keys=unique_keys)
+                document = _build(loader, node, {})
             except yaml.YAMLError as err:
-                raise DocumentError(index, describe_yaml_error(err, text)) from None
+                raise DocumentError(
+                    index, describe_yaml_error(err, text), _error_line(err, text)
+                ) from None
             except MemoryError:
                 raise DocumentError(index, _OUT_OF_MEMORY) from None
+            except DocumentError as problem:
+                problem.line = problem.line or node.start_mark.line + 1
+                raise
+            yield (node, document) if with_nodes else document
             index += 1
     finally:
         loader.dispose()
@@ -247,14 +308,14 @@ def _next_node_exists(loader: _StrictLoader, index: int, text: str | bytes) -> b
     try:
         return bool(loader.check_node())
     except yaml.YAMLError as err:
-        raise DocumentError(index, describe_yaml_error(err, text)) from None
+        raise DocumentError(index, describe_yaml_error(err, text), _error_line(err, text)) from None
 
 
 def _compose(loader: _StrictLoader, index: int, text: str | bytes) -> Node | None:
     try:
         node: Node | None = loader.get_node()
     except yaml.YAMLError as err:
-        raise DocumentError(index, describe_yaml_error(err, text)) from None
+        raise DocumentError(index, describe_yaml_error(err, text), _error_line(err, text)) from None
     except RecursionError:
         # PyYAML's composer recurses per level: far deeper than MAX_DEPTH, it runs out of stack.
         raise DocumentError(index, _too_deep_message()) from None
@@ -266,19 +327,33 @@ def _compose(loader: _StrictLoader, index: int, text: str | bytes) -> Node | Non
 _OUT_OF_MEMORY = "the text is too large to read: out of memory"
 
 
+def _error_line(err: yaml.YAMLError, text: str | bytes) -> int | None:
+    """The 1-based line a PyYAML or libyaml error points at, when it does."""
+    if isinstance(err, yaml.reader.ReaderError):  # a position in the text, not a mark
+        decoded = err.encoding == "unicode" or _LIBYAML_CONTROL in str(err.reason)
+        return _line_of(text, err.position) if decoded else None
+    mark = getattr(err, "problem_mark", None)
+    return None if mark is None else _mark_line(mark, text)
+
+
+def _mark_line(mark: Any, text: str | bytes) -> int:
+    """The 1-based line of a mark; libyaml puts the end of a text without a final newline on
+    the line after it, PyYAML on its last line."""
+    newline = b"\n" if isinstance(text, bytes) else "\n"
+    return min(int(mark.line) + 1, text.count(newline) + 1)  # type: ignore[arg-type]
+
+
 def describe_yaml_error(err: yaml.YAMLError, text: str | bytes = "") -> str:
     """A PyYAML or libyaml error as one line: `malformed YAML (line N): problem`."""
     if isinstance(err, yaml.reader.ReaderError):
-        if "control character" in str(err.reason):  # libyaml's reader, which counts bytes
-            return f"malformed YAML (line {_line_of(text, err.position)}): control character"
-        if err.encoding != "unicode":  # the bytes did not decode
+        if err.encoding != "unicode" and _LIBYAML_CONTROL not in str(err.reason):  # not decoded
             byte = f"byte 0x{err.character:02x}" if err.character >= 0 else "bytes"
             encoding = "UTF-8" if err.encoding in ("?", "utf-8") else err.encoding.upper()
             return f"not {encoding} text ({byte} at offset {err.position})"
         line = _line_of(text, err.position)
         return f"malformed YAML (line {line}): control character {chr(err.character)!r}"
     mark = getattr(err, "problem_mark", None)
-    where = f" (line {mark.line + 1})" if mark is not None else ""
+    where = f" (line {_mark_line(mark, text)})" if mark is not None else ""
     problem = getattr(err, "problem", None) or str(err).splitlines()[0]
     if problem == _LIBYAML_BAD_TOKEN and mark is not None:  # name the character, as PyYAML does
         problem = f"found character {_character_at(text, mark.line, mark.column)!r} that cannot"
@@ -287,6 +362,7 @@ def describe_yaml_error(err: yaml.YAMLError, text: str | bytes = "") -> str:
 
 
 _LIBYAML_BAD_TOKEN = "found character that cannot start any token"
+_LIBYAML_CONTROL = "control characters are not allowed"
 
 
 def _character_at(text: str | bytes, line: int, column: int) -> str:
@@ -344,7 +420,9 @@ def _check_tree(root: Node, index: int, *, unique_keys: bool) -> None:
             elif id(kid) in open_nodes:
                 line = kid.start_mark.line + 1
                 raise DocumentError(
-                    index, f"malformed YAML (line {line}): an alias refers to a node containing it"
+                    index,
+                    f"malformed YAML (line {line}): an alias refers to a node containing it",
+                    line,
                 )
             elif id(kid) not in measured:
                 stack.append((kid, False))
@@ -380,5 +458,6 @@ def _check_unique_keys(node: MappingNode, index: int) -> None:
                 index,
                 f"malformed YAML (line {line}): key {key.value!r} is repeated "
                 f"(first on line {first_line[key.tag, key.value]})",
+                line,
             )
         first_line[key.tag, key.value] = line

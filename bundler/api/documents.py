@@ -1,4 +1,7 @@
-"""Parsing YAML documents into API objects, with errors that point at `SOURCE:DOC-INDEX: field`.
+"""Parsing YAML documents into API objects, with errors that point at `SOURCE:LINE: field`.
+
+LINE is the line of the offending field where the document writes it (or of its closest written
+parent), else the document's first line, as compilers point at lines.
 
 Pure: text in, models out. Reading files is the caller's job (bundler.inputs).
 """
@@ -7,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -34,24 +37,37 @@ class Document:
     source: str
     index: int
     body: dict[str, Any]
+    line: int = 1  # where the document starts
+    lines: Mapping[str, int] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def where(self) -> str:
-        return f"{self.source}:{self.index}"
+        """`SOURCE:LINE` of the document's first line."""
+        return f"{self.source}:{self.line}"
+
+    def at(self, path: str | None) -> str:
+        """`SOURCE:LINE` of the field `path` (or its closest written parent)."""
+        located = yamlload.LocatedDocument(self.body, self.line, self.lines)
+        return f"{self.source}:{located.line_of(path)}"
+
+    def error(self, err: InvalidInputError) -> InvalidInputError:
+        """`err` (about this document's `err.field`) pointing at the field's line."""
+        return InvalidInputError(err.message, obj=self.at(err.field), field=err.field)
 
 
 def split_documents(text: str, source: str) -> list[Document]:
-    """The non-empty documents of a multi-document YAML text; bad YAML names the document."""
+    """The non-empty documents of a multi-document YAML text; bad YAML names the line."""
     docs = []
-    for index, body in enumerate(yamlload.load_all(text, source)):
+    for index, located in enumerate(yamlload.load_all(text, source)):
+        body = located.body
         if body is None:
             continue
         if not isinstance(body, dict):
             raise InvalidInputError(
                 f"expected a mapping (a Kubernetes object), got {yaml_type(body)}",
-                obj=f"{source}:{index}",
+                obj=f"{source}:{located.line}",
             )
-        docs.append(Document(source, index, body))
+        docs.append(Document(source, index, body, located.line, located.lines))
     return docs
 
 
@@ -91,6 +107,9 @@ def describe_validation_error(err: ValidationError) -> tuple[str, str]:
     if first["loc"][-1:] == ("[key]",):
         key = json.dumps(first["input"]) if not isinstance(first["input"], str) else "?"
         return field_path(loc[:-1]), f"key {key} must be a string (quote it)"
+    if first["type"] == "enum":
+        choices = str(first["ctx"]["expected"]).replace("'", "").replace(" or ", ", ")
+        return field_path(loc), f"{json.dumps(first['input'])} is not one of {choices}"
     expected = _EXPECTED.get(first["type"])
     if expected is not None and len(loc) == len(first["loc"]):
         return field_path(loc), _wrong_type(expected, first["input"])
@@ -126,6 +145,24 @@ def _is_union_tag(part: int | str) -> bool:
     return isinstance(part, str) and (part in ("int", "str", "bool") or "[" in part or "-" in part)
 
 
+def is_bundler_document(body: Mapping[str, Any]) -> bool:
+    """A document bundler owns: one of its kinds, or anything of its API group (a typo in a kind
+    of ours is an error, not a document of someone else's to skip)."""
+    api_version = body.get("apiVersion")
+    group = api_version.partition("/")[0] if isinstance(api_version, str) else ""
+    return body.get("kind") in KINDS or group == API_VERSION.partition("/")[0]
+
+
+def describe_kind(body: Mapping[str, Any]) -> str:
+    """`Deployment apps/v1 web` or `a document without kind` (a fleet.yaml), for notices."""
+    kind, api_version = body.get("kind"), body.get("apiVersion")
+    if not isinstance(kind, str) or not kind:
+        return "a document without kind (not a Kubernetes object)"
+    metadata = body.get("metadata")
+    name = metadata.get("name") if isinstance(metadata, Mapping) else None
+    return " ".join(str(part) for part in (kind, api_version, name) if part)
+
+
 def parse_object(doc: Document) -> BaseModel:
     """The API object a document holds; unknown kinds and invalid fields name the document."""
     api_version = doc.body.get("apiVersion")
@@ -134,12 +171,12 @@ def parse_object(doc: Document) -> BaseModel:
     if model is None:
         expected = ", ".join(KINDS)
         raise InvalidInputError(
-            f"unsupported kind {kind!r} (expected {expected})", obj=doc.where, field="kind"
+            f"unsupported kind {kind!r} (expected {expected})", obj=doc.at("kind"), field="kind"
         )
     if api_version != API_VERSION:
         raise InvalidInputError(
             f"unsupported apiVersion {api_version!r} (expected {API_VERSION})",
-            obj=doc.where,
+            obj=doc.at("apiVersion"),
             field="apiVersion",
         )
     body = _with_default_namespace(doc.body)
@@ -147,7 +184,7 @@ def parse_object(doc: Document) -> BaseModel:
         return model.model_validate(body)
     except ValidationError as err:
         path, message = describe_validation_error(err)
-        raise InvalidInputError(message, obj=doc.where, field=path) from None
+        raise InvalidInputError(message, obj=doc.at(path), field=path) from None
 
 
 def _with_default_namespace(body: Mapping[str, Any]) -> dict[str, Any]:

@@ -44,6 +44,10 @@ SECRET = Resource("", "v1", "Secret", "secrets")
 SERVICE_ACCOUNT = Resource("", "v1", "ServiceAccount", "serviceaccounts")
 ROLE = Resource("rbac.authorization.k8s.io", "v1", "Role", "roles")
 ROLE_BINDING = Resource("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings")
+CLUSTER_ROLE = Resource("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", False)
+CLUSTER_ROLE_BINDING = Resource(
+    "rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", False
+)
 LEASE = Resource("coordination.k8s.io", "v1", "Lease", "leases")
 
 HELM_RELEASE = Resource(
@@ -64,7 +68,16 @@ CAPI_CLUSTER_V1BETA1 = Resource(
 )
 
 BUNDLER_KINDS = (BUNDLE, BUNDLE_DEPLOYMENT, CLUSTER, CLUSTER_GROUP)
-CORE_KINDS = (NAMESPACE, SECRET, SERVICE_ACCOUNT, ROLE, ROLE_BINDING, LEASE)
+CORE_KINDS = (
+    NAMESPACE,
+    SECRET,
+    SERVICE_ACCOUNT,
+    ROLE,
+    ROLE_BINDING,
+    CLUSTER_ROLE,
+    CLUSTER_ROLE_BINDING,
+    LEASE,
+)
 FLUX_KINDS = (HELM_RELEASE, HELM_REPOSITORY, OCI_REPOSITORY)
 CAPI_KINDS = (CAPI_CLUSTER, CAPI_CLUSTER_V1BETA1)
 ALL_KINDS = BUNDLER_KINDS + CORE_KINDS + FLUX_KINDS + CAPI_KINDS

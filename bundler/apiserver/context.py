@@ -1,6 +1,6 @@
 """State the test API server shares between its request threads: store, served kinds, counters,
-injected faults, list snapshots being paged, the token it demands, the emulated token controller,
-and the open watch streams it must end on stop."""
+injected faults, list snapshots being paged, who a token is (authn) and what they may do (rbac),
+the emulated token controller, and the open watch streams it must end on stop."""
 
 from __future__ import annotations
 
@@ -10,8 +10,10 @@ from collections.abc import Iterable
 from typing import Protocol
 
 from bundler.api.resources import Resource
+from bundler.apiserver.authn import Authenticator
 from bundler.apiserver.faults import FaultQueue
 from bundler.apiserver.paging import Pager
+from bundler.apiserver.rbac import Authorizer
 from bundler.apiserver.tokens import TokenController
 from bundler.store.memory import MemoryStore
 
@@ -28,12 +30,13 @@ class ServerContext:
         store: MemoryStore,
         resources: Iterable[Resource],
         *,
-        token: str | None,
+        admin_token: str,
         bookmark_interval: float,
         token_controller: bool,
     ) -> None:
         self.store = store
-        self.token = token
+        self.authenticator = Authenticator(store, admin_token)
+        self.authorizer = Authorizer(store)
         self.tokens = TokenController(store) if token_controller else None
         self.bookmark_interval = bookmark_interval
         self.faults = FaultQueue()
@@ -42,6 +45,7 @@ class ServerContext:
         self._lock = threading.Lock()
         self._served: list[Resource] = list(dict.fromkeys(resources))
         self._counts: Counter[str] = Counter()
+        self._denials: list[str] = []
         self._streams: set[Closable] = set()
 
     def served(self) -> list[Resource]:
@@ -69,6 +73,14 @@ class ServerContext:
     def reset_counts(self) -> None:
         with self._lock:
             self._counts.clear()
+
+    def deny(self, message: str) -> None:
+        with self._lock:
+            self._denials.append(message)
+
+    def denials(self) -> list[str]:
+        with self._lock:
+            return list(self._denials)
 
     def open_stream(self, stream: Closable) -> bool:
         """Register a watch stream; False once the server is stopping (the stream must not run)."""

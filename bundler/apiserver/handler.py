@@ -1,4 +1,5 @@
-"""The HTTP side of the test API server: authentication, routing, faults, JSON responses.
+"""The HTTP side of the test API server: authentication, authorization, routing, faults, JSON
+responses.
 
 Every request is counted by API verb, may be answered by an injected fault, and otherwise runs
 against the store; every error leaves as a Kubernetes Status object.
@@ -13,6 +14,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any, Protocol, cast
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from bundler.apiserver.admission import admit, authorize_path
 from bundler.apiserver.context import ServerContext
 from bundler.apiserver.discovery import document, is_discovery_path
 from bundler.apiserver.routing import ResourceRoute, Verb, resolve, verb_of
@@ -101,6 +103,8 @@ class RequestHandler(BaseHTTPRequestHandler):
         return b"".join(chunks)
 
     def _answer_error(self, error: HttpError) -> None:
+        if error.code == 403:
+            self._context.deny(error.message)
         if self._started:  # a watch stream is under way: the status line is long gone
             self.close_connection = True
             return
@@ -109,12 +113,13 @@ class RequestHandler(BaseHTTPRequestHandler):
 
     def _dispatch(self, body: bytes) -> None:
         context = self._context
-        self._authenticate()
+        user = context.authenticator.authenticate(self.headers.get("Authorization"))
         url = urlsplit(self.path)
         path = unquote(url.path)
         query = {k: v[-1] for k, v in parse_qs(url.query, keep_blank_values=True).items()}
         if self.command == "GET" and is_discovery_path(path):
             context.count("discovery")
+            authorize_path(context.authorizer, user, self.command, path, query)
             host, port = self.connection.getsockname()[:2]
             found = document(path, context.served(), f"{host}:{port}")
             if found is None:
@@ -123,6 +128,7 @@ class RequestHandler(BaseHTTPRequestHandler):
             return
         route = resolve(path, context.served())
         if route is None:
+            authorize_path(context.authorizer, user, self.command, path, query)
             raise HttpError(404, "the server could not find the requested resource")
         verb = verb_of(self.command, route, query.get("watch") in _TRUE)
         if verb is None:
@@ -130,6 +136,9 @@ class RequestHandler(BaseHTTPRequestHandler):
         context.count(verb.value)
         if "dryRun" in query:
             raise HttpError(400, "dryRun is not supported by the test API server")
+        content_type = self.headers.get("Content-Type", "").split(";")[0].strip().lower()
+        request = ApiRequest(route, verb, query, content_type, body)
+        admit(context.store, context.authorizer, user, request)
         fault = context.faults.take(verb, route.resource)
         if fault is not None:
             raise fault.error()
@@ -137,19 +146,12 @@ class RequestHandler(BaseHTTPRequestHandler):
             if verb is Verb.WATCH:
                 self._watch(route, query)
                 return
-            content_type = self.headers.get("Content-Type", "").split(";")[0].strip().lower()
-            request = ApiRequest(route, verb, query, content_type, body)
             code, answer = execute(context.store, context.pager, request)
             if context.tokens is not None and verb in _WRITES_OF_OBJECTS:
                 context.tokens.written(route.resource, answer)
         except StoreError as error:
             raise from_store_error(error, route.resource, route.name) from None
         self._send_json(code, answer)
-
-    def _authenticate(self) -> None:
-        token = self._context.token
-        if token is not None and self.headers.get("Authorization") != f"Bearer {token}":
-            raise HttpError(401, "Unauthorized")
 
     def _watch(self, route: ResourceRoute, query: dict[str, str]) -> None:
         resource_version = query.get("resourceVersion") or None

@@ -3,7 +3,10 @@
 It speaks the REST paths, discovery, watch streams and Status errors that the official `kubernetes`
 client uses, counts requests by verb, can fail chosen requests on purpose (409/410/429/5xx with
 Retry-After) and can stop serving a kind, as a cluster without the Flux CRDs would. Like a real
-cluster, it fills service-account token Secrets (bundler.apiserver.tokens).
+cluster, it fills service-account token Secrets (bundler.apiserver.tokens), authenticates every
+request by its bearer token (bundler.apiserver.authn: `admin_token`, or a service-account token),
+enforces RBAC (bundler.apiserver.rbac, .escalation) and etcd's and the API's limits
+(bundler.apiserver.limits).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from types import TracebackType
 import yaml
 
 from bundler.api.resources import ALL_KINDS, Resource
+from bundler.apiserver.authn import DEFAULT_ADMIN_TOKEN
 from bundler.apiserver.context import ServerContext
 from bundler.apiserver.faults import Fault
 from bundler.apiserver.httpd import KubeHTTPServer
@@ -33,7 +37,9 @@ class ApiServer:
     how often watches that allow bookmarks get one while idle (one is always sent at timeout).
     Discovery requests are counted under "discovery", not "get". With `token_controller` (the
     default) token Secrets of existing ServiceAccounts written through the server get a token, as
-    Kubernetes' token controller gives them; its writes are not counted.
+    Kubernetes' token controller gives them; its writes are not counted. `admin_token` (default a
+    fixed one, or `token`) authenticates as a member of `system:masters`, who may do anything:
+    the fixtures' cluster admin; `kubeconfig()` uses it unless told another token.
     """
 
     def __init__(
@@ -47,10 +53,11 @@ class ApiServer:
     ) -> None:
         self.store = store if store is not None else MemoryStore(require_namespaces=True)
         self.url = ""
+        self.admin_token = token if token is not None else DEFAULT_ADMIN_TOKEN
         self._context = ServerContext(
             self.store,
             resources,
-            token=token,
+            admin_token=self.admin_token,
             bookmark_interval=bookmark_interval,
             token_controller=token_controller,
         )
@@ -102,6 +109,11 @@ class ApiServer:
     def reset_counts(self) -> None:
         self._context.reset_counts()
 
+    def denials(self, user: str | None = None) -> list[str]:
+        """The messages of every 403 answered so far (only those naming `user`, if given)."""
+        found = self._context.denials()
+        return found if user is None else [m for m in found if f'"{user}"' in m]
+
     def inject_failure(
         self,
         code: int,
@@ -132,11 +144,11 @@ class ApiServer:
     ) -> Path:
         """Write a kubeconfig for this server (plain http) and return its path.
 
-        `token` defaults to the token the server demands.
+        `token` defaults to the admin token (`admin_token`).
         """
         if not self.url:
             raise RuntimeError("start the test API server before writing a kubeconfig for it")
-        bearer = token if token is not None else self._context.token
+        bearer = token if token is not None else self.admin_token
         config = {
             "apiVersion": "v1",
             "kind": "Config",

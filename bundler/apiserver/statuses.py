@@ -29,7 +29,10 @@ class HttpError(Exception):
         super().__init__(message)
         self.code = code
         self.message = message
-        self.reason = reason or REASONS.get(code) or HTTPStatus(code).phrase.replace(" ", "")
+        # "" is a reason too: StatusReasonUnknown, left out of the body as Kubernetes does.
+        if reason is None:
+            reason = REASONS.get(code) or HTTPStatus(code).phrase.replace(" ", "")
+        self.reason = reason
         self.retry_after = retry_after
         self.details = details
 
@@ -41,13 +44,14 @@ class HttpError(Exception):
             "metadata": {},
             "status": "Failure",
             "message": self.message,
-            "reason": self.reason,
             "code": self.code,
         }
+        if self.reason:
+            status["reason"] = self.reason
         details = dict(self.details or {})
         if self.retry_after is not None:
             details["retryAfterSeconds"] = self.retry_after
-        if details:
+        if details or self.details is not None:  # an empty one is sent as {}, as Kubernetes does
             status["details"] = details
         return status
 

@@ -4,7 +4,7 @@ When a Secret of type `kubernetes.io/service-account-token` is written without a
 ServiceAccount its annotation names exists, the controller fills `data.token` (random),
 `data.ca.crt` (a fixed test PEM), `data.namespace`, and the ServiceAccount's uid annotation, as the
 real one does. A Secret whose ServiceAccount does not exist is left as it is (the real controller
-deletes it). Tokens are not checked on requests: the test server authenticates with its own token.
+deletes it). bundler.apiserver.authn accepts these tokens as their ServiceAccount.
 """
 
 from __future__ import annotations

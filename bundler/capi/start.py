@@ -88,7 +88,12 @@ def start_capi_importer(
         return None
     res = served_capi_resource(host.store, options.namespaces)
     if res is None:
-        log.info("capi import: the server serves no clusters.cluster.x-k8s.io; nothing to import")
+        log.warning(
+            "capi import is on (--capi-import=%s) but the server serves no Cluster API Cluster "
+            "kind (clusters.cluster.x-k8s.io): Cluster API is not installed, nothing is imported "
+            "(--capi-import=off says so on purpose)",
+            options.mode.value,
+        )
         return None
     log.info("capi import: watching %s (mode %s)", res, options.mode.value)
     scoped = options.namespaces

@@ -6,19 +6,20 @@ Each command still writes its own help text: what a flag means depends on the co
 from __future__ import annotations
 
 import argparse
-import logging
+import os
+import sys
 
 from bundler.commands.flag_types import check_seconds
 from bundler.errors import InvalidInputError
-from bundler.manager.chart_resolver import DEFAULT_TIMEOUT, ResolverSettings
+from bundler.inputs import World, load_world
+from bundler.manager.chart_resolver import DEFAULT_DEADLINE, DEFAULT_TIMEOUT, ResolverSettings
+from bundler.observe.logs import LogFormat
+from bundler.observe.logs import configure_logging as configure_log_lines
 
-LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
-
-def configure_logging() -> None:
+def configure_logging(log_format: LogFormat = LogFormat.TEXT) -> None:
     """INFO logs on stderr for the long-running commands, unless the embedder configured logging."""
-    if not logging.getLogger().handlers:
-        logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
+    configure_log_lines(log_format)
 
 
 def add_input_paths(parser: argparse.ArgumentParser) -> None:
@@ -31,13 +32,41 @@ def add_input_paths(parser: argparse.ArgumentParser) -> None:
         required=True,
         metavar="PATH",
         help="YAML file or directory of Bundle, Cluster and ClusterGroup documents, and Cluster "
-        "API Clusters with their kubeconfig Secrets (repeatable)",
+        "API Clusters with their kubeconfig Secrets; - reads standard input (repeatable)",
     )
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="refuse documents of kinds bundler does not read (default: skip each with a notice)",
+    )
+
+
+def load_inputs(args: argparse.Namespace) -> World:
+    """The inputs of `-f` (and `--strict`), each skipped document told on stderr."""
+    world = load_world(args.paths, strict=args.strict)
+    for line in world.notices:
+        print(line, file=sys.stderr)
+    return world
 
 
 def add_kubeconfig_argument(parser: argparse.ArgumentParser, help_text: str) -> None:
     """`--kubeconfig PATH`: the cluster to talk to (unset: $KUBECONFIG, else in-cluster)."""
     parser.add_argument("--kubeconfig", metavar="PATH", help=help_text)
+
+
+IN_CLUSTER_ENV = "KUBERNETES_SERVICE_HOST"  # set by Kubernetes in every pod
+
+
+def check_kubeconfig_source(kubeconfig: str | None) -> None:
+    """InvalidInputError unless there is a cluster to talk to: --kubeconfig, $KUBECONFIG, or a pod's
+    service account."""
+    if kubeconfig or os.environ.get("KUBECONFIG") or os.environ.get(IN_CLUSTER_ENV):
+        return
+    raise InvalidInputError(
+        f"no cluster to talk to: set $KUBECONFIG or pass --kubeconfig (not in a cluster either: "
+        f"${IN_CLUSTER_ENV} is unset)",
+        field="--kubeconfig",
+    )
 
 
 def add_workers_argument(
@@ -71,12 +100,23 @@ def add_registry_arguments(parser: argparse._ActionsContainer) -> None:
         metavar="SECONDS",
         help=f"give up on a registry request after this long (default {DEFAULT_TIMEOUT:g})",
     )
+    parser.add_argument(
+        "--registry-deadline",
+        type=float,
+        default=DEFAULT_DEADLINE,
+        metavar="SECONDS",
+        help="give up on a registry operation (a tag listing with all its pages, a manifest, an "
+        f"index.yaml) after this long in total, however slowly it answers "
+        f"(default {DEFAULT_DEADLINE:g})",
+    )
 
 
 def resolver_settings(args: argparse.Namespace) -> ResolverSettings:
     """The resolver settings the registry flags ask for; InvalidInputError names a bad flag."""
     check_seconds(args.registry_timeout, "--registry-timeout")
+    check_seconds(args.registry_deadline, "--registry-deadline")
     return ResolverSettings(
         timeout=args.registry_timeout,
+        deadline=args.registry_deadline,
         plain_http_hosts=frozenset(args.plain_http_registries),
     )

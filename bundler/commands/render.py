@@ -25,9 +25,20 @@ from bundler.api.bundle import Bundle
 from bundler.api.bundledeployment import BundleDeployment
 from bundler.api.cluster import AgentMode, Cluster
 from bundler.api.crdgen import all_crds
-from bundler.commands.arguments import add_input_paths, add_registry_arguments, resolver_settings
-from bundler.commands.output import OutputFormat, format_objects, to_yaml
-from bundler.core.explain import explain, target_lines, verdict
+from bundler.commands.arguments import (
+    add_input_paths,
+    add_registry_arguments,
+    load_inputs,
+    resolver_settings,
+)
+from bundler.commands.output import (
+    OutputFormat,
+    add_output_argument,
+    format_data,
+    format_objects,
+    to_yaml,
+)
+from bundler.core.explain import Explanation, explain, target_lines, target_state, verdict
 from bundler.core.flux import FluxTarget, build_flux_objects
 from bundler.core.labels import ANNOTATION_CLUSTER
 from bundler.core.planning import (
@@ -37,10 +48,10 @@ from bundler.core.planning import (
     merged_helm,
     plan_bundle,
 )
-from bundler.core.targeting import match_targets
-from bundler.core.versions import is_exact_version
+from bundler.core.targeting import match_targets, missing_references
+from bundler.core.versions import LATEST_STABLE, is_exact_version
 from bundler.errors import BundlerError, InvalidInputError
-from bundler.inputs import World, load_world
+from bundler.inputs import World
 from bundler.manager.chart_resolver import RegistryResolver, with_docker_config
 from bundler.manager.options import VersionResolver
 from bundler.manager.resolve import VersionQuery, query_for
@@ -61,9 +72,7 @@ def register(sub: Any) -> None:
     render.add_argument(
         "--flux", action="store_true", help="also print each cluster's Flux objects"
     )
-    render.add_argument(
-        "-o", "--output", type=OutputFormat, choices=list(OutputFormat), default=OutputFormat.YAML
-    )
+    add_output_argument(render, default=OutputFormat.YAML)
     resolving = render.add_argument_group("resolving version ranges (default: left as written)")
     resolving.add_argument(
         "--resolve",
@@ -80,10 +89,17 @@ def register(sub: Any) -> None:
     add_registry_arguments(resolving)
     render.set_defaults(run=run_render)
 
-    exp = sub.add_parser("explain", help="why a bundle does (not) deploy to a cluster, and what")
+    exp = sub.add_parser(
+        "explain",
+        help="why a bundle does (not) deploy to a cluster, and what",
+        description="Say which target of the bundle decides for the cluster, or for each target "
+        "the first criterion that failed, and show the merged options and rendered values. "
+        "Exit 0: explained; 1: the values failed to render; 2: invalid input.",
+    )
     add_input_paths(exp)
-    exp.add_argument("--bundle", required=True, metavar="NS/NAME")
-    exp.add_argument("--cluster", required=True, metavar="NS/NAME")
+    exp.add_argument("--bundle", required=True, metavar="NS/NAME", help="the Bundle to explain")
+    exp.add_argument("--cluster", required=True, metavar="NS/NAME", help="the Cluster to explain")
+    add_output_argument(exp, default=None)
     exp.set_defaults(run=run_explain)
 
     crds = sub.add_parser("crds", help="print the bundler.dev CRDs (or write them to a directory)")
@@ -150,6 +166,9 @@ def render_world(
             errors.append(f"error: Bundle {bundle_key}: {err}")
             continue
         plan = plan_bundle(bundle, world.clusters, world.groups, resolved)
+        siblings = bundle_names(world, bundle.metadata.namespace)
+        missing = missing_references(bundle, world.groups, siblings)
+        errors.extend(f"warning: Bundle {bundle_key}: {line}" for line in missing)
         ranges: set[str] = set()
         for planned in plan.deployments:
             objects.append(planned.to_object())
@@ -166,10 +185,17 @@ def render_world(
     return objects, errors
 
 
+def bundle_names(world: World, workspace: str | None) -> set[str]:
+    """The names of the input Bundles of `workspace`."""
+    return {b.metadata.name for b in world.bundles if b.metadata.namespace == workspace}
+
+
 def _unresolved(ranges: set[str]) -> str:
     shown = ", ".join(repr(r) for r in sorted(ranges))
+    unset = f" (no version means {LATEST_STABLE!r}: the latest stable release)"
     return (
-        f"version {shown} is a range, which the manager resolves against the repository; "
+        f"version {shown}{unset if LATEST_STABLE in ranges else ''} is a range, which the "
+        "manager resolves against the repository; "
         "Flux objects need a concrete version: pass --resolve to resolve it here, or use an "
         "exact version"
     )
@@ -183,7 +209,7 @@ def cli_resolver(args: argparse.Namespace) -> RegistryResolver:
 
 
 def run_render(args: argparse.Namespace) -> int:
-    world = load_world(args.paths)
+    world = load_inputs(args)
     resolver = cli_resolver(args) if args.resolve else None
     objects, messages = render_world(world, args.flux, resolver)
     sys.stdout.write(format_objects(objects, args.output))
@@ -201,10 +227,16 @@ def _find(items: list[Any], ref: str, what: str, flag: str) -> Any:
 
 
 def run_explain(args: argparse.Namespace) -> int:
-    world = load_world(args.paths)
+    world = load_inputs(args)
     bundle = _find(world.bundles, args.bundle, "Bundle", "--bundle")
     cluster = _find(world.clusters, args.cluster, "Cluster", "--cluster")
-    exp = explain(bundle, cluster, world.groups)
+    siblings = bundle_names(world, bundle.metadata.namespace)
+    exp = explain(bundle, cluster, world.groups, bundle_names=siblings)
+    if args.output is not None:
+        sys.stdout.write(format_data(explanation_data(args.bundle, args.cluster, exp), args.output))
+        return EXIT_RENDER_FAILED if exp.error else EXIT_OK
+    for line in exp.missing:
+        print(f"warning: Bundle {args.bundle}: {line}", file=sys.stderr)
     out = [f"Bundle {args.bundle} on Cluster {args.cluster}: {verdict(exp)}"]
     out.append(f"cluster groups: {', '.join(exp.groups) or '(none)'}")
     out.append(f"targetMode: {bundle.spec.targetMode.value}")
@@ -214,6 +246,30 @@ def run_explain(args: argparse.Namespace) -> int:
         out.append(_indent(to_yaml(exp.options.to_wire())))
     print("\n".join(out))
     return EXIT_RENDER_FAILED if exp.error else EXIT_OK
+
+
+def explanation_data(bundle: str, cluster: str, exp: Explanation) -> dict[str, Any]:
+    """What `explain -o yaml|json` prints: the text output's facts, keys camelCase."""
+    return {
+        "bundle": bundle,
+        "cluster": cluster,
+        "deployed": exp.decision.deploy and exp.error is None,
+        "verdict": verdict(exp),
+        "clusterGroups": list(exp.groups),
+        "targetMode": exp.bundle.spec.targetMode.value,
+        "targets": [
+            {
+                "name": r.label,
+                "matched": r.matched,
+                "result": target_state(exp, r),
+                "doNotDeploy": r.target.doNotDeploy,
+            }
+            for r in exp.decision.results
+        ],
+        "options": None if exp.options is None else exp.options.to_wire(),
+        "error": exp.error,
+        "warnings": list(exp.missing),
+    }
 
 
 def _indent(text: str) -> str:

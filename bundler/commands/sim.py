@@ -1,7 +1,9 @@
 """`bundler sim`: the manager, one agent per cluster and a simulated Flux, in one process.
 
-Exit 0 when the fleet came to rest (injected failures are reported, not fatal), 1 when it did not
-within --timeout, 2 for invalid input.
+Exit 0 when the fleet came to rest with every Bundle Ready (see bundler.sim.report: a Bundle that
+targets nothing and a cluster gated by Cluster API are reported, not failures), 1 when it did not
+come to rest within --timeout or some deployment is not Ready (ErrApplied, an injected failure,
+...), 2 for invalid input.
 
 Version ranges are resolved against the real repositories as `bundler manager` does (the same
 `--plain-http-registry` and `--registry-timeout` flags), with credentials from a Bundle's
@@ -13,14 +15,18 @@ the inputs do not hold reads CredentialsNotFound.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
-from bundler.commands.arguments import add_input_paths, add_registry_arguments, resolver_settings
+from bundler.commands.arguments import (
+    add_input_paths,
+    add_registry_arguments,
+    load_inputs,
+    resolver_settings,
+)
 from bundler.commands.flag_types import non_negative_seconds, positive_seconds
+from bundler.commands.output import OutputFormat, add_output_argument, format_data
 from bundler.errors import InvalidInputError
-from bundler.inputs import load_world
 from bundler.manager.chart_resolver import RegistryResolver, with_docker_config
 from bundler.runtime.clock import SystemClock
 from bundler.sim.failures import FailurePolicy, parse_label
@@ -30,7 +36,7 @@ from bundler.sim.report import format_table
 from bundler.sim.run import DEFAULT_TIMEOUT, RunOptions, run_fleet
 
 EXIT_CONVERGED = 0
-EXIT_TIMED_OUT = 1
+EXIT_NOT_READY = 1
 
 
 # One process simulates the fleet: beyond this, memory, not bundler, is what gets measured.
@@ -43,9 +49,11 @@ def register(sub: Any) -> None:
         help="simulate a fleet: manager, agents and Flux in one process, in memory",
         description="Run the manager, one agent per cluster and a simulated Flux helm-controller "
         "per cluster in one process over in-memory stores, with the production controllers. "
-        "Progress goes to stderr every second; at the end a table per bundle (or --json) goes to "
-        "stdout. Exit 0: the fleet came to rest (injected failures are reported, not fatal); "
-        "1: it did not within --timeout; 2: invalid input.",
+        "Progress goes to stderr every second; at the end a table per bundle (or -o yaml|json) "
+        "goes to stdout. Exit 0: the fleet came to rest with every Bundle Ready (a Bundle "
+        "targeting nothing and a Cluster API cluster still gated are reported, not failures); "
+        "1: it did not come to rest within --timeout, or some deployment is not Ready "
+        "(ErrApplied, injected failures); 2: invalid input.",
     )
     add_input_paths(sim)
     sim.add_argument(
@@ -62,7 +70,14 @@ def register(sub: Any) -> None:
         default=0,
         help="seed for generated clusters, delays and --fail-rate (default 0)",
     )
-    sim.add_argument("--json", action="store_true", help="print a JSON summary instead of tables")
+    add_output_argument(sim, default=None)
+    sim.add_argument(
+        "--json",
+        dest="output",
+        action="store_const",
+        const=OutputFormat.JSON,
+        help="the same as -o json",
+    )
     failures = sim.add_argument_group("injected failures (the simulated Flux fails these releases)")
     failures.add_argument(
         "--fail-version",
@@ -119,7 +134,7 @@ def register(sub: Any) -> None:
 
 
 def run_sim(args: argparse.Namespace) -> int:
-    world = load_world(args.paths)
+    world = load_inputs(args)
     world.clusters.extend(generated_clusters(args.clusters, busiest_workspace(world), args.seed))
     failures = FailurePolicy(
         versions=frozenset(args.fail_version),
@@ -143,11 +158,11 @@ def run_sim(args: argparse.Namespace) -> int:
             raise InvalidInputError(f"no Bundle {ref!r} in the inputs", field="--values")
     run = RunOptions(timeout=args.timeout, values_of=tuple(args.values))
     report = run_fleet(world, options, clock, run, progress=_to_stderr)
-    if args.json:
-        print(json.dumps(report.to_json(), indent=2))
+    if args.output is None:
+        sys.stdout.write(format_table(report))
     else:
-        print(format_table(report), end="")
-    return EXIT_CONVERGED if report.converged else EXIT_TIMED_OUT
+        sys.stdout.write(format_data(report.to_json(), args.output))
+    return EXIT_CONVERGED if report.succeeded else EXIT_NOT_READY
 
 
 def _to_stderr(line: str) -> None:

@@ -6,11 +6,13 @@ Per Cluster the manager keeps:
 - Secret `bundler-agent-token` there, of type `kubernetes.io/service-account-token`: Kubernetes'
   token controller fills it with that ServiceAccount's token and the cluster's CA, which
   `bundler agent-kubeconfig` turns into the pull-mode agent's kubeconfig. The manager owns its
-  type, annotation and labels, never its data;
-- Role `bundler-agent` there: read BundleDeployments, write their status, read Secrets (the
-  registry credentials copied into the namespace) - nothing in any other namespace;
+  type, annotation and labels, never its data, and writes it last: a token never exists before
+  the Roles and bindings that give it its rights;
+- Role `bundler-agent` there: read BundleDeployments, patch their status, get Secrets by name
+  (the registry credentials copied into the namespace) - nothing in any other namespace;
 - Role `bundler-agent-<cluster>` in the workspace, limited by resourceNames to its own Cluster:
-  read it and write its status (the agent's heartbeat), and nothing else of the workspace;
+  patch its status (the agent's heartbeat), and nothing else of the workspace;
+  (the rules themselves are in bundler.core.rbac)
 - a RoleBinding for each Role, to that ServiceAccount.
 
 Every object carries bundler's managed-by label and the cluster labels, so the manager can watch
@@ -23,13 +25,12 @@ re-mints a filled token).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from bundler.api.resources import (
-    BUNDLE_DEPLOYMENT,
     CLUSTER,
-    GROUP,
     NAMESPACE,
     ROLE,
     ROLE_BINDING,
@@ -44,9 +45,15 @@ from bundler.core.labels import (
     MANAGED_BY_BUNDLER,
 )
 from bundler.core.naming import DNS1123_SUBDOMAIN_MAX, cluster_namespace, shorten_name
+from bundler.core.rbac import (
+    AGENT_NAMESPACE_RULES,
+    RBAC_GROUP,
+    PolicyRule,
+    agent_cluster_rules,
+    rules_body,
+)
 
 AGENT_NAME = "bundler-agent"
-RBAC_GROUP = "rbac.authorization.k8s.io"
 
 AGENT_TOKEN_SECRET = f"{AGENT_NAME}-token"
 SERVICE_ACCOUNT_TOKEN_TYPE = "kubernetes.io/service-account-token"
@@ -124,20 +131,18 @@ def agent_identity(
     owner = _owner(cluster, cluster_uid)
     return (
         IdentityObject(SERVICE_ACCOUNT, _object(SERVICE_ACCOUNT, AGENT_NAME, namespace, labels)),
-        IdentityObject(SECRET, _token_secret(namespace, labels)),
-        IdentityObject(
-            ROLE, {**_object(ROLE, AGENT_NAME, namespace, labels), "rules": namespace_rules()}
-        ),
+        IdentityObject(ROLE, _role(AGENT_NAME, namespace, labels, AGENT_NAMESPACE_RULES)),
         IdentityObject(
             ROLE_BINDING, _binding(AGENT_NAME, namespace, labels, AGENT_NAME, namespace)
         ),
         IdentityObject(
-            ROLE,
-            {**_object(ROLE, ws_role, workspace, labels, owner), "rules": cluster_rules(cluster)},
+            ROLE, _role(ws_role, workspace, labels, agent_cluster_rules(cluster), owner)
         ),
         IdentityObject(
             ROLE_BINDING, _binding(ws_role, workspace, labels, ws_role, namespace, owner)
         ),
+        # Last: a token never exists before the rights it carries.
+        IdentityObject(SECRET, _token_secret(namespace, labels)),
     )
 
 
@@ -153,23 +158,6 @@ def must_recreate(wanted: IdentityObject, observed: Obj) -> bool:
     )
 
 
-def namespace_rules() -> list[Obj]:
-    """What the agent may do in its cluster namespace."""
-    return [
-        _rule(GROUP, BUNDLE_DEPLOYMENT.plural, ["get", "list", "watch"]),
-        _rule(GROUP, f"{BUNDLE_DEPLOYMENT.plural}/status", ["get", "update", "patch"]),
-        _rule("", "secrets", ["get", "list", "watch"]),
-    ]
-
-
-def cluster_rules(cluster: str) -> list[Obj]:
-    """What the agent may do in the workspace: read its own Cluster and write its status."""
-    return [
-        _rule(GROUP, CLUSTER.plural, ["get"], [cluster]),
-        _rule(GROUP, f"{CLUSTER.plural}/status", ["get", "update", "patch"], [cluster]),
-    ]
-
-
 def _token_secret(namespace: str, labels: dict[str, str]) -> Obj:
     """The agent's token Secret as the manager writes it: no data, the token controller fills it."""
     secret = _object(
@@ -180,11 +168,14 @@ def _token_secret(namespace: str, labels: dict[str, str]) -> Obj:
     return secret
 
 
-def _rule(group: str, resource: str, verbs: list[str], names: list[str] | None = None) -> Obj:
-    rule: Obj = {"apiGroups": [group], "resources": [resource], "verbs": verbs}
-    if names is not None:
-        rule["resourceNames"] = names
-    return rule
+def _role(
+    name: str,
+    namespace: str,
+    labels: dict[str, str],
+    rules: Iterable[PolicyRule],
+    owners: list[Obj] | None = None,
+) -> Obj:
+    return {**_object(ROLE, name, namespace, labels, owners), "rules": rules_body(rules)}
 
 
 def _owner(cluster: str, uid: str | None) -> list[Obj]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -10,7 +10,14 @@ from bundler.api.bundle import Bundle
 from bundler.api.bundledeployment import DeploymentOptions
 from bundler.api.cluster import Cluster, ClusterGroup
 from bundler.core.planning import ResolvedVersions, merged_helm, render_options
-from bundler.core.targeting import TargetDecision, groups_of, match_targets
+from bundler.core.targeting import (
+    Criterion,
+    TargetDecision,
+    TargetResult,
+    groups_of,
+    match_targets,
+    missing_references,
+)
 from bundler.errors import TemplateError
 
 
@@ -23,6 +30,10 @@ class Explanation:
     merged: dict[str, Any] | None
     options: DeploymentOptions | None
     error: str | None
+    # the ClusterGroups of the bundle's workspace
+    workspace_groups: frozenset[str] = frozenset()
+    # clusterGroups and dependsOn of the bundle that name nothing in its workspace
+    missing: tuple[str, ...] = ()
 
 
 def explain(
@@ -30,17 +41,25 @@ def explain(
     cluster: Cluster,
     groups: Sequence[ClusterGroup],
     resolved: ResolvedVersions | None = None,
+    bundle_names: Iterable[str] = (),
 ) -> Explanation:
+    """`bundle_names`: the Bundles of the bundle's workspace, to check its dependsOn."""
     decision = match_targets(bundle, cluster, groups)
     group_names = tuple(g.metadata.name for g in groups_of(cluster, groups))
-    if not decision.deploy:
-        return Explanation(bundle, cluster, group_names, decision, None, None, None)
-    merged = merged_helm(bundle, decision)
-    try:
-        options = render_options(bundle, cluster, decision, resolved or {})
-    except TemplateError as err:
-        return Explanation(bundle, cluster, group_names, decision, merged, None, str(err))
-    return Explanation(bundle, cluster, group_names, decision, merged, options, None)
+    missing = tuple(missing_references(bundle, groups, bundle_names))
+    ours = frozenset(
+        g.metadata.name for g in groups if g.metadata.namespace == cluster.metadata.namespace
+    )
+    merged, options, error = None, None, None
+    if decision.deploy:
+        merged = merged_helm(bundle, decision)
+        try:
+            options = render_options(bundle, cluster, decision, resolved or {})
+        except TemplateError as err:
+            error = str(err)
+    return Explanation(
+        bundle, cluster, group_names, decision, merged, options, error, ours, missing
+    )
 
 
 def verdict(exp: Explanation) -> str:
@@ -66,7 +85,17 @@ def target_lines(exp: Explanation) -> list[str]:
     """One line per target: matched, or the first criterion that failed."""
     lines = []
     for r in exp.decision.results:
-        state = "matches" if r.matched else f"does not match ({r.failed.value if r.failed else ''})"
         extra = " [doNotDeploy]" if r.target.doNotDeploy else ""
-        lines.append(f"{r.label}: {state}{extra}")
+        lines.append(f"{r.label}: {target_state(exp, r)}{extra}")
     return lines
+
+
+def target_state(exp: Explanation, result: TargetResult) -> str:
+    """`matches`, or `does not match (criterion)`, saying so when the named group does not exist."""
+    if result.failed is None:
+        return "matches"
+    why = result.failed.value
+    name = result.target.clusterGroup
+    if result.failed is Criterion.CLUSTER_GROUP and name and name not in exp.workspace_groups:
+        why += f": ClusterGroup {exp.cluster.metadata.namespace}/{name} does not exist"
+    return f"does not match ({why})"

@@ -2,6 +2,9 @@
 
 Maps merge key by key, recursively; lists and scalars replace. That is how `values` deep-merge, how
 a target's `install.remediation.retries` changes one knob, and how `chart`/`version`/`repo` replace.
+One list is the exception, as in Fleet: a target's `valuesFrom` entries are appended to the
+bundle's, an entry equal to one already there dropped (a target adds a ConfigMap or Secret of
+values, it cannot forget the bundle's).
 """
 
 from __future__ import annotations
@@ -19,6 +22,19 @@ def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str
             merged[key] = deep_merge(current, value)
         else:
             merged[key] = _copy(value)
+    return merged
+
+
+APPENDED_LISTS = ("valuesFrom",)
+
+
+def merge_helm(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    """A target's `helm` overrides laid over `base`: deep_merge, with APPENDED_LISTS appended."""
+    merged = deep_merge(base, override)
+    for key in APPENDED_LISTS:
+        before, added = base.get(key), override.get(key)
+        if isinstance(before, list) and isinstance(added, list):
+            merged[key] = _copy(before) + [_copy(e) for e in added if e not in before]
     return merged
 
 

@@ -36,6 +36,13 @@ def is_dns1123_subdomain(s: str) -> bool:
     return len(s) <= DNS1123_SUBDOMAIN_MAX and _SUBDOMAIN_RE.fullmatch(s) is not None
 
 
+def is_helm_release_name(s: str) -> bool:
+    """Helm's own rule for release names (`helm install` refuses others): a DNS-1123 subdomain of
+    at most 53 characters, dots allowed. The same characters as a Bundle's name, which is the
+    release name when `spec.helm.releaseName` is unset (shortened with a hash beyond 53)."""
+    return len(s) <= HELM_RELEASE_NAME_MAX and is_dns1123_subdomain(s)
+
+
 def name_hash(key: str) -> str:
     """The first HASH_LENGTH hex digits of sha256(key)."""
     return hashlib.sha256(key.encode("utf-8")).hexdigest()[:HASH_LENGTH]

@@ -24,11 +24,12 @@ from bundler.core.labels import (
     LABEL_CLUSTER_NAME,
     LABEL_CLUSTER_NAMESPACE,
 )
-from bundler.core.merge import deep_merge
+from bundler.core.merge import merge_helm
 from bundler.core.naming import bundle_deployment_name, cluster_namespace
 from bundler.core.targeting import TargetDecision, match_targets
 from bundler.core.templating import TemplateContext, render_values
 from bundler.core.validation import validate_bundle
+from bundler.core.versions import wanted_version
 from bundler.errors import TemplateError
 
 DEFAULT_RELEASE_NAMESPACE = "default"
@@ -90,7 +91,7 @@ def merged_helm(bundle: Bundle, decision: TargetDecision) -> dict[str, Any]:
     merged = bundle.spec.helm.to_wire()
     for result in decision.contributing:
         if result.target.helm is not None:
-            merged = deep_merge(merged, result.target.helm.to_wire())
+            merged = merge_helm(merged, result.target.helm.to_wire())
     return merged
 
 
@@ -128,9 +129,8 @@ def render_options(
     if values and not templating_off:
         helm["values"] = render_values(values, template_context(bundle, cluster))
     helm.setdefault("releaseName", bundle.metadata.name)
-    version = helm.get("version")
-    if version is not None:
-        helm["version"] = resolved.get((helm["repo"], helm["chart"], version), version)
+    version = wanted_version(helm.get("version"))
+    helm["version"] = resolved.get((helm["repo"], helm["chart"], version), version)
     return DeploymentOptions(
         helm=HelmOptions.model_validate(helm),
         namespace=release_namespace(bundle, decision),

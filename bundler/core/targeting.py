@@ -9,11 +9,14 @@ cluster (with AllMatches, any matching target with doNotDeploy does). Only clust
 own workspace are ever candidates, and never one an import gate holds back (an imported Cluster API
 cluster whose control plane is not initialized or whose kubeconfig Secret is missing), nor one whose
 name cannot be written into a label value (the Cluster's status says why).
+
+A `clusterGroup` (of a target or a partition) or a `dependsOn` naming nothing in the workspace is
+not an error (the object may be created later), but it is told: `missing_references` says which.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -127,3 +130,38 @@ def match_targets(
         matched = matched[:1]
     excluded_by = next((r for r in matched if r.target.doNotDeploy), None)
     return TargetDecision(results, tuple(matched), excluded_by)
+
+
+def missing_references(
+    bundle: Bundle, groups: Iterable[ClusterGroup], bundle_names: Iterable[str]
+) -> list[str]:
+    """One line per clusterGroup or dependsOn of `bundle` that names nothing in its workspace.
+
+    `groups` may span workspaces (only the bundle's own count); `bundle_names` are the names of the
+    Bundles of the bundle's workspace.
+    """
+    workspace = bundle.metadata.namespace
+    known_groups = {g.metadata.name for g in groups if g.metadata.namespace == workspace}
+    problems = []
+    named_groups = [
+        (f"spec.targets[{i}].clusterGroup", t.clusterGroup)
+        for i, t in enumerate(bundle.spec.targets)
+    ]
+    strategy = bundle.spec.rolloutStrategy
+    named_groups += [
+        (f"spec.rolloutStrategy.partitions[{i}].clusterGroup", p.clusterGroup)
+        for i, p in enumerate(strategy.partitions if strategy else [])
+    ]
+    for path, name in named_groups:
+        if name is not None and name not in known_groups:
+            problems.append(
+                f"{path}: ClusterGroup {workspace}/{name} does not exist, so it targets nothing"
+            )
+    known_bundles = set(bundle_names)
+    for i, dep in enumerate(bundle.spec.dependsOn):
+        if dep.name not in known_bundles:
+            problems.append(
+                f"spec.dependsOn[{i}]: Bundle {workspace}/{dep.name} does not exist, so no "
+                "cluster can satisfy it"
+            )
+    return problems

@@ -17,13 +17,21 @@ from bundler.api.helm import HelmOptions
 from bundler.api.meta import ObjectMeta
 from bundler.api.selector import LabelSelector
 from bundler.core.agent_identity import AGENT_TOKEN_SECRET
-from bundler.core.naming import is_dns1123_label, is_dns1123_subdomain
+from bundler.core.naming import (
+    HELM_RELEASE_NAME_MAX,
+    is_dns1123_label,
+    is_dns1123_subdomain,
+    is_helm_release_name,
+)
 from bundler.core.selectors import validate_annotation_keys, validate_labels, validate_selector
 from bundler.core.versions import is_exact_version, parse_constraint
 from bundler.errors import InvalidInputError
 
 REPO_SCHEMES = ("https://", "http://", "oci://")
-MAX_RELEASE_NAME = 53
+_RELEASE_NAME_RULE = (
+    "a valid Helm release name (lowercase letters, digits, '-' and '.', at most "
+    f"{HELM_RELEASE_NAME_MAX} characters)"
+)
 # Helm's own rule for chart names; in an OCI registry the name is also a repository path component.
 _CHART_NAME_RE = re.compile(r"[A-Za-z0-9._-]+")
 _OBJECT_NAME_RULE = (
@@ -76,6 +84,7 @@ def validate_bundle(bundle: Bundle) -> None:
         except InvalidInputError as err:
             raise InvalidInputError(err.message, obj=obj, field=err.field or path) from None
     _validate_helm(obj, "spec.helm", bundle.spec.helm)
+    _check_target_names(obj, bundle)
     for i, target in enumerate(bundle.spec.targets):
         if target.helm is not None:
             _validate_helm(obj, f"spec.targets[{i}].helm", target.helm)
@@ -98,6 +107,22 @@ def validate_bundle(bundle: Bundle) -> None:
             raise InvalidInputError(
                 "a bundle cannot depend on itself", obj=obj, field=f"spec.dependsOn[{i}].name"
             )
+
+
+def _check_target_names(obj: str, bundle: Bundle) -> None:
+    """Target names identify targets (explain, status): two targets may not share one."""
+    first: dict[str, int] = {}
+    for i, target in enumerate(bundle.spec.targets):
+        if target.name is None:
+            continue
+        if target.name in first:
+            other = f"spec.targets[{first[target.name]}]"
+            raise InvalidInputError(
+                f"target name {target.name!r} is already used by {other}",
+                obj=obj,
+                field=f"spec.targets[{i}].name",
+            )
+        first[target.name] = i
 
 
 def _selectors(bundle: Bundle) -> Iterator[tuple[str, LabelSelector]]:
@@ -162,12 +187,9 @@ def _validate_helm(obj: str, path: str, helm: HelmOptions) -> None:
         except InvalidInputError as err:
             raise InvalidInputError(err.message, obj=obj, field=f"{path}.version") from None
     name = helm.releaseName
-    if name is not None and (len(name) > MAX_RELEASE_NAME or not is_dns1123_label(name)):
+    if name is not None and not is_helm_release_name(name):
         raise InvalidInputError(
-            f"{name!r} is not a valid Helm release name (lowercase letters, digits and '-', "
-            f"at most {MAX_RELEASE_NAME} characters)",
-            obj=obj,
-            field=f"{path}.releaseName",
+            f"{name!r} is not {_RELEASE_NAME_RULE}", obj=obj, field=f"{path}.releaseName"
         )
 
 

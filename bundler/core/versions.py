@@ -119,6 +119,16 @@ def is_exact_version(s: str) -> bool:
     return m is not None and m[3] is not None and _split_prerelease(m[4]) is not None
 
 
+# What a chart without a version means, as in Fleet and Helm: the latest stable release, that is
+# the range every stable version satisfies.
+LATEST_STABLE = "*"
+
+
+def wanted_version(version: str | None) -> str:
+    """The version or range a `spec.helm.version` asks for: unset means LATEST_STABLE."""
+    return LATEST_STABLE if version is None else version
+
+
 def tag_to_version(tag: str) -> str:
     """An OCI tag back to the chart version: `_` stands for `+`."""
     return tag.replace("_", "+")

@@ -28,6 +28,7 @@ from bundler.api.bundledeployment import BundleDeployment
 from bundler.api.resources import BUNDLE, BUNDLE_DEPLOYMENT
 from bundler.core.planning import key as ref
 from bundler.core.rollout import RolloutDecision, RolloutTarget, plan_rollout
+from bundler.core.targeting import missing_references
 from bundler.core.validation import validate_bundle
 from bundler.errors import BundlerError, InvalidInputError, TransientError
 from bundler.manager.context import Context, split_ref
@@ -173,7 +174,8 @@ class BundleController:
         held = len(writable) < sum(1 for r in planned.rows if r.planned is not None) or any(
             _holds(d, t) for d, t in zip(decisions, targets, strict=True)
         )
-        outcome = _outcome(bundle, planned, held, self._blocked(writable))
+        missing = _missing(scope, bundle)
+        outcome = _outcome(bundle, planned, held, self._blocked(writable), missing)
         # Recorded before any write (so status roll-ups never wait on a failing write), and before
         # creating deployments (so the cluster controller never takes one for a stray).
         self._record(scope, bundle_ref, outcome)
@@ -186,7 +188,7 @@ class BundleController:
             if outcome.targeted is not None and cluster not in outcome.targeted:
                 self._attempt(failures, partial(_delete, self.ctx, stale))
         # A copy found blocked (or no longer) shows at once, not only from the next pass.
-        after = _outcome(bundle, planned, held, self._blocked(writable))
+        after = _outcome(bundle, planned, held, self._blocked(writable), missing)
         if after != outcome:
             self._record(scope, bundle_ref, after)
         if failures:
@@ -236,6 +238,7 @@ class BundleController:
         )
         if written is not None:
             self.copies.settle(planned, written, current)
+            self.ctx.metrics.rolled_out(split_ref(planned.bundle), decision)
 
     # -- deletion -----------------------------------------------------------------------------
 
@@ -367,8 +370,19 @@ def _delete(ctx: Context, deployment: BundleDeployment) -> None:
         delete_if_present(ctx.store, BUNDLE_DEPLOYMENT, meta.name, meta.namespace)
 
 
+def _missing(scope: Scope, bundle: Bundle) -> tuple[str, ...]:
+    """The clusterGroups and dependsOn of `bundle` naming nothing in its workspace."""
+    workspace = bundle.metadata.namespace or ""
+    names = (k.name for k in scope.keys_in(scope.bundles, workspace))
+    return tuple(missing_references(bundle, scope.groups_in(workspace), names))
+
+
 def _outcome(
-    bundle: Bundle, planned: BundleRows, held: bool, blocked: Mapping[str, str]
+    bundle: Bundle,
+    planned: BundleRows,
+    held: bool,
+    blocked: Mapping[str, str],
+    missing: tuple[str, ...] = (),
 ) -> Outcome:
     errors = {row.key: row.error for row in planned.rows if row.error is not None}
     return Outcome(
@@ -378,6 +392,7 @@ def _outcome(
         blocked=_blocked_reason(blocked),
         resolved_version=_resolved_version(bundle, planned),
         held=held,
+        missing=missing,
     )
 
 

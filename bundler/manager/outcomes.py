@@ -29,7 +29,8 @@ class Outcome:
     its existing BundleDeployments are left as they are. `held` is True while the rollout strategy
     holds some cluster back, so deployment status changes must wake the bundle controller.
     `blocked` says why some clusters (those with an entry in `errors`) cannot get their deployment
-    while the others proceed; it is the Bundle's Ready condition.
+    while the others proceed; it is the Bundle's Ready condition. `missing` tells the clusterGroups
+    and dependsOn that name nothing in the workspace (the Bundle's References condition).
     """
 
     generation: int
@@ -39,6 +40,7 @@ class Outcome:
     blocked: Rejection | None = None
     resolved_version: str | None = None
     held: bool = False
+    missing: tuple[str, ...] = ()
 
     def placement(self, cluster: str) -> tuple[bool, str | None]:
         targeted = self.targeted is not None and cluster in self.targeted

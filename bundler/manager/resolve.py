@@ -18,7 +18,7 @@ from bundler.api.bundle import Bundle
 from bundler.api.resources import SECRET
 from bundler.core.planning import ResolvedVersions
 from bundler.core.validation import bundle_ref
-from bundler.core.versions import is_exact_version
+from bundler.core.versions import is_exact_version, wanted_version
 from bundler.errors import InvalidInputError, TransientError
 from bundler.manager.options import VersionResolver
 from bundler.runtime.clock import Clock
@@ -44,9 +44,12 @@ class VersionQuery:
 
 
 def query_for(helm: Mapping[str, object]) -> VersionQuery | None:
-    """The query a merged `helm` needs, or None when its version is exact (or unset)."""
-    version, repo, chart = helm.get("version"), helm.get("repo"), helm.get("chart")
-    if not isinstance(version, str) or is_exact_version(version):
+    """The query a merged `helm` needs, or None when its version is exact; no version at all is
+    the range LATEST_STABLE."""
+    repo, chart = helm.get("repo"), helm.get("chart")
+    raw = helm.get("version")
+    version = wanted_version(raw if isinstance(raw, str) else None)
+    if is_exact_version(version):
         return None
     secret_ref = helm.get("secretRef")
     secret = secret_ref.get("name") if isinstance(secret_ref, Mapping) else None

@@ -5,6 +5,7 @@ that fingerprint changes (or the object appears or goes). So the manager's own s
 an agent's heartbeat while it stays online, wake nothing; a Cluster's label change wakes the
 Bundles of its workspace (each then re-renders only that cluster's row) and its groups; a
 BundleDeployment's status change wakes the status of its Bundle, its Cluster and their groups; a
+Bundle that appears or goes wakes the Bundles naming it in dependsOn (their References); a
 workspace Secret's change of type or data wakes the Bundles that name it as credentials, and only
 those (every other Secret of the workspace is ignored without a fingerprint kept). A change of the
 status fields the manager owns wakes that object's status roll-up, which writes nothing when they
@@ -51,6 +52,35 @@ class Changes:
         return event is EventType.DELETED or before is _GONE or before != fingerprint
 
 
+class Dependents:
+    """Which Bundles name which in `dependsOn`: a Bundle appearing or going wakes exactly them."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._needs: dict[Key, frozenset[Key]] = {}
+        self._needed_by: dict[Key, set[Key]] = {}
+
+    def record(self, key: Key, event: EventType, obj: Obj) -> None:
+        spec = obj.get("spec") or {}
+        entries = spec.get("dependsOn") if event is not EventType.DELETED else None
+        needs = frozenset(
+            Key(key.namespace, str(d["name"]))
+            for d in entries or []
+            if isinstance(d, dict) and d.get("name")
+        )
+        with self._lock:
+            for old in self._needs.pop(key, frozenset()) - needs:
+                self._needed_by.get(old, set()).discard(key)
+            for new in needs:
+                self._needed_by.setdefault(new, set()).add(key)
+            if needs:
+                self._needs[key] = needs
+
+    def of(self, key: Key) -> list[Key]:
+        with self._lock:
+            return sorted(self._needed_by.get(key, ()))
+
+
 def _meta(obj: Obj) -> dict[str, Any]:
     meta: dict[str, Any] = obj.get("metadata", {})
     return meta
@@ -84,6 +114,8 @@ class Router:
         self.ctx = ctx
         self.scope = scope
         self._bundles = Changes()
+        self._bundle_presence = Changes()
+        self._dependents = Dependents()
         self._bundle_status = Changes()
         self._cluster_setup = Changes()
         self._cluster_status = Changes()
@@ -113,6 +145,9 @@ class Router:
         fingerprint = (*_identity(obj), tuple(_meta(obj).get("finalizers") or ()))
         if self._bundles.changed(key, event, fingerprint):
             self.ctx.work.add(Stage.BUNDLE, key)
+        self._dependents.record(key, event, obj)
+        if self._bundle_presence.changed(key, event, True):
+            self.ctx.work.add_all(Stage.BUNDLE, self._dependents.of(key))
         if self._bundle_status.changed(key, event, _owned_status(obj, BUNDLE_FIELDS)):
             self.ctx.work.add(Stage.BUNDLE_STATUS, key)
 

@@ -96,7 +96,26 @@ class BundleStatusController:
                 ConditionType.READY.value, False, why.reason, why.message, now, previous
             )
             status = status.model_copy(update={"conditions": not_ready})
+        conditions = references_condition(status.conditions, outcome.missing, now, previous)
+        status = status.model_copy(update={"conditions": conditions})
         patch_status_if_changed(self.ctx.store, BUNDLE, observed, owned(status, BUNDLE_FIELDS))
+
+
+REASON_REFERENCE_NOT_FOUND = "ReferenceNotFound"
+
+
+def references_condition(
+    conditions: Sequence[Condition], missing: Sequence[str], now: str, previous: Sequence[Condition]
+) -> list[Condition]:
+    """`conditions` with References=False naming what is missing, or without it when nothing is:
+    a missing group or dependency is allowed (it may come later), but never silent."""
+    kind = ConditionType.REFERENCES.value
+    kept = [c for c in conditions if c.type != kind]
+    if not missing:
+        return kept
+    old = [c for c in previous if c.type == kind]
+    message = "; ".join(missing)
+    return condition(kind, False, REASON_REFERENCE_NOT_FOUND, message, now, [*kept, *old])
 
 
 REASON_INVALID_NAME = "InvalidName"

@@ -3,18 +3,29 @@
 Everything is read from the statuses the manager wrote, so the report shows exactly what a user of
 a real management cluster would see on the Bundles and Clusters. On request it also shows the values
 each cluster received for a bundle (from its BundleDeployments), to see templating at work.
+
+A run *succeeded* (so `bundler sim` can gate CI) when the fleet came to rest and every Bundle is
+Ready: every targeted deployment Ready (none ErrApplied, NotReady, ...), none held back as a whole
+(invalid spec, unresolved version, missing credentials). A Bundle that targets no cluster is a
+warning, as in `render`. Clusters count as ready only when some bundle targets them and all of
+those are Ready; a Cluster that is not Ready itself but runs nothing (a Cluster API cluster still
+gated on its control plane, an untargeted offline agent) is listed, not a failure: nothing was
+asked of it.
+
+JSON keys are camelCase, as in the API.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any
 
 from bundler import yamldump
 from bundler.api.resources import BUNDLE, BUNDLE_DEPLOYMENT, CLUSTER
-from bundler.api.summary import DeploymentState
+from bundler.api.summary import NON_READY_MAX, DeploymentState
 from bundler.core.labels import LABEL_BUNDLE_NAME, LABEL_BUNDLE_NAMESPACE, LABEL_CLUSTER_NAME
+from bundler.core.summary import REASON_NO_TARGETS
 from bundler.store.protocol import Obj, Store
 
 _READY = DeploymentState.READY.value
@@ -40,6 +51,7 @@ class NonReadyCluster:
 @dataclass(frozen=True)
 class BundleReport:
     bundle: str
+    version: str  # status.resolvedVersion, else spec.helm.version as written
     ready: int
     desired: int
     state: str
@@ -51,6 +63,11 @@ class BundleReport:
     # (an invalid spec, an unresolved version, missing credentials, no targets).
     reason: str = ""
     message: str = ""
+
+    @property
+    def succeeded(self) -> bool:
+        """Every targeted deployment Ready and nothing held back; no targets is only a warning."""
+        return self.ready == self.desired and self.reason in ("", REASON_NO_TARGETS)
 
 
 @dataclass(frozen=True)
@@ -67,14 +84,37 @@ class FleetReport:
     converged: bool
     elapsed: float
     clusters: int
+    clusters_targeted: int
     clusters_ready: int
     bundles: list[BundleReport]
     non_ready_clusters: list[NonReadyClusterReport] = field(default_factory=list)
+    # Not-ready clusters beyond the NON_READY_MAX shown (as many as a Bundle's status.nonReady).
+    unlisted_clusters: int = 0
     # bundle "ns/name" -> cluster name -> the values its BundleDeployment carries
     values: dict[str, dict[str, Any]] = field(default_factory=dict)
 
+    @property
+    def succeeded(self) -> bool:
+        return self.converged and all(b.succeeded for b in self.bundles)
+
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        report: dict[str, Any] = _camel_fields(self)
+        report["succeeded"] = self.succeeded
+        return report
+
+
+def _camel_fields(value: Any) -> Any:
+    """Dataclasses as JSON with camelCase field names; other data (values, counts) as it is."""
+    if is_dataclass(value) and not isinstance(value, type):
+        return {_camel(f.name): _camel_fields(getattr(value, f.name)) for f in fields(value)}
+    if isinstance(value, list):
+        return [_camel_fields(item) for item in value]
+    return value
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.capitalize() for part in rest)
 
 
 def collect(
@@ -82,15 +122,24 @@ def collect(
 ) -> FleetReport:
     bundles = sorted(store.list(BUNDLE).items, key=_ref)
     clusters = sorted(store.list(CLUSTER).items, key=_ref)
+    targeted = [c for c in clusters if _is_targeted(c)]
+    not_ready = [_cluster_report(c) for c in clusters if not _is_ready(c)]
     return FleetReport(
         converged=converged,
         elapsed=round(elapsed, 3),
         clusters=len(clusters),
-        clusters_ready=sum(1 for c in clusters if _is_ready(c)),
+        clusters_targeted=len(targeted),
+        clusters_ready=sum(1 for c in targeted if _is_ready(c)),
         bundles=[_bundle_report(b) for b in bundles],
-        non_ready_clusters=[_cluster_report(c) for c in clusters if not _is_ready(c)],
+        non_ready_clusters=not_ready[:NON_READY_MAX],
+        unlisted_clusters=max(0, len(not_ready) - NON_READY_MAX),
         values={ref: _values_of(store, ref) for ref in values_of},
     )
+
+
+def _is_targeted(cluster: Obj) -> bool:
+    summary = (cluster.get("status") or {}).get("summary") or {}
+    return int(summary.get("desiredReady", 0)) > 0
 
 
 def _ready_condition(obj: Obj) -> dict[str, Any]:
@@ -118,34 +167,47 @@ def _values_of(store: Store, bundle_ref: str) -> dict[str, Any]:
 
 
 def progress_line(store: Store, elapsed: float) -> str:
-    """`t=3.0s bundles ready 2/3, clusters 10/12`."""
+    """`t=3.0s bundles ready 2/3, targeted clusters 10/12`."""
     bundles = store.list(BUNDLE).items
-    clusters = store.list(CLUSTER).items
+    targeted = [c for c in store.list(CLUSTER).items if _is_targeted(c)]
     bundles_ready = sum(1 for b in bundles if _is_ready(b))
-    clusters_ready = sum(1 for c in clusters if _is_ready(c))
+    clusters_ready = sum(1 for c in targeted if _is_ready(c))
     return (
         f"t={elapsed:.1f}s bundles ready {bundles_ready}/{len(bundles)}, "
-        f"clusters {clusters_ready}/{len(clusters)}"
+        f"targeted clusters {clusters_ready}/{len(targeted)}"
     )
 
 
+def _verdict(report: FleetReport) -> str:
+    if not report.converged:
+        return "did NOT converge"
+    return "converged" if report.succeeded else "converged, NOT all ready"
+
+
 def format_table(report: FleetReport) -> str:
-    verdict = "converged" if report.converged else "did NOT converge"
+    untargeted = report.clusters - report.clusters_targeted
     lines = [
-        f"{verdict} in {report.elapsed:.1f}s: "
-        f"{report.clusters_ready}/{report.clusters} clusters ready, "
-        f"{len(report.bundles)} bundles",
+        f"{_verdict(report)} in {report.elapsed:.1f}s: "
+        f"{report.clusters_ready}/{report.clusters_targeted} targeted clusters ready"
+        + (f" ({untargeted} untargeted)" if untargeted else "")
+        + f", {len(report.bundles)} bundles",
         "",
     ]
-    rows = [("BUNDLE", "READY", "STATE", "COUNTS")]
+    rows = [("BUNDLE", "VERSION", "READY", "STATE", "COUNTS")]
     rows += [
-        (b.bundle, f"{b.ready}/{b.desired}", b.state or "-", _counts_text(b.counts))
+        (
+            b.bundle,
+            b.version or "-",
+            f"{b.ready}/{b.desired}",
+            b.state or "-",
+            _counts_text(b.counts),
+        )
         for b in report.bundles
     ]
-    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
     for index, row in enumerate(rows):
         lines.append(
-            "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:3])) + "  " + row[3]
+            "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:4])) + "  " + row[4]
         )
         if index == 0:
             continue
@@ -153,6 +215,8 @@ def format_table(report: FleetReport) -> str:
     if report.non_ready_clusters:
         lines += ["", "CLUSTERS NOT READY"]
         lines += [f"    {c.cluster}  {c.reason}  {c.message}" for c in report.non_ready_clusters]
+        if report.unlisted_clusters:
+            lines.append(f"    ... and {report.unlisted_clusters} more not ready")
     for bundle, per_cluster in report.values.items():
         lines += ["", f"VALUES OF {bundle}"]
         for cluster, values in per_cluster.items():
@@ -191,8 +255,10 @@ def _bundle_report(bundle: Obj) -> BundleReport:
     ready = int(summary.get("ready", 0))
     condition = _ready_condition(bundle)
     held = condition.get("status") != "True"
+    helm = (bundle.get("spec") or {}).get("helm") or {}
     return BundleReport(
         bundle=_ref(bundle),
+        version=str(status.get("resolvedVersion") or helm.get("version") or ""),
         ready=ready,
         desired=desired,
         state=_display_state(bundle) or "",

@@ -1,14 +1,19 @@
 """A fleet over real HTTP: the management cluster and every downstream cluster are test API servers
-on 127.0.0.1; the manager and the agents talk to them through KubeStores, as in production. The
-simulated Flux of each cluster works on that server's backing store (it stands in for Flux, which
-is not under test)."""
+on 127.0.0.1; the manager and the agents talk to them through KubeStores, as in production, each
+under the identity it has in a real cluster: the manager with exactly the RBAC it ships
+(bundler.core.rbac), each pull agent with the kubeconfig `bundler agent-kubeconfig` prints, made
+once the manager has set up the agent's identity. The simulated Flux of each cluster works on that
+server's backing store (it stands in for Flux, which is not under test); remote agents run on their
+own host as the remote agent's ServiceAccount, with exactly its RBAC."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from bundler.agent.agent import Agent
 from bundler.agent.config import AgentConfig
@@ -23,6 +28,7 @@ from bundler.api.resources import (
     Resource,
 )
 from bundler.apiserver import ApiServer
+from bundler.core.rbac import MANAGER_RULES, REMOTE_AGENT_RULES, PolicyRule
 from bundler.kube.retry import RetryPolicy
 from bundler.kube.store import KubeOptions, KubeStore
 from bundler.manager.app import Manager
@@ -32,6 +38,7 @@ from bundler.sim.flux import FluxSettings, SimulatedFlux
 from bundler.store.errors import NotFound
 from bundler.store.protocol import Obj
 from tests.builders import WS, cluster
+from tests.identities import agent_kubeconfig, manager_kubeconfig, remote_agent_kubeconfig
 from tests.schemas import validate
 
 FAST = KubeOptions(retry=RetryPolicy(attempts=3, initial_delay=0.01, max_delay=0.05, budget=5.0))
@@ -67,15 +74,23 @@ class Downstream:
 
 
 class HttpFleet:
-    def __init__(self, tmp_path: Path) -> None:
+    def __init__(
+        self,
+        tmp_path: Path,
+        rules: Iterable[PolicyRule] = MANAGER_RULES,
+        *,
+        leader_elect: bool = False,
+    ) -> None:
         self.tmp_path = tmp_path
         self.servers: list[ApiServer] = []
         self.stores: list[KubeStore] = []
         self.management = self._server("management")
         self.management.store.create(NAMESPACE, {"metadata": {"name": WS}})
         self.mgmt = self._connect(self.management, "management")
+        self.manager_store = self._open(manager_kubeconfig(self.management, tmp_path, rules))
         self.host = Host(self.mgmt, workers=4, backoff_cap=0.5, name="agents")
-        self.manager = Manager(self.mgmt, ManagerOptions(namespaces=(WS,), workers=2))
+        options = ManagerOptions(namespaces=(WS,), workers=2, leader_elect=leader_elect)
+        self.manager = Manager(self.manager_store, options)
         self.clusters: dict[str, Downstream] = {}
         self.remote: RemoteAgents | None = None
         self.extra_fluxes: list[SimulatedFlux] = []
@@ -102,34 +117,40 @@ class HttpFleet:
             self.host, server.store, lambda _: (ref, labels or {}), settings, name=f"flux:{name}"
         )
         downstream = Downstream(name, server, store, flux)
-        config = AgentConfig(workspace=WS, cluster=name)
-        downstream.agent = Agent(self.host, self.mgmt, store, config)
         self.management.store.create(CLUSTER, cluster(name, labels).to_wire())
         self.clusters[name] = downstream
         return downstream
 
-    def serve_remote(self) -> SimulatedFlux:
+    def serve_remote(self, rules: Iterable[PolicyRule] = REMOTE_AGENT_RULES) -> SimulatedFlux:
         """Remote mode: the agents of remote Clusters and Flux both on the management cluster."""
-        self.remote = RemoteAgents(self.host, self.mgmt, RemoteSettings(workspaces=(WS,)))
+        remote = self._open(remote_agent_kubeconfig(self.management, self.tmp_path, rules))
+        self.remote_host = Host(remote, workers=2, backoff_cap=0.5, name="remote-agents")
+        self.remote = RemoteAgents(self.remote_host, remote, RemoteSettings(workspaces=(WS,)))
         flux = SimulatedFlux(
             self.host, self.management.store, lambda _: ("remote", {}), name="flux:management"
         )
         self.extra_fluxes.append(flux)
         return flux
 
-    def start(self, *fluxes: SimulatedFlux) -> None:
+    def start(self, *fluxes: SimulatedFlux, agents: bool = True) -> None:
+        """Start Flux, the manager, then (unless told) each pull agent with the kubeconfig made
+        for it."""
         for downstream in self.clusters.values():
-            assert downstream.agent is not None
-            downstream.agent.start()
             if _serves_flux(downstream.server):
                 downstream.flux.start()
         for flux in fluxes:
             flux.start()
         if self.remote is not None:
             self.remote.start()
+            self.remote_host.start()
         self.host.start()
+        self._started = True  # stop() stops the manager even when its start failed
         self.manager.start()
-        self._started = True
+        for name, downstream in self.clusters.items() if agents else ():
+            kubeconfig = agent_kubeconfig(self.management, self.tmp_path, WS, name)
+            config = AgentConfig(workspace=WS, cluster=name)
+            downstream.agent = Agent(self.host, self._open(kubeconfig), downstream.store, config)
+            downstream.agent.start()
 
     def stop(self) -> None:
         if self._started:
@@ -142,6 +163,7 @@ class HttpFleet:
         for flux in self.extra_fluxes:
             flux.informer.stop()
         if self.remote is not None:
+            self.remote_host.stop()
             self.remote.stop()
         for store in self.stores:
             store.close()
@@ -154,7 +176,10 @@ class HttpFleet:
         return server
 
     def _connect(self, server: ApiServer, name: str) -> KubeStore:
-        kubeconfig = server.kubeconfig(self.tmp_path / f"{name}.kubeconfig")
+        """A store on `server` as its admin."""
+        return self._open(server.kubeconfig(self.tmp_path / f"{name}.kubeconfig"))
+
+    def _open(self, kubeconfig: Path) -> KubeStore:
         store = KubeStore.from_kubeconfig(kubeconfig, None, FAST)
         self.stores.append(store)
         return store
@@ -183,6 +208,15 @@ class HttpFleet:
 
     def bundle_deployments(self) -> list[Obj]:
         return self.management.store.list(BUNDLE_DEPLOYMENT).items
+
+
+@pytest.fixture
+def http_fleets() -> Iterator[list[HttpFleet]]:
+    """Fleets a test builds (appended to the list), every one stopped after the test."""
+    built: list[HttpFleet] = []
+    yield built
+    for fleet in built:
+        fleet.stop()
 
 
 def _serves_flux(server: ApiServer) -> bool:

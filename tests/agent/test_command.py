@@ -20,6 +20,7 @@ from tests.agent.http_fleet import eventually
 from tests.agent.objects import bd_object
 from tests.builders import WS, cluster
 from tests.cli_helpers import run_command
+from tests.identities import agent_identity_by_hand
 
 STOP_WAIT = 20.0
 
@@ -30,14 +31,18 @@ def servers() -> Iterator[tuple[ApiServer, ApiServer]]:
         yield management, downstream
 
 
+# Free ports on loopback: tests never listen on every interface or on fixed ports.
+LOOPBACK_ENDPOINTS = ("--metrics-addr", "127.0.0.1:0", "--health-addr", "127.0.0.1:0")
+
+
 def test_pull_agent_deploys_reports_and_stops_on_sigterm(
     servers: tuple[ApiServer, ApiServer], tmp_path: Path
 ) -> None:
     management, downstream = servers
     namespace = cluster_namespace(WS, "c1")
-    for name in (WS, namespace):
-        management.store.create(NAMESPACE, {"metadata": {"name": name}})
+    management.store.create(NAMESPACE, {"metadata": {"name": WS}})
     management.store.create(CLUSTER, cluster("c1").to_wire())
+    agent_kubeconfig = agent_identity_by_hand(management, tmp_path, WS, "c1")
     management.store.create(BUNDLE_DEPLOYMENT, bd_object())
     flux_host = Host(downstream.store, workers=1)
     flux = SimulatedFlux(flux_host, downstream.store, lambda _: (f"{WS}/c1", {}))
@@ -48,9 +53,10 @@ def test_pull_agent_deploys_reports_and_stops_on_sigterm(
         "--cluster",
         f"{WS}/c1",
         "--management-kubeconfig",
-        str(management.kubeconfig(tmp_path / "management")),
+        str(agent_kubeconfig),
         "--kubeconfig",
         str(downstream.kubeconfig(tmp_path / "downstream")),
+        *LOOPBACK_ENDPOINTS,
     ]
     process = subprocess.Popen(
         [sys.executable, "-m", "bundler", *argv], stderr=subprocess.PIPE, text=True

@@ -9,56 +9,56 @@ from bundler.errors import InvalidInputError
 HEAD = "apiVersion: bundler.dev/v1alpha1\nkind: Bundle\nmetadata: {name: b}\n"
 
 CASES = [
-    ("bad-yaml", "a: [1", "f.yaml:0", None, "malformed YAML"),
+    ("bad-yaml", "a: [1", "f.yaml:1", None, "malformed YAML"),
     (
         "bad-yaml-second-doc",
         HEAD + "spec: {helm: {chart: c}}\n---\na: [",
-        "f.yaml:1",
+        "f.yaml:6",
         None,
         "malformed YAML",
     ),
-    ("not-a-mapping", "- 1\n- 2", "f.yaml:0", None, "expected a mapping"),
+    ("not-a-mapping", "- 1\n- 2", "f.yaml:1", None, "expected a mapping"),
     (
         "unknown-field",
         HEAD + "spec: {helm: {chart: c, chrt: x}}",
-        "f.yaml:0",
+        "f.yaml:4",
         "spec.helm.chrt",
         "unknown field",
     ),
-    ("missing-spec", HEAD, "f.yaml:0", "spec", "required field is missing"),
+    ("missing-spec", HEAD, "f.yaml:1", "spec", "required field is missing"),
     (
         "bad-operator",
-        HEAD + "spec: {helm: {}, targets: [{clusterSelector: {matchExpressions: "
-        "[{key: a, operator: Has}]}}]}",
-        "f.yaml:0",
+        HEAD + "spec:\n  helm: {}\n  targets:\n  - clusterSelector:\n      matchExpressions:\n"
+        "      - key: a\n        operator: Maybe\n",
+        "f.yaml:10",
         "spec.targets[0].clusterSelector.matchExpressions[0].operator",
-        "Input should be",
+        '"Maybe" is not one of In, NotIn, Exists, DoesNotExist',
     ),
     (
         "wrong-kind",
         "apiVersion: v1\nkind: Pod\nmetadata: {name: p}",
-        "f.yaml:0",
+        "f.yaml:2",
         "kind",
         "unsupported kind 'Pod'",
     ),
     (
         "wrong-api-version",
         "apiVersion: fleet.cattle.io/v1alpha1\nkind: Bundle\nmetadata: {name: p}",
-        "f.yaml:0",
+        "f.yaml:1",
         "apiVersion",
         "unsupported apiVersion",
     ),
     (
         "bad-percent",
         HEAD + "spec: {helm: {}, rolloutStrategy: {maxUnavailable: 10x}}",
-        "f.yaml:0",
+        "f.yaml:4",
         "spec.rolloutStrategy.maxUnavailable",
         "",
     ),
     (
         "bad-duration",
         HEAD + "spec: {helm: {timeout: 5 minutes}}",
-        "f.yaml:0",
+        "f.yaml:4",
         "spec.helm.timeout",
         "pattern",
     ),
@@ -68,7 +68,7 @@ CASES = [
 @pytest.mark.parametrize(
     ("text", "where", "field", "message"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
 )
-def test_invalid_documents_name_document_and_field(
+def test_errors_point_at_the_line_of_the_offending_field(
     text: str, where: str, field: str | None, message: str
 ) -> None:
     with pytest.raises(InvalidInputError) as err:

@@ -29,9 +29,10 @@ def server() -> Iterator[ApiServer]:
 class Http:
     """JSON over HTTP to one server: every call returns (status code, decoded body)."""
 
-    def __init__(self, base: str) -> None:
+    def __init__(self, base: str, token: str) -> None:
         self.base = base
         self.session = requests.Session()
+        self.session.headers["Authorization"] = f"Bearer {token}"
 
     def call(self, method: str, path: str, body: Any = None, **kwargs: Any) -> tuple[int, Obj]:
         data = None if body is None else json.dumps(body)
@@ -44,7 +45,7 @@ class Http:
 
 @pytest.fixture
 def api(server: ApiServer) -> Iterator[Http]:
-    client = Http(server.url)
+    client = Http(server.url, server.admin_token)
     yield client
     client.close()
 
@@ -52,10 +53,10 @@ def api(server: ApiServer) -> Iterator[Http]:
 class WatchReader:
     """Reads a watch response line by line, with a socket timeout so a test can never hang."""
 
-    def __init__(self, base: str, path: str) -> None:
+    def __init__(self, base: str, path: str, token: str) -> None:
         url = urlsplit(base)
         self.connection = http.client.HTTPConnection(url.hostname or "", url.port, timeout=10)
-        self.connection.request("GET", path)
+        self.connection.request("GET", path, headers={"Authorization": f"Bearer {token}"})
         self.response = self.connection.getresponse()
 
     def next(self) -> dict[str, Any] | None:
@@ -90,7 +91,7 @@ def open_watch(server: ApiServer) -> Iterator[Callable[[str], WatchReader]]:
     opened: list[WatchReader] = []
 
     def start(path: str) -> WatchReader:
-        reader = WatchReader(server.url, path)
+        reader = WatchReader(server.url, path, server.admin_token)
         opened.append(reader)
         return reader
 

@@ -221,7 +221,7 @@ def test_discovery_documents(api: Http) -> None:
 
 def test_served_kinds_can_be_chosen(tmp_path: object) -> None:
     with ApiServer(resources=[SECRET]) as server:
-        api = Http(server.url)
+        api = Http(server.url, server.admin_token)
         assert api.call("GET", "/api/v1/namespaces/ws/secrets")[0] == 200
         assert api.call("GET", BUNDLES)[0] == 404
         assert api.call("GET", "/apis")[1]["groups"] == []
@@ -249,7 +249,10 @@ def test_chunked_request_bodies_are_read(server: ApiServer) -> None:
     response = requests.post(
         server.url + BUNDLES,
         data=iter([body[:10], body[10:]]),
-        headers={"Content-Type": "application/json"},
+        headers={
+            "Content-Type": "application/json",
+            "Authorization": f"Bearer {server.admin_token}",
+        },
         timeout=10,
     )
     assert response.request.headers.get("Transfer-Encoding") == "chunked"

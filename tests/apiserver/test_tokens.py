@@ -91,7 +91,7 @@ def test_other_secrets_are_left_alone(api: Http, account: Obj, body: Obj) -> Non
 def without_tokens() -> Iterator[Http]:
     with ApiServer(token_controller=False) as running:
         running.store.create(NAMESPACE, {"metadata": {"name": "ws"}})
-        client = Http(running.url)
+        client = Http(running.url, running.admin_token)
         yield client
         client.close()
 

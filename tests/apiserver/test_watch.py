@@ -53,10 +53,12 @@ def test_watch_objects_carry_their_resource_version(api: Http, open_watch: OpenW
 
 def test_too_old_version_is_a_410_error_event() -> None:
     with ApiServer(MemoryStore(history_size=1)) as server:
-        api = Http(server.url)
+        api = Http(server.url, server.admin_token)
         for name in ("ws", "other", "third"):
             api.call("POST", "/api/v1/namespaces", {"metadata": {"name": name}})
-        watch = WatchReader(server.url, f"{BUNDLES}?watch=true&resourceVersion=1")
+        watch = WatchReader(
+            server.url, f"{BUNDLES}?watch=true&resourceVersion=1", server.admin_token
+        )
         try:
             assert watch.response.status == 200
             event = watch.next()
@@ -129,7 +131,7 @@ def test_store_writes_reach_http_watchers(server: ApiServer, open_watch: OpenWat
 
 def test_stop_ends_open_watch_streams() -> None:
     server = ApiServer().start()
-    watch = WatchReader(server.url, "/api/v1/namespaces?watch=true")
+    watch = WatchReader(server.url, "/api/v1/namespaces?watch=true", server.admin_token)
     assert watch.response.status == 200
     ended = threading.Event()
 

@@ -2,14 +2,15 @@
 in-memory store, a KubeStore talking to it, and a runtime Host on a manual clock.
 
 Tests write the world (CAPI Clusters, Secrets, Namespaces) straight into the server's store and
-read what the importer wrote back from it; the importer itself only ever goes through HTTP.
+read what the importer wrote back from it; the importer itself only ever goes through HTTP, as the
+manager's ServiceAccount with exactly the manager's RBAC (tests.identities).
 """
 
 from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ import pytest
 from bundler.api.resources import ALL_KINDS, CAPI_CLUSTER, CLUSTER, NAMESPACE, Resource
 from bundler.apiserver import ApiServer
 from bundler.capi.start import CapiImporter, CapiImportOptions, start_capi_importer
+from bundler.core.rbac import MANAGER_RULES, PolicyRule
 from bundler.kube.store import KubeStore
 from bundler.runtime.clock import ManualClock
 from bundler.runtime.host import Host
@@ -26,6 +28,7 @@ from bundler.store.errors import NotFound
 from bundler.store.memory import MemoryStore
 from bundler.store.protocol import Obj
 from tests.capi.capi_objects import WS
+from tests.identities import manager_kubeconfig
 
 # Longest a test waits (real seconds) for the importer to catch up; never asserted on.
 PATIENCE = 10.0
@@ -115,12 +118,15 @@ def make_fleet(tmp_path: Path) -> Iterator[MakeFleet]:
         *,
         resources: tuple[Resource, ...] = ALL_KINDS,
         namespaces: dict[str, dict[str, str]] | None = None,
+        rules: Iterable[PolicyRule] = MANAGER_RULES,
     ) -> Fleet:
         server = ApiServer(resources=resources).start()
         for name, labels in (namespaces or {WS: {}}).items():
             server.store.create(NAMESPACE, {"metadata": {"name": name, "labels": labels}})
-        kubeconfig = server.kubeconfig(tmp_path / f"kubeconfig-{len(started)}")
-        store = KubeStore.from_kubeconfig(kubeconfig)
+        # The importer is part of the manager: it runs with exactly the manager's RBAC.
+        directory = tmp_path / f"fleet-{len(started)}"
+        directory.mkdir()
+        store = KubeStore.from_kubeconfig(manager_kubeconfig(server, directory, rules))
         clock = ManualClock()
         host = Host(store, clock=clock, name="capi-test")
         fleet = Fleet(server, host, clock, None, [store])

@@ -217,10 +217,15 @@ def test_labelling_the_namespace_imports_and_unlabelling_releases(fleet: Fleet) 
     fleet.wait_gone(CLUSTER, "eu-1")
 
 
-def test_mode_off_and_servers_without_cluster_api_get_no_importer(make_fleet: MakeFleet) -> None:
+def test_mode_off_and_servers_without_cluster_api_get_no_importer(
+    make_fleet: MakeFleet, caplog: pytest.LogCaptureFixture
+) -> None:
     assert make_fleet(CapiImportOptions(mode=ImportMode.OFF)).importer is None
     no_capi = tuple(r for r in ALL_KINDS if r not in CAPI_KINDS)
     assert make_fleet(resources=no_capi).importer is None
+    # With the import on, the missing Cluster API CRD is a warning in the user's terms.
+    (warning,) = [r for r in caplog.records if r.levelname == "WARNING"]
+    assert "serves no Cluster API Cluster kind (clusters.cluster.x-k8s.io)" in warning.message
 
 
 def test_v1beta2_is_preferred_when_both_are_served(fleet: Fleet) -> None:

@@ -30,7 +30,11 @@ POOL = {"encapsulation": "VXLAN", "natOutgoing": "Enabled", "nodeSelector": "all
 
 
 def docs(*bodies: dict[str, Any]) -> list[Document]:
-    return [Document("inputs.yaml", index, body) for index, body in enumerate(bodies)]
+    # As if each document were 10 lines long, so that the document's first line is told apart.
+    return [
+        Document("inputs.yaml", index, body, line=10 * index + 1)
+        for index, body in enumerate(bodies)
+    ]
 
 
 def credentials_secret(name: str, namespace: str | None = WS) -> dict[str, Any]:
@@ -200,44 +204,44 @@ def test_a_missing_namespace_defaults_like_other_inputs() -> None:
     [
         (
             [{**capi_cluster("a"), "apiVersion": "cluster.x-k8s.io/v1alpha4"}],
-            r"inputs.yaml:0: apiVersion: unsupported apiVersion 'cluster.x-k8s.io/v1alpha4'",
+            r"inputs.yaml:1: apiVersion: unsupported apiVersion 'cluster.x-k8s.io/v1alpha4'",
         ),
         (
             [capi_cluster("a"), capi_cluster("a", Version.V1BETA1)],
-            r"inputs.yaml:1: metadata.name: "
-            r"CAPI Cluster capi-ws/a is also defined at inputs.yaml:0",
+            r"inputs.yaml:11: metadata.name: "
+            r"CAPI Cluster capi-ws/a is also defined at inputs.yaml:1",
         ),
         (
             [{"apiVersion": "v1", "kind": "Secret", "metadata": {}}],
-            r"inputs.yaml:0: metadata.name: required field is missing",
+            r"inputs.yaml:1: metadata.name: required field is missing",
         ),
         (
             [capi_cluster("a", Version.V1BETA1, cluster_class="Not_A_Name")],
-            r"inputs.yaml:0: spec.topology.class: ClusterClass name 'Not_A_Name'",
+            r"inputs.yaml:1: spec.topology.class: ClusterClass name 'Not_A_Name'",
         ),
         (
             [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}],
-            r"inputs.yaml:0: kind: not a Cluster API input",
+            r"inputs.yaml:1: kind: not a Cluster API input",
         ),
         (
             [{**credentials_secret("creds"), "type": 5}],
-            r"inputs.yaml:0: type: must be a string, got a number",
+            r"inputs.yaml:1: type: must be a string, got a number",
         ),
         (
             [{**credentials_secret("creds"), "stringData": {"user name": "u"}}],
-            r"inputs.yaml:0: stringData: key 'user name' must be at most 253 letters",
+            r"inputs.yaml:1: stringData: key 'user name' must be at most 253 letters",
         ),
         (
             [{**credentials_secret("creds"), "data": {"..x": "dQ=="}}],
-            r"inputs.yaml:0: data: key '..x' must be .* nor start with '..'",
+            r"inputs.yaml:1: data: key '..x' must be .* nor start with '..'",
         ),
         (
             [{**credentials_secret("creds"), "data": {"password": "not base64!"}}],
-            r"inputs.yaml:0: data.password: is not valid base64",
+            r"inputs.yaml:1: data.password: is not valid base64",
         ),
         (
             [credentials_secret("Not_A_Name")],
-            r"inputs.yaml:0: metadata.name: 'Not_A_Name' is not a valid",
+            r"inputs.yaml:1: metadata.name: 'Not_A_Name' is not a valid",
         ),
     ],
     ids=[

@@ -134,11 +134,11 @@ def test_template_error_on_one_cluster_exits_1_and_others_still_print(
 
 
 BAD_INPUTS = [
-    ("bad-yaml", "kind: Bundle\nmetadata: {name: [x", "in.yaml:0: malformed YAML"),
+    ("bad-yaml", "kind: Bundle\nmetadata: {name: [x", "in.yaml:2: malformed YAML"),
     (
         "unknown-field",
         BUNDLE.replace("chart: app", "chart: app\n    colour: blue"),
-        "in.yaml:0: spec.helm.colour: unknown field",
+        "in.yaml:9: spec.helm.colour: unknown field",
     ),
     (
         "bad-selector-operator",
@@ -146,7 +146,8 @@ BAD_INPUTS = [
             "{clusterSelector: {}}",
             "{clusterSelector: {matchExpressions: [{key: a, operator: Like}]}}",
         ),
-        "in.yaml:0: spec.targets[0].clusterSelector.matchExpressions[0].operator:",
+        'in.yaml:11: spec.targets[0].clusterSelector.matchExpressions[0].operator: "Like" is '
+        "not one of In, NotIn, Exists, DoesNotExist",
     ),
     (
         "invalid-selector-values",
@@ -154,17 +155,17 @@ BAD_INPUTS = [
             "{clusterSelector: {}}",
             "{clusterSelector: {matchExpressions: [{key: a, operator: In}]}}",
         ),
-        "in.yaml:0: spec.targets[0].clusterSelector.matchExpressions[0].values:",
+        "in.yaml:11: spec.targets[0].clusterSelector.matchExpressions[0].values:",
     ),
     (
-        "wrong-kind",
-        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}",
-        "in.yaml:0: kind: unsupported kind 'ConfigMap'",
+        "wrong-kind-of-ours",
+        "apiVersion: bundler.dev/v1alpha1\nkind: Bundel\nmetadata: {name: x}",
+        "in.yaml:2: kind: unsupported kind 'Bundel'",
     ),
     (
         "duplicate",
         BUNDLE + "---" + BUNDLE,
-        "in.yaml:1: metadata.name: Bundle ws/app is also defined at",
+        "in.yaml:15: metadata.name: Bundle ws/app is also defined at",
     ),
 ]
 
@@ -172,7 +173,7 @@ BAD_INPUTS = [
 @pytest.mark.parametrize(
     ("text", "message"), [c[1:] for c in BAD_INPUTS], ids=[c[0] for c in BAD_INPUTS]
 )
-def test_invalid_input_exits_2_with_file_doc_field_message(
+def test_invalid_input_exits_2_with_file_line_field_message(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, text: str, message: str
 ) -> None:
     (tmp_path / "in.yaml").write_text(text)
@@ -239,3 +240,66 @@ def test_python_dash_m_bundler_behaves_like_bundler() -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert "kind: BundleDeployment" in proc.stdout
+
+
+MISSING_REFERENCES = BUNDLE.replace(
+    "targets: [{clusterSelector: {}}]",
+    "targets: [{name: prod, clusterGroup: prodution}, {clusterName: a}]\n"
+    "  dependsOn: [{name: nope}]",
+)
+
+
+def test_render_warns_naming_a_missing_cluster_group_and_dependency(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "in.yaml").write_text(CLUSTERS + "---" + MISSING_REFERENCES)
+    code, _, err = run_cli(capsys, "render", "-f", str(tmp_path))
+    assert code == 0
+    assert (
+        "warning: Bundle ws/app: spec.targets[0].clusterGroup: ClusterGroup ws/prodution does "
+        "not exist, so it targets nothing" in err
+    )
+    assert "warning: Bundle ws/app: spec.dependsOn[0]: Bundle ws/nope does not exist" in err
+
+
+def test_explain_says_the_cluster_group_does_not_exist(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "in.yaml").write_text(CLUSTERS + "---" + MISSING_REFERENCES)
+    argv = ("explain", "-f", str(tmp_path), "--bundle", "ws/app", "--cluster", "ws/a")
+    code, out, err = run_cli(capsys, *argv)
+    assert code == 0
+    assert "prod: does not match (clusterGroup: ClusterGroup ws/prodution does not exist)" in out
+    assert "Bundle ws/nope does not exist" in err
+
+
+@pytest.mark.parametrize("fmt", ["yaml", "json"])
+def test_explain_output_flag_prints_the_explanation_with_camel_case_keys(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, fmt: str
+) -> None:
+    (tmp_path / "in.yaml").write_text(CLUSTERS + "---" + MISSING_REFERENCES)
+    argv = ("explain", "-f", str(tmp_path), "--bundle", "ws/app", "--cluster", "ws/a", "-o", fmt)
+    code, out, _ = run_cli(capsys, *argv)
+    assert code == 0
+    explained = json.loads(out) if fmt == "json" else yaml.safe_load(out)
+    assert explained["deployed"] is True
+    assert explained["clusterGroups"] == []
+    assert [t["matched"] for t in explained["targets"]] == [False, True]
+    assert explained["options"]["helm"]["values"] == {"tier": "gold"}
+    assert len(explained["warnings"]) == 2
+
+
+NO_VERSION = BUNDLE.replace("    version: 1.0.0\n", "").replace("${ cluster.labels.tier }", "x")
+
+
+def test_a_bundle_without_version_renders_as_the_range_star_until_resolved(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "in.yaml").write_text(CLUSTERS + "---" + NO_VERSION)
+    code, out, _ = run_cli(capsys, "render", "-f", str(tmp_path))
+    assert code == 0
+    docs = [d for d in yaml.safe_load_all(out) if d]
+    assert {d["spec"]["options"]["helm"]["version"] for d in docs} == {"*"}
+    code, _, err = run_cli(capsys, "render", "-f", str(tmp_path), "--flux")
+    assert code == 1 and "version '*' (no version means '*': the latest stable release)" in err
+    assert "--resolve" in err

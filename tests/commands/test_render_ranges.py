@@ -30,13 +30,13 @@ def docker_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return directory / "config.json"
 
 
-def inputs(tmp_path: Path, repo: str, version: str = "6.*") -> Path:
-    """Two bundles on one cluster: `ranged` (repo, `version`) and `pinned` (an exact version)."""
+def inputs(tmp_path: Path, repo: str, version: str | None = "6.*") -> Path:
+    """Two bundles on one cluster: `ranged` (repo, `version`; None: unset) and `pinned` (an exact
+    version)."""
+    ranged = bundle(ALL, name="ranged", helm={"repo": repo, "chart": CHART, "version": version})
     wire = [
         cluster("a").to_wire(),
-        bundle(
-            ALL, name="ranged", helm={"repo": repo, "chart": CHART, "version": version}
-        ).to_wire(),
+        ranged.to_wire(),  # to_wire leaves out a version of None
         bundle(ALL, name="pinned").to_wire(),
     ]
     path = tmp_path / "inputs.yaml"
@@ -91,6 +91,23 @@ def test_resolve_asks_the_registry(
     printed = by_kind(result.stdout)
     assert printed["BundleDeployment/ranged"]["spec"]["options"]["helm"]["version"] == "6.1.0"
     assert printed["OCIRepository/ranged"]["spec"]["ref"]["tag"] == "6.1.0"
+
+
+def test_no_version_resolves_to_the_latest_stable_release_like_the_range_star(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    oci_registry: LocalRegistry,
+    request: pytest.FixtureRequest,
+) -> None:
+    path = unique_path(request.node.name)
+    for version in ("6.1.0", "7.0.0", "8.0.0-rc.1"):
+        push(oci_registry, path, version, tmp_path)
+    argv = ("render", "-f", str(inputs(tmp_path, oci_registry.oci(path), version=None)))
+    result = run_cli(capsys, *argv, "--flux", "--resolve", "-o", "json")
+    assert (result.code, result.stderr) == (0, "")
+    printed = by_kind(result.stdout)
+    assert printed["BundleDeployment/ranged"]["spec"]["options"]["helm"]["version"] == "7.0.0"
+    assert printed["OCIRepository/ranged"]["spec"]["ref"]["tag"] == "7.0.0"
 
 
 def test_a_range_that_does_not_resolve_is_an_error_line(

@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from bundler.core.merge import deep_merge
+from bundler.core.merge import deep_merge, merge_helm
 
 CASES = [
     ("scalar-replaces", {"a": 1}, {"a": 2}, {"a": 2}),
@@ -34,3 +34,34 @@ def test_inputs_are_not_aliased() -> None:
     merged = deep_merge(base, {})
     merged["a"]["list"].append(2)
     assert base == {"a": {"list": [1]}}
+
+
+CM_A = {"kind": "ConfigMap", "name": "a"}
+CM_B = {"kind": "ConfigMap", "name": "b"}
+SECRET_A = {"kind": "Secret", "name": "a", "valuesKey": "v.yaml"}
+
+
+@pytest.mark.parametrize(
+    ("base", "over", "want"),
+    [
+        ([CM_A], [CM_B], [CM_A, CM_B]),
+        ([CM_A, CM_B], [CM_B, SECRET_A], [CM_A, CM_B, SECRET_A]),
+        (None, [CM_A], [CM_A]),
+        ([CM_A], None, [CM_A]),
+    ],
+    ids=["appended", "duplicates-dropped", "target-only", "bundle-only"],
+)
+def test_target_values_from_entries_are_appended_to_the_bundles(
+    base: list[dict[str, str]] | None,
+    over: list[dict[str, str]] | None,
+    want: list[dict[str, str]],
+) -> None:
+    def helm(values_from: list[dict[str, str]] | None) -> dict[str, Any]:
+        return {"chart": "c"} if values_from is None else {"valuesFrom": values_from}
+
+    assert merge_helm(helm(base), helm(over))["valuesFrom"] == want
+
+
+def test_other_lists_still_replace_in_helm_options() -> None:
+    merged = merge_helm({"values": {"l": [1, 2]}}, {"values": {"l": [3]}})
+    assert merged["values"] == {"l": [3]}

@@ -449,3 +449,37 @@ def test_group_recompute_equal_ignoring_time() -> None:
         cluster_group_status(GROUP_MEMBERS, GROUP_PLACEMENTS, previous=first.conditions, now="t2")
         == first
     )
+
+
+WAITING = {
+    "type": "Deployed",
+    "status": "Unknown",
+    "reason": "DependencyNotReady",
+    "message": "waiting for bundle cert-manager to be Ready on this cluster (dependsOn)",
+}
+STALE_FAILURE = {**APPLY_FAILED, "observedGeneration": 1}
+
+
+@pytest.mark.parametrize(
+    ("bd", "message"),
+    [
+        (
+            deployment(applied="v1", conditions=[WAITING]),
+            "DependencyNotReady: waiting for bundle cert-manager to be Ready on this cluster "
+            "(dependsOn)",
+        ),
+        (deployment(applied="v1"), "waiting for the agent to apply the deployment"),
+        (
+            deployment(applied="v1", conditions=[STALE_FAILURE], generation=2),
+            "waiting for the agent to apply the deployment",
+        ),
+    ],
+    ids=["waiting-on-depends-on", "not-seen-yet", "stale-failure"],
+)
+def test_a_deployment_waiting_for_depends_on_is_reported_with_the_agents_reason(
+    bd: BundleDeployment, message: str
+) -> None:
+    placement = Placement(BUNDLE, "fleet-default/c", bd)
+    assert placement.state is S.WAIT_APPLIED
+    (listed,) = status_of([placement]).nonReady
+    assert listed.message == message

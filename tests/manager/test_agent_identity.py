@@ -40,15 +40,15 @@ def test_namespace_is_labelled_with_its_cluster() -> None:
     assert ns["metadata"] == {"name": NS, "labels": LABELS}
 
 
-def test_identity_objects_and_where_they_live() -> None:
+def test_identity_objects_and_where_they_live_token_last() -> None:
     ws_role = workspace_role_name(CLUSTER)
     assert [(o.res, o.namespace, o.name) for o in agent_identity(WS, CLUSTER)] == [
         (SERVICE_ACCOUNT, NS, AGENT_NAME),
-        (SECRET, NS, AGENT_TOKEN_SECRET),
         (ROLE, NS, AGENT_NAME),
         (ROLE_BINDING, NS, AGENT_NAME),
         (ROLE, WS, ws_role),
         (ROLE_BINDING, WS, ws_role),
+        (SECRET, NS, AGENT_TOKEN_SECRET),
     ]
     assert all(
         LABELS.items() <= o.body["metadata"]["labels"].items() for o in agent_identity(WS, CLUSTER)
@@ -131,10 +131,10 @@ def test_binding_to_another_role_is_recreated(role: str, expected: bool) -> None
     ("group", "resource", "verbs", "names"),
     [
         ("bundler.dev", "bundledeployments", ["get", "list", "watch"], None),
-        ("bundler.dev", "bundledeployments/status", ["get", "update", "patch"], None),
-        ("", "secrets", ["get", "list", "watch"], None),
+        ("bundler.dev", "bundledeployments/status", ["patch"], None),
+        ("", "secrets", ["get"], None),
     ],
-    ids=["read-deployments", "write-deployment-status", "read-secrets"],
+    ids=["read-deployments", "write-deployment-status", "get-secrets-by-name-only"],
 )
 def test_namespace_role_rules(
     group: str, resource: str, verbs: list[str], names: list[str] | None
@@ -163,14 +163,8 @@ def test_workspace_role_is_limited_to_its_own_cluster() -> None:
     assert rules == [
         {
             "apiGroups": ["bundler.dev"],
-            "resources": ["clusters"],
-            "verbs": ["get"],
-            "resourceNames": [CLUSTER],
-        },
-        {
-            "apiGroups": ["bundler.dev"],
             "resources": ["clusters/status"],
-            "verbs": ["get", "update", "patch"],
+            "verbs": ["patch"],
             "resourceNames": [CLUSTER],
         },
     ]

@@ -213,6 +213,18 @@ def test_range_is_resolved_once_for_every_cluster(
     assert status_of(store, BUNDLE, "app")["resolvedVersion"] == "1.3.0"
 
 
+def test_a_bundle_without_version_deploys_the_latest_stable_release_resolved_centrally(
+    store: MemoryStore, start_manager: StartManager
+) -> None:
+    resolver = Resolver("2.4.0")
+    create_world(store, world(cluster("a"), cluster("b"), bundle(ALL, helm={"version": None})))
+    settle(start_manager(store, resolver=resolver))
+    assert resolver.asked == [("https://charts.example.com", "app", "*", None)]
+    versions = {k: bd["spec"]["options"]["helm"]["version"] for k, bd in deployments(store).items()}
+    assert versions == {("a", "app"): "2.4.0", ("b", "app"): "2.4.0"}
+    assert status_of(store, BUNDLE, "app")["resolvedVersion"] == "2.4.0"
+
+
 def test_a_range_nothing_matches_yet_is_asked_again_after_poll_interval(
     store: MemoryStore, start_manager: StartManager, clock: ManualClock
 ) -> None:

@@ -12,16 +12,19 @@ from typing import Any
 
 import pytest
 
-from bundler.api.resources import CLUSTER, NAMESPACE
+from bundler.api.resources import CLUSTER, CORE_KINDS, NAMESPACE
 from bundler.apiserver import ApiServer
 from bundler.commands import manager as command
 from bundler.errors import InvalidInputError
 from bundler.manager.options import ManagerOptions
 from tests.builders import WS, cluster
 from tests.cli_helpers import parse_args, run_cli, run_command
+from tests.identities import manager_kubeconfig
 from tests.manager.conftest import WAIT
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+# Free ports on loopback: tests never listen on every interface or on fixed ports.
+LOOPBACK_ENDPOINTS = ("--metrics-addr", "127.0.0.1:0", "--health-addr", "127.0.0.1:0")
 
 
 @pytest.mark.parametrize(
@@ -95,12 +98,36 @@ def test_missing_kubeconfig_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert result.stderr.startswith("error: ") and "/nonexistent/kubeconfig" in result.stderr
 
 
+def test_manager_without_kubeconfig_says_set_kubeconfig_or_pass_it(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    result = run_cli(capsys, "manager")
+    assert result.code == 2
+    assert "set $KUBECONFIG or pass --kubeconfig" in result.stderr
+
+
+def test_a_server_without_bundlers_crds_is_named_in_the_users_terms(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    with ApiServer(resources=CORE_KINDS) as server:
+        kubeconfig = server.kubeconfig(tmp_path / "kubeconfig")
+        result = run_cli(capsys, "manager", "--kubeconfig", str(kubeconfig), "--capi-import=off")
+    assert result.code == 1
+    assert "the server does not serve Bundle (bundles.bundler.dev): install bundler's CRDs" in (
+        result.stderr
+    )
+
+
 def test_runs_until_sigterm(tmp_path: Path) -> None:
     with ApiServer() as server:
         server.store.create(NAMESPACE, {"metadata": {"name": WS}})
         server.store.create(CLUSTER, cluster("a").to_wire())
-        kubeconfig = server.kubeconfig(tmp_path / "kubeconfig")
-        process = start_bundler("manager", "--kubeconfig", str(kubeconfig), "--namespace", WS)
+        kubeconfig = manager_kubeconfig(server, tmp_path)
+        process = start_bundler(
+            "manager", "--kubeconfig", str(kubeconfig), "--namespace", WS, *LOOPBACK_ENDPOINTS
+        )
         try:
             deadline = time.monotonic() + WAIT
             while not server.store.get(CLUSTER, "a", WS).get("status", {}).get("namespace"):

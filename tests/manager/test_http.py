@@ -25,6 +25,7 @@ from bundler.runtime.clock import ManualClock
 from bundler.store.errors import NotFound
 from bundler.store.memory import MemoryStore
 from tests.builders import WS, bundle, cluster
+from tests.identities import admin_store, manager_kubeconfig
 from tests.manager.conftest import (
     EXAMPLES,
     CountingStore,
@@ -55,11 +56,12 @@ def server(clock: ManualClock) -> Iterator[ApiServer]:
 
 @pytest.fixture
 def connect(server: ApiServer, tmp_path: Path) -> Iterator[Callable[[], KubeStore]]:
-    """Opens KubeStores on the server through a kubeconfig; closes them after the test."""
+    """Opens KubeStores on the server as the manager's ServiceAccount, with exactly the manager's
+    RBAC (tests.identities); closes them after the test."""
     opened: list[KubeStore] = []
+    kubeconfig = manager_kubeconfig(server, tmp_path)
 
     def open_store() -> KubeStore:
-        kubeconfig = server.kubeconfig(tmp_path / "kubeconfig")
         opened.append(KubeStore.from_kubeconfig(kubeconfig, None, FAST))
         return opened[-1]
 
@@ -70,7 +72,15 @@ def connect(server: ApiServer, tmp_path: Path) -> Iterator[Callable[[], KubeStor
 
 @pytest.fixture
 def remote(connect: Callable[[], KubeStore]) -> KubeStore:
+    """The manager's store."""
     return connect()
+
+
+@pytest.fixture
+def admin(server: ApiServer, tmp_path: Path) -> Iterator[KubeStore]:
+    """The test's own store, as the cluster admin (what `kubectl` would do)."""
+    with admin_store(server, tmp_path) as store:
+        yield store
 
 
 def writes(server: ApiServer) -> int:
@@ -79,10 +89,10 @@ def writes(server: ApiServer) -> int:
 
 
 def test_examples_give_what_render_gives(
-    server: ApiServer, remote: KubeStore, start_manager: StartManager
+    server: ApiServer, admin: KubeStore, remote: KubeStore, start_manager: StartManager
 ) -> None:
     examples = load_world(EXAMPLES)
-    create_world(remote, examples)
+    create_world(admin, examples)
     settle_remote(start_manager(remote), server.store)
     expected, _ = render_world(examples, with_flux=False)
     assert sorted(map(essentials, expected), key=str) == sorted(
@@ -91,31 +101,31 @@ def test_examples_give_what_render_gives(
 
 
 def test_label_change_moves_deployments(
-    server: ApiServer, remote: KubeStore, start_manager: StartManager
+    server: ApiServer, admin: KubeStore, remote: KubeStore, start_manager: StartManager
 ) -> None:
     prod = [{"clusterSelector": {"matchLabels": {"env": "prod"}}}]
-    create_world(remote, world(cluster("a", {"env": "prod"}), cluster("b"), bundle(prod)))
+    create_world(admin, world(cluster("a", {"env": "prod"}), cluster("b"), bundle(prod)))
     manager = start_manager(remote)
     settle_remote(manager, server.store)
     assert set(deployments(server.store)) == {("a", "app")}
-    remote.patch(CLUSTER, "a", {"metadata": {"labels": {"env": None}}}, WS)
-    remote.patch(CLUSTER, "b", {"metadata": {"labels": {"env": "prod"}}}, WS)
+    admin.patch(CLUSTER, "a", {"metadata": {"labels": {"env": None}}}, WS)
+    admin.patch(CLUSTER, "b", {"metadata": {"labels": {"env": "prod"}}}, WS)
     settle_remote(manager, server.store)
     assert set(deployments(server.store)) == {("b", "app")}
 
 
 def test_deletions_clean_up(
-    server: ApiServer, remote: KubeStore, start_manager: StartManager
+    server: ApiServer, admin: KubeStore, remote: KubeStore, start_manager: StartManager
 ) -> None:
     create_world(
-        remote,
+        admin,
         world(cluster("a"), cluster("b"), bundle(ALL, name="one"), bundle(ALL, name="two")),
     )
     manager = start_manager(remote)
     settle_remote(manager, server.store)
     assert len(deployments(server.store)) == 4
-    remote.delete(BUNDLE, "one", WS)
-    remote.delete(CLUSTER, "a", WS)
+    admin.delete(BUNDLE, "one", WS)
+    admin.delete(CLUSTER, "a", WS)
     settle_remote(manager, server.store)
     assert set(deployments(server.store)) == {("b", "two")}
     for res, name, namespace in (
@@ -128,10 +138,10 @@ def test_deletions_clean_up(
 
 
 def test_template_error_leaves_other_clusters_deployed(
-    server: ApiServer, remote: KubeStore, start_manager: StartManager
+    server: ApiServer, admin: KubeStore, remote: KubeStore, start_manager: StartManager
 ) -> None:
     clusters = [cluster("eu", {"region": "eu"}), cluster("us", {"region": "us"}), cluster("x")]
-    create_world(remote, world(*clusters, bundle(ALL, helm=REGION)))
+    create_world(admin, world(*clusters, bundle(ALL, helm=REGION)))
     settle_remote(start_manager(remote), server.store)
     assert set(deployments(server.store)) == {("eu", "app"), ("us", "app")}
     status = status_of(server.store, BUNDLE, "app")
@@ -142,35 +152,35 @@ def test_template_error_leaves_other_clusters_deployed(
 
 
 def test_conflict_is_retried(
-    server: ApiServer, remote: KubeStore, start_manager: StartManager
+    server: ApiServer, admin: KubeStore, remote: KubeStore, start_manager: StartManager
 ) -> None:
-    create_world(remote, world(cluster("a"), cluster("b"), bundle(ALL)))
+    create_world(admin, world(cluster("a"), cluster("b"), bundle(ALL)))
     manager = start_manager(remote)
     settle_remote(manager, server.store)
     server.inject_failure(409, verb=Verb.UPDATE, resource=BUNDLE_DEPLOYMENT)
     server.reset_counts()
-    remote.patch(BUNDLE, "app", {"spec": {"helm": {"values": {"v": 2}}}}, WS)
+    admin.patch(BUNDLE, "app", {"spec": {"helm": {"values": {"v": 2}}}}, WS)
     settle_remote(manager, server.store)
     counts = server.request_counts()
     # Two deployments to update, one refused with 409 and retried after a fresh read.
     assert counts["update"] >= 3
     assert counts["get"] >= 1
     bd = server.store.get(BUNDLE_DEPLOYMENT, "app", cluster_namespace(WS, "a"))
-    remote.update(BUNDLE_DEPLOYMENT, bd)  # the injected 409 was used up by the manager
+    admin.update(BUNDLE_DEPLOYMENT, bd)  # the injected 409 was used up by the manager
     assert {
         k: bd["spec"]["options"]["helm"]["values"] for k, bd in deployments(server.store).items()
     } == {("a", "app"): {"v": 2}, ("b", "app"): {"v": 2}}
 
 
 def test_gone_watch_relists(
-    server: ApiServer, remote: KubeStore, start_manager: StartManager
+    server: ApiServer, admin: KubeStore, remote: KubeStore, start_manager: StartManager
 ) -> None:
-    create_world(remote, world(cluster("a"), bundle([{"clusterName": "b"}])))
+    create_world(admin, world(cluster("a"), bundle([{"clusterName": "b"}])))
     server.inject_failure(410, verb=Verb.WATCH, resource=CLUSTER)
     server.reset_counts()
     manager = start_manager(remote)
     settle_remote(manager, server.store)
-    remote.create(CLUSTER, cluster("b").to_wire())
+    admin.create(CLUSTER, cluster("b").to_wire())
     settle_remote(manager, server.store)
     # Only a relist after the 410 and a new watch let the manager see the new cluster.
     assert set(deployments(server.store)) == {("b", "app")}
@@ -178,12 +188,16 @@ def test_gone_watch_relists(
 
 
 def test_unchanged_world_resync_writes_nothing(
-    server: ApiServer, remote: KubeStore, start_manager: StartManager, clock: ManualClock
+    server: ApiServer,
+    admin: KubeStore,
+    remote: KubeStore,
+    start_manager: StartManager,
+    clock: ManualClock,
 ) -> None:
-    create_world(remote, load_world(EXAMPLES))
-    remote.create(SECRET, basic_auth_secret(CREDS, "u", "p"))
+    create_world(admin, load_world(EXAMPLES))
+    admin.create(SECRET, basic_auth_secret(CREDS, "u", "p"))
     private = bundle(ALL, name="private", helm={"secretRef": {"name": CREDS}})
-    create_world(remote, world(private))
+    create_world(admin, world(private))
     manager = start_manager(remote, resync_period=60.0)
     settle_remote(manager, server.store)
     assert server.store.get(SECRET, CREDS, cluster_namespace(WS, "dev-1"))
@@ -197,11 +211,12 @@ def test_unchanged_world_resync_writes_nothing(
 
 def test_only_the_leader_writes(
     server: ApiServer,
+    admin: KubeStore,
     connect: Callable[[], KubeStore],
     start_manager: StartManager,
     clock: ManualClock,
 ) -> None:
-    create_world(connect(), world(cluster("a"), bundle(ALL)))
+    create_world(admin, world(cluster("a"), bundle(ALL)))
     stores = [CountingStore(connect()), CountingStore(connect())]
     managers = [start_manager(s, leader_elect=True) for s in stores]
     for manager in managers:
@@ -215,21 +230,21 @@ def test_only_the_leader_writes(
 
     managers[leader].stop()
     clock.advance(2.0)
-    stores[follower].inner.create(CLUSTER, cluster("b").to_wire())
+    admin.create(CLUSTER, cluster("b").to_wire())
     settle_remote(managers[follower], server.store)
     assert managers[follower].is_leading
     assert set(deployments(server.store)) == {("a", "app"), ("b", "app")}
 
 
 def test_a_changed_credentials_secret_reaches_the_copies(
-    server: ApiServer, remote: KubeStore, start_manager: StartManager
+    server: ApiServer, admin: KubeStore, remote: KubeStore, start_manager: StartManager
 ) -> None:
-    remote.create(SECRET, basic_auth_secret(CREDS, "u", "old"))
-    create_world(remote, world(cluster("a"), bundle(ALL, helm={"secretRef": {"name": CREDS}})))
+    admin.create(SECRET, basic_auth_secret(CREDS, "u", "old"))
+    create_world(admin, world(cluster("a"), bundle(ALL, helm={"secretRef": {"name": CREDS}})))
     manager = start_manager(remote)
     settle_remote(manager, server.store)
     rotated = basic_auth_secret(CREDS, "u", "rotated")
-    remote.patch(SECRET, CREDS, {"data": rotated["data"]}, WS)
+    admin.patch(SECRET, CREDS, {"data": rotated["data"]}, WS)
     settle_remote(manager, server.store)
     copy = server.store.get(SECRET, CREDS, cluster_namespace(WS, "a"))
     assert copy["data"] == rotated["data"]

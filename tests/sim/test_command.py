@@ -34,7 +34,7 @@ def test_examples_converge_ready(capsys: pytest.CaptureFixture[str]) -> None:
     assert run([*INPUTS, *FAST, "--json"]) == sim.EXIT_CONVERGED
     report = summary(capsys)
     assert report["converged"] is True
-    assert (report["clusters"], report["clusters_ready"]) == (7, 7)
+    assert (report["clusters"], report["clustersReady"], report["succeeded"]) == (7, 7, True)
     ready = {b["bundle"]: (b["ready"], b["desired"], b["state"]) for b in report["bundles"]}
     assert ready == {
         "capi-fleet/calico": (2, 2, "Ready"),
@@ -43,21 +43,32 @@ def test_examples_converge_ready(capsys: pytest.CaptureFixture[str]) -> None:
     }
 
 
-def test_injected_failures_are_reported_not_fatal(capsys: pytest.CaptureFixture[str]) -> None:
+def test_injected_failures_are_reported_and_exit_1(capsys: pytest.CaptureFixture[str]) -> None:
     code = run([*INPUTS, *FAST, "--fail-label", "region=eu-west", "--clusters", "6", "--seed", "1"])
-    assert code == sim.EXIT_CONVERGED
+    assert code == sim.EXIT_NOT_READY
     table = capsys.readouterr().out
-    assert table.startswith("converged in ")
+    assert table.startswith("converged, NOT all ready in ")
     assert "fleet-default/podinfo      " in table
     assert "fleet-default/prod-eu-1  NotReady  InstallFailed: Helm install failed" in table
     assert "clusters labelled region=eu-west are set to fail" in table
-    assert "/13 clusters ready, 3 bundles" in table.splitlines()[0]
+    assert "/13 targeted clusters ready, 3 bundles" in table.splitlines()[0]
+    assert table.splitlines()[2].split() == ["BUNDLE", "VERSION", "READY", "STATE", "COUNTS"]
+
+
+@pytest.mark.parametrize("flag", [["-o", "yaml"], ["-o", "json"], ["--json"]], ids=str)
+def test_sim_output_flag_prints_the_report_as_yaml_or_json(
+    flag: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run([*INPUTS, *FAST, *flag]) == sim.EXIT_CONVERGED
+    report = yaml.safe_load(capsys.readouterr().out)
+    assert report["succeeded"] is True
+    assert {b["version"] for b in report["bundles"]} == {"6.7.1", "v3.28.2"}
 
 
 def test_a_fleet_that_does_not_settle_in_time_exits_1(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    assert run([*INPUTS, "--timeout", "0.01", "--json"]) == sim.EXIT_TIMED_OUT
+    assert run([*INPUTS, "--timeout", "0.01", "--json"]) == sim.EXIT_NOT_READY
     assert summary(capsys)["converged"] is False
 
 
@@ -91,7 +102,7 @@ def test_capi_examples_show_calico_pools_and_the_gated_cluster(
         "eu-west-1": ["192.168.0.0/16"],
         "us-east-1": ["10.244.0.0/16", "10.245.0.0/16"],
     }
-    assert [(c["cluster"], c["reason"]) for c in report["non_ready_clusters"]] == [
+    assert [(c["cluster"], c["reason"]) for c in report["nonReadyClusters"]] == [
         ("capi-workloads/ap-south-1", "ControlPlaneNotInitialized")
     ]
 
@@ -125,4 +136,23 @@ def test_a_bundle_deploys_with_the_credentials_secret_of_the_inputs(
         1,
         1,
         "Ready",
+    )
+
+
+def test_a_deployment_waiting_for_depends_on_shows_the_agents_reason(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    everywhere: list[dict[str, Any]] = [{"clusterSelector": {}}]
+    failing = bundle(everywhere, name="certs", helm={"version": "9.9.9"})
+    waiting = bundle(everywhere, name="web", dependsOn=[{"name": "certs"}])
+    inputs = tmp_path / "deps.yaml"
+    inputs.write_text(
+        yaml.safe_dump_all([cluster("a").to_wire(), failing.to_wire(), waiting.to_wire()])
+    )
+    argv = ["-f", str(inputs), *FAST, "--fail-version", "9.9.9", "-o", "json"]
+    assert run(argv) == sim.EXIT_NOT_READY
+    report = {b["bundle"]: b for b in summary(capsys)["bundles"]}
+    (listed,) = report[f"{WS}/web"]["nonReady"]
+    assert listed["message"] == (
+        "DependencyNotReady: waiting for bundle certs to be Ready on this cluster (dependsOn)"
     )

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from bundler.api.resources import BUNDLE, CLUSTER
+from bundler.api.summary import NON_READY_MAX
 from bundler.inputs import World
 from bundler.sim.bench import run as bench
 from bundler.sim.generated import DEFAULT_WORKSPACE, busiest_workspace, generated_clusters
@@ -23,11 +26,13 @@ def ready(flag: bool) -> list[dict[str, str]]:
 
 def fleet_store() -> MemoryStore:
     store = MemoryStore()
-    for name, state in (("c1", True), ("c2", False), ("empty", True)):
+    for name, state, desired in (("c1", True, 1), ("c2", False, 1), ("empty", True, 0)):
         store.create(CLUSTER, {"metadata": {"name": name, "namespace": WS}})
-        store.patch_status(CLUSTER, name, {"status": {"conditions": ready(state)}}, WS)
+        cluster_status = {"conditions": ready(state), "summary": {"desiredReady": desired}}
+        store.patch_status(CLUSTER, name, {"status": cluster_status}, WS)
     store.create(BUNDLE, bundle(name="web").to_wire())
     status = {
+        "resolvedVersion": "1.2.3",
         "summary": {"desiredReady": 14, "ready": 2, "notReady": 12},
         "display": {"readyClusters": "2/14", "state": "NotReady"},
         "nonReady": [
@@ -44,25 +49,64 @@ def test_table_lists_bundles_and_their_non_ready_clusters() -> None:
     report = collect(fleet_store(), converged=True, elapsed=2.25)
     table = format_table(report)
     lines = table.splitlines()
-    assert lines[0] == "converged in 2.2s: 2/3 clusters ready, 1 bundles"
-    assert lines[2].split() == ["BUNDLE", "READY", "STATE", "COUNTS"]
-    assert lines[3].split() == [f"{WS}/web", "2/14", "NotReady", "ready=2", "notReady=12"]
+    assert lines[0] == (
+        "converged, NOT all ready in 2.2s: 1/2 targeted clusters ready (1 untargeted), 1 bundles"
+    )
+    assert lines[2].split() == ["BUNDLE", "VERSION", "READY", "STATE", "COUNTS"]
+    assert lines[3].split() == [f"{WS}/web", "1.2.3", "2/14", "NotReady", "ready=2", "notReady=12"]
     assert lines[4].strip() == f"{WS}/c0  NotReady  UpgradeFailed: 0"
     assert lines[14].strip() == "... and 2 more not ready"
     assert lines[16] == "CLUSTERS NOT READY"
     assert len(lines) == 18
 
 
-def test_json_carries_the_same_figures() -> None:
+def test_json_carries_the_same_figures_with_camel_case_keys() -> None:
     report = collect(fleet_store(), converged=False, elapsed=1.0).to_json()
-    assert report["converged"] is False
+    assert (report["converged"], report["succeeded"]) == (False, False)
+    assert (report["clustersTargeted"], report["clustersReady"]) == (2, 1)
+    assert report["nonReadyClusters"] == [{"cluster": f"{WS}/c2", "reason": "x", "message": ""}]
     (web,) = report["bundles"]
-    assert (web["ready"], web["desired"], web["unlisted"]) == (2, 14, 2)
+    assert (web["ready"], web["desired"], web["unlisted"], web["version"]) == (2, 14, 2, "1.2.3")
     assert web["counts"]["notReady"] == 12
 
 
+def test_untargeted_clusters_are_not_counted_ready() -> None:
+    report = collect(fleet_store(), converged=True, elapsed=1.0)
+    assert (report.clusters, report.clusters_targeted, report.clusters_ready) == (3, 2, 1)
+
+
+def test_clusters_not_ready_are_capped_like_the_bundle_list() -> None:
+    store = MemoryStore()
+    for index in range(NON_READY_MAX + 3):
+        store.create(CLUSTER, {"metadata": {"name": f"c{index:02}", "namespace": WS}})
+        store.patch_status(CLUSTER, f"c{index:02}", {"status": {"conditions": ready(False)}}, WS)
+    report = collect(store, converged=True, elapsed=1.0)
+    assert (len(report.non_ready_clusters), report.unlisted_clusters) == (NON_READY_MAX, 3)
+    assert format_table(report).splitlines()[-1].strip() == "... and 3 more not ready"
+
+
+@pytest.mark.parametrize(
+    ("converged", "status", "succeeded"),
+    [
+        (True, {"summary": {"desiredReady": 2, "ready": 2}, "conditions": ready(True)}, True),
+        (False, {"summary": {"desiredReady": 2, "ready": 2}, "conditions": ready(True)}, False),
+        (True, {"summary": {"desiredReady": 2, "ready": 1, "errApplied": 1}}, False),
+        (True, {"conditions": [{"type": "Ready", "status": "False", "reason": "NoTargets"}]}, True),
+        (True, {"conditions": [{"type": "Ready", "status": "False", "reason": "Invalid"}]}, False),
+    ],
+    ids=["all-ready", "not-at-rest", "err-applied", "no-targets-is-a-warning", "held-back"],
+)
+def test_a_run_succeeds_only_at_rest_with_every_bundle_ready(
+    converged: bool, status: dict[str, Any], succeeded: bool
+) -> None:
+    store = MemoryStore()
+    store.create(BUNDLE, bundle(name="web").to_wire())
+    store.patch_status(BUNDLE, "web", {"status": status}, WS)
+    assert collect(store, converged=converged, elapsed=1.0).succeeded is succeeded
+
+
 def test_progress_line() -> None:
-    assert progress_line(fleet_store(), 3.04) == "t=3.0s bundles ready 0/1, clusters 2/3"
+    assert progress_line(fleet_store(), 3.04) == "t=3.0s bundles ready 0/1, targeted clusters 1/2"
 
 
 def test_generated_clusters_are_reproducible_and_varied() -> None:

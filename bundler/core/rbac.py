@@ -1,0 +1,208 @@
+"""The RBAC rules bundler needs, in one place: the manager's ClusterRole, the pull agent's Roles and
+the remote agent's ClusterRole.
+
+Pure data and builders, no I/O. The tests run every controller under exactly these rules against an
+API server that enforces Kubernetes RBAC, and prove each rule necessary by removing it; a Helm
+chart or `kubectl apply` can render the same objects from here.
+
+Why the manager holds the agent's permissions: Kubernetes lets a user create a Role, or bind one,
+only when the user holds every permission it grants, unless the user may `escalate` (Roles) or
+`bind` (bindings). Either verb would let a compromised manager grant anything to anyone. Instead
+the manager holds, cluster-wide, what it grants the agents (the BundleDeployment status rule of
+MANAGER_RULES exists for that reason alone), so the API server itself checks that an agent's Role
+can never exceed the manager's rights.
+
+Why the agent may `get` Secrets but not list or watch them: the agent reads the one Secret a
+BundleDeployment names (`spec.options.helm.secretRef`) by name, when it applies that deployment.
+Kubernetes never authorizes list or watch through resourceNames, and keeping resourceNames in step
+with the copies the manager makes would race with every new Bundle; `get` alone already keeps an
+agent from discovering what its namespace holds. The cluster namespace of a pull-mode Cluster holds
+only Secrets meant for that agent: the registry credentials copied for its deployments and its own
+token (the remote agent's kubeconfig copy is removed when the Cluster leaves remote mode).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from bundler.api.resources import (
+    BUNDLE,
+    BUNDLE_DEPLOYMENT,
+    CAPI_CLUSTER,
+    CLUSTER,
+    CLUSTER_GROUP,
+    CLUSTER_ROLE,
+    CLUSTER_ROLE_BINDING,
+    FLUX_KINDS,
+    LEASE,
+    NAMESPACE,
+    ROLE,
+    ROLE_BINDING,
+    SECRET,
+    SERVICE_ACCOUNT,
+    Resource,
+)
+
+RBAC_GROUP = ROLE.group
+MANAGER_NAME = "bundler-manager"
+# The leader-election Lease (bundler.manager.options.LEASE_NAME).
+MANAGER_LEASE = "bundler-manager"
+
+READ = ("get", "list", "watch")
+WRITE = ("create", "update", "delete")
+STATUS = "status"
+
+Obj = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class PolicyRule:
+    """One rule of a Role or ClusterRole (rbac.authorization.k8s.io/v1 PolicyRule)."""
+
+    verbs: tuple[str, ...]
+    api_groups: tuple[str, ...] = ()
+    resources: tuple[str, ...] = ()
+    resource_names: tuple[str, ...] = ()
+    non_resource_urls: tuple[str, ...] = ()
+
+    def to_dict(self) -> Obj:
+        """The rule as Kubernetes writes it; empty lists are left out, as the API server does."""
+        fields = {
+            "apiGroups": self.api_groups,
+            "resources": self.resources,
+            "resourceNames": self.resource_names,
+            "nonResourceURLs": self.non_resource_urls,
+        }
+        body: Obj = {"verbs": list(self.verbs)}
+        body.update({key: list(value) for key, value in fields.items() if value})
+        return body
+
+    @classmethod
+    def from_dict(cls, body: Obj) -> PolicyRule:
+        return cls(
+            verbs=tuple(body.get("verbs") or ()),
+            api_groups=tuple(body.get("apiGroups") or ()),
+            resources=tuple(body.get("resources") or ()),
+            resource_names=tuple(body.get("resourceNames") or ()),
+            non_resource_urls=tuple(body.get("nonResourceURLs") or ()),
+        )
+
+
+def rule(
+    verbs: Iterable[str],
+    kinds: Iterable[Resource],
+    subresource: str | None = None,
+    names: Iterable[str] = (),
+) -> PolicyRule:
+    """A rule over `kinds`, or over their `subresource`.
+
+    Kubernetes grants every listed resource in every listed group: kinds of several groups share a
+    rule only when their plurals do not name anything else in the other groups.
+    """
+    kinds = tuple(kinds)
+    groups = tuple(dict.fromkeys(k.group for k in kinds))
+    suffix = f"/{subresource}" if subresource else ""
+    plurals = tuple(dict.fromkeys(f"{k.plural}{suffix}" for k in kinds))
+    return PolicyRule(tuple(verbs), groups, plurals, tuple(names))
+
+
+# What the manager does on the management cluster; each rule names the code that needs it.
+MANAGER_RULES: tuple[PolicyRule, ...] = (
+    # cluster namespaces: watched, created, relabelled, deleted with their Cluster
+    rule((*READ, *WRITE), [NAMESPACE]),
+    # the manager's finalizer on Bundles
+    rule((*READ, "update"), [BUNDLE]),
+    # BundleDeployments written from the plan; finalizers on Clusters and Clusters imported from
+    # Cluster API; forced cleanup of an import patches finalizers away
+    rule((*READ, *WRITE, "patch"), [BUNDLE_DEPLOYMENT, CLUSTER]),
+    # one ClusterGroup per ClusterClass (Cluster API import)
+    rule((*READ, *WRITE), [CLUSTER_GROUP]),
+    # the status roll-ups (the Cluster's is also what the agent's workspace Role grants)
+    rule(("patch",), [BUNDLE, CLUSTER, CLUSTER_GROUP], STATUS),
+    # only so that the manager may grant it to the agents (see the module docstring)
+    rule(("patch",), [BUNDLE_DEPLOYMENT], STATUS),
+    # registry credentials read and copied into cluster namespaces; agent token Secrets
+    rule((*READ, *WRITE), [SECRET]),
+    # the agents' identities (a ServiceAccount goes with its namespace)
+    rule((*READ, "create", "update"), [SERVICE_ACCOUNT]),
+    rule((*READ, *WRITE), [ROLE, ROLE_BINDING]),
+    # leader election (client-go's pattern: create is never limited by name)
+    rule(("create",), [LEASE]),
+    rule(("get", "update"), [LEASE], names=[MANAGER_LEASE]),
+    # Cluster API import reads CAPI Clusters
+    rule(READ, [CAPI_CLUSTER]),
+    # forced cleanup of an import strips finalizers of bundler's Flux objects
+    rule(("list", "patch"), FLUX_KINDS),
+)
+
+
+# What a Cluster's agent does in its cluster namespace on the management cluster.
+AGENT_NAMESPACE_RULES: tuple[PolicyRule, ...] = (
+    rule(READ, [BUNDLE_DEPLOYMENT]),
+    rule(("patch",), [BUNDLE_DEPLOYMENT], STATUS),
+    rule(("get",), [SECRET]),
+)
+
+
+def agent_cluster_rules(cluster: str) -> tuple[PolicyRule, ...]:
+    """What a Cluster's agent does in the workspace: its heartbeat on its own Cluster's status."""
+    return (rule(("patch",), [CLUSTER], STATUS, names=[cluster]),)
+
+
+# What the remote-mode agent process (`bundler agent --mode remote`) does on the management cluster,
+# for every remote Cluster of the workspaces it serves: it watches the Clusters and heartbeats their
+# status, copies each kubeconfig Secret into the cluster namespace (and removes the copy when the
+# Cluster leaves remote mode), and there writes the Flux objects of its BundleDeployments and their
+# status.
+REMOTE_AGENT_NAME = "bundler-remote-agent"
+REMOTE_AGENT_RULES: tuple[PolicyRule, ...] = (
+    rule(READ, [CLUSTER]),
+    rule(("patch",), [CLUSTER, BUNDLE_DEPLOYMENT], STATUS),
+    rule(READ, [BUNDLE_DEPLOYMENT]),
+    rule((*READ, *WRITE), [SECRET]),
+    rule((*READ, *WRITE, "patch"), FLUX_KINDS),
+)
+
+
+def rules_body(rules: Iterable[PolicyRule]) -> list[Obj]:
+    return [r.to_dict() for r in rules]
+
+
+def manager_cluster_role(
+    name: str = MANAGER_NAME, rules: Iterable[PolicyRule] = MANAGER_RULES
+) -> Obj:
+    """The manager's ClusterRole (`rules` replaceable, for tests that withhold one)."""
+    return cluster_role(name, rules)
+
+
+def cluster_role(name: str, rules: Iterable[PolicyRule]) -> Obj:
+    return {
+        "apiVersion": CLUSTER_ROLE.api_version,
+        "kind": CLUSTER_ROLE.kind,
+        "metadata": {"name": name},
+        "rules": rules_body(rules),
+    }
+
+
+def service_account_subject(name: str, namespace: str) -> Obj:
+    return {"kind": SERVICE_ACCOUNT.kind, "name": name, "namespace": namespace}
+
+
+def cluster_role_binding(name: str, role: str, subjects: Iterable[Obj]) -> Obj:
+    """A ClusterRoleBinding of the ClusterRole `role` to `subjects`."""
+    return {
+        "apiVersion": CLUSTER_ROLE_BINDING.api_version,
+        "kind": CLUSTER_ROLE_BINDING.kind,
+        "metadata": {"name": name},
+        "roleRef": {"apiGroup": RBAC_GROUP, "kind": CLUSTER_ROLE.kind, "name": role},
+        "subjects": list(subjects),
+    }
+
+
+def manager_cluster_role_binding(
+    namespace: str, name: str = MANAGER_NAME, service_account: str = MANAGER_NAME
+) -> Obj:
+    """Binds the manager's ClusterRole `name` to its ServiceAccount in `namespace`."""
+    return cluster_role_binding(name, name, [service_account_subject(service_account, namespace)])
