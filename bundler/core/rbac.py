@@ -35,8 +35,11 @@ from bundler.api.resources import (
     CLUSTER_ROLE,
     CLUSTER_ROLE_BINDING,
     FLUX_KINDS,
+    HELM_RELEASE,
+    HELM_REPOSITORY,
     LEASE,
     NAMESPACE,
+    OCI_REPOSITORY,
     ROLE,
     ROLE_BINDING,
     SECRET,
@@ -142,6 +145,18 @@ AGENT_NAMESPACE_RULES: tuple[PolicyRule, ...] = (
     rule(READ, [BUNDLE_DEPLOYMENT]),
     rule(("patch",), [BUNDLE_DEPLOYMENT], STATUS),
     rule(("get",), [SECRET]),
+)
+
+
+# What a pull agent does on its own (downstream) cluster, in the namespace of its Flux objects
+# (`bundler agent --namespace`, where the agent itself runs): the objects of bundler.agent.caches
+# OWNED_KINDS, watched by label, created, updated and deleted (bundler.agent.writer); a HelmRelease
+# whose release is kept is patched to suspend before its deletion. The agent also creates that
+# namespace when it may, and carries on when it may not: no cluster-wide rule is needed.
+AGENT_DOWNSTREAM_RULES: tuple[PolicyRule, ...] = (
+    rule((*READ, *WRITE), [SECRET]),
+    rule((*READ, *WRITE), [HELM_REPOSITORY, OCI_REPOSITORY]),
+    rule((*READ, *WRITE, "patch"), [HELM_RELEASE]),
 )
 
 
