@@ -46,7 +46,7 @@ def test_new_remote_cluster_points_at_its_kubeconfig_secret() -> None:
 
 
 def test_update_merges_labels_and_keeps_what_it_does_not_set() -> None:
-    live = {
+    live: dict[str, Any] = {
         "metadata": {
             "name": "edge",
             "namespace": "ws",
