@@ -17,7 +17,12 @@ import pytest
 
 from bundler.cli import build_parser
 from bundler.commands.chart_files import chart_files
-from bundler.core.rbac import AGENT_DOWNSTREAM_RULES, MANAGER_RULES, rules_body
+from bundler.core.rbac import (
+    AGENT_DOWNSTREAM_RULES,
+    MANAGER_RULES,
+    agent_downstream_namespace_rules,
+    rules_body,
+)
 from tests.charts.pod_security import pod_spec_of, violations
 from tests.charts.rendering import (
     AGENT_CHART,
@@ -294,7 +299,8 @@ def test_agent_role_holds_exactly_what_it_writes_downstream() -> None:
     objects = render(AGENT_CHART, AGENT_REQUIRED)
     (role,) = of_kind(objects, "Role")
     assert role["rules"] == rules_body(AGENT_DOWNSTREAM_RULES)
-    assert of_kind(objects, "ClusterRole") == []
+    (cluster_role,) = of_kind(objects, "ClusterRole")
+    assert cluster_role["rules"] == rules_body(agent_downstream_namespace_rules(NAMESPACE))
 
 
 @pytest.mark.parametrize("path", sorted(chart_files()), ids=str)
