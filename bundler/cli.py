@@ -2,9 +2,10 @@
 
 Every command module in bundler/commands exposes `register(subparsers)`, which adds its parser and
 sets `run` to a function taking the parsed arguments and returning the exit code. Errors reach the
-user here as one line on stderr, never as a traceback: invalid input exits 2, anything else 1. A
-file the command cannot read or write (OSError) is such a failure; any other exception is a bug in
-bundler, reported as one line too (BUNDLER_DEBUG=1 adds the traceback for the bug report).
+user here as one line on stderr, never as a traceback: invalid input exits 2, anything else 1 (a
+registry's unusable answer too: a missing chart, one over a size cap). A file the command cannot
+read or write (OSError) is such a failure; any other exception is a bug in bundler, reported as
+one line too (BUNDLER_DEBUG=1 adds the traceback for the bug report).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections.abc import Sequence
 
 from bundler import __version__
 from bundler.commands import COMMANDS
-from bundler.errors import BundlerError, InvalidInputError
+from bundler.errors import BundlerError, InvalidInputError, RegistryAnswerError
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -41,6 +42,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         code: int = args.run(args)
+    except RegistryAnswerError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return EXIT_FAILED
     except InvalidInputError as err:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_INVALID

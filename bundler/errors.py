@@ -2,6 +2,8 @@
 
 BundlerError
 ├── InvalidInputError   the user's input is wrong; retrying will not help (CLI exit 2, Ready=False)
+│   └── RegistryAnswerError  a registry's answer is unusable: not found, not a chart, over a cap
+│                            (CLI exit 1: the command line was fine; Ready=False)
 ├── TemplateError       values of one bundle failed to render for one cluster (confined to it)
 └── TransientError      the world is not ready or not reachable; retry with backoff
 
@@ -27,6 +29,13 @@ class BundlerError(Exception):
 
 class InvalidInputError(BundlerError):
     """Input that can never succeed as written: bad YAML, unknown fields, bad selectors."""
+
+
+class RegistryAnswerError(InvalidInputError):
+    """What a registry or Helm repository answered can never be used as it is (a missing chart,
+    an artifact that is not a chart, a body over a size cap): a controller treats it as invalid
+    input, since only a change on the server fixes it; to the CLI it is a failure, not a bad
+    argument."""
 
 
 class TemplateError(BundlerError):

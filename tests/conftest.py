@@ -1,5 +1,7 @@
-"""Fixtures shared by every test directory: the real OCI registry (docker-registry on 127.0.0.1)."""
+"""Fixtures shared by every test directory: the real OCI registry (docker-registry on 127.0.0.1),
+and fleets over HTTP that are always stopped."""
 
+from tests.agent.http_fleet import http_fleets  # noqa: F401
 from tests.registry_fixtures import (  # noqa: F401
     oci_registry,
     oci_registry_basic_auth,

@@ -3,6 +3,8 @@
 - The manager: ServiceAccount `bundler-manager` in `bundler-system`, bound by a ClusterRoleBinding
   to a ClusterRole holding exactly bundler.core.rbac.MANAGER_RULES (or the rules a test gives), and
   a kubeconfig with that ServiceAccount's token.
+- The remote-mode agent: ServiceAccount `bundler-remote-agent` there, bound likewise to
+  REMOTE_AGENT_RULES.
 - A pull agent: the kubeconfig `bundler agent-kubeconfig` prints for its Cluster (the command run
   as the admin, against a manager that has set the identity up).
 """
@@ -38,9 +40,11 @@ from bundler.core.naming import cluster_namespace
 from bundler.core.rbac import (
     MANAGER_NAME,
     MANAGER_RULES,
+    REMOTE_AGENT_NAME,
+    REMOTE_AGENT_RULES,
     PolicyRule,
+    cluster_role,
     cluster_role_binding,
-    manager_cluster_role,
     service_account_subject,
 )
 from bundler.kube.store import KubeStore
@@ -49,6 +53,7 @@ from bundler.store.protocol import Obj, Store
 
 MANAGER_NAMESPACE = "bundler-system"
 MANAGER_USER = f"system:serviceaccount:{MANAGER_NAMESPACE}:{MANAGER_NAME}"
+REMOTE_AGENT_USER = f"system:serviceaccount:{MANAGER_NAMESPACE}:{REMOTE_AGENT_NAME}"
 # How long `bundler agent-kubeconfig` waits for the manager to issue the agent's token.
 AGENT_TOKEN_WAIT = "20"
 
@@ -59,15 +64,26 @@ def admin_store(server: ApiServer, directory: Path) -> KubeStore:
 
 
 def manager_kubeconfig(
-    server: ApiServer,
-    directory: Path,
-    rules: Iterable[PolicyRule] = MANAGER_RULES,
-    name: str = MANAGER_NAME,
+    server: ApiServer, directory: Path, rules: Iterable[PolicyRule] = MANAGER_RULES
 ) -> Path:
-    """A kubeconfig for the manager's ServiceAccount `name`, bound to a ClusterRole `name` with
-    `rules`; created by the admin (again: the same objects are reused)."""
+    """A kubeconfig for the manager's ServiceAccount, bound to exactly `rules`."""
+    return service_account_kubeconfig(server, directory, MANAGER_NAME, rules)
+
+
+def remote_agent_kubeconfig(
+    server: ApiServer, directory: Path, rules: Iterable[PolicyRule] = REMOTE_AGENT_RULES
+) -> Path:
+    """A kubeconfig for the remote-mode agent's ServiceAccount, bound to exactly `rules`."""
+    return service_account_kubeconfig(server, directory, REMOTE_AGENT_NAME, rules)
+
+
+def service_account_kubeconfig(
+    server: ApiServer, directory: Path, name: str, rules: Iterable[PolicyRule]
+) -> Path:
+    """A kubeconfig for ServiceAccount `name` in bundler-system, bound to a ClusterRole `name`
+    with `rules`; created by the admin (again: the same objects are reused)."""
     with admin_store(server, directory) as admin:
-        for res, body in _manager_objects(name, tuple(rules)):
+        for res, body in _service_account_objects(name, tuple(rules)):
             with contextlib.suppress(AlreadyExists):
                 admin.create(res, body)
         token = service_account_token(admin, MANAGER_NAMESPACE, f"{name}-token")
@@ -119,7 +135,9 @@ def agent_identity_by_hand(
     return agent_kubeconfig(server, directory, workspace, cluster)
 
 
-def _manager_objects(name: str, rules: tuple[PolicyRule, ...]) -> list[tuple[Resource, Obj]]:
+def _service_account_objects(
+    name: str, rules: tuple[PolicyRule, ...]
+) -> list[tuple[Resource, Obj]]:
     token_secret = {
         "metadata": {
             "name": f"{name}-token",
@@ -132,7 +150,7 @@ def _manager_objects(name: str, rules: tuple[PolicyRule, ...]) -> list[tuple[Res
         (NAMESPACE, {"metadata": {"name": MANAGER_NAMESPACE}}),
         (SERVICE_ACCOUNT, {"metadata": {"name": name, "namespace": MANAGER_NAMESPACE}}),
         (SECRET, token_secret),
-        (CLUSTER_ROLE, manager_cluster_role(name, rules)),
+        (CLUSTER_ROLE, cluster_role(name, rules)),
         (
             CLUSTER_ROLE_BINDING,
             cluster_role_binding(name, name, [service_account_subject(name, MANAGER_NAMESPACE)]),

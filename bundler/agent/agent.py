@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from datetime import datetime
 
 from pydantic import ValidationError
 
@@ -55,6 +56,8 @@ class Agent:
             config, management, self.caches, DownstreamWriter(downstream, self.caches), host.clock
         )
         self._housekeeping = Key(config.workspace, config.cluster)
+        # When the last heartbeat was written (for the agent's metrics).
+        self.last_heartbeat: datetime | None = None
         self._dependencies = DependencyIndex()
 
     def start(self) -> None:
@@ -108,11 +111,13 @@ class Agent:
 
     def heartbeat(self) -> None:
         """Patch Cluster.status.agent: lastSeen now, and this agent's version."""
-        seen = {"lastSeen": rfc3339(self.host.clock.now()), "version": __version__}
+        now = self.host.clock.now()
+        seen = {"lastSeen": rfc3339(now), "version": __version__}
         try:
             self.management.patch_status(
                 CLUSTER, self.config.cluster, {"status": {"agent": seen}}, self.config.workspace
             )
+            self.last_heartbeat = now
         except NotFound:
             log.warning("agent %s: the Cluster does not exist (yet)", self.config.ref)
 

@@ -5,7 +5,11 @@ For each Cluster with `spec.agentMode: remote` and a `spec.kubeConfigSecret`, it
 where a namespaced HelmRelease can reference it, and runs an Agent whose Flux objects go to the
 cluster namespace with `spec.kubeConfig.secretRef`. Flux on the management cluster then deploys
 into the downstream cluster, which needs nothing installed. Clusters that leave remote mode, or go
-away, have their Agent stopped; the copy goes with the cluster namespace.
+away, have their Agent stopped. The copy - the downstream cluster's credentials, which a pull agent
+in that namespace must never read - is deleted when the Cluster leaves remote mode (found by its
+marker label in the cluster namespace computed from the Cluster's key, never from a field anyone
+can write), and goes with the cluster namespace when the Cluster goes. Each Cluster not in remote
+mode is checked once per process, and again after every copy made for it.
 
 The copy is refreshed on every Cluster event and every heartbeat interval, so a rotated kubeconfig
 reaches Flux without a restart.
@@ -13,6 +17,7 @@ reaches Flux without a restart.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 from collections.abc import Sequence
@@ -35,6 +40,9 @@ from bundler.store.protocol import Obj, Store
 log = logging.getLogger(__name__)
 
 CONTROLLER_NAME = "remote-agents"
+# Marks the kubeconfig copy in a cluster namespace, so it can be found once the spec changed.
+LABEL_KUBECONFIG_COPY = "bundler.dev/kubeconfig-copy"
+KUBECONFIG_COPY_MARK = "true"
 
 
 @dataclass(frozen=True)
@@ -60,6 +68,8 @@ class RemoteAgents:
         self.store = store
         self.settings = settings or RemoteSettings()
         self._agents: dict[Key, Agent] = {}
+        # Clusters not in remote mode whose cluster namespace holds no kubeconfig copy.
+        self._without_copy: set[Key] = set()
         self._lock = threading.Lock()
         self._informers: Sequence[Informer] = ()
 
@@ -86,10 +96,34 @@ class RemoteAgents:
         config = self._config(key, cluster)
         if config is None:
             self._stop_agent(key)
+            if cluster is not None and self._serves(key) and not _deleting(cluster):
+                self._remove_kubeconfig_copy(key)
             return None
         self._ensure_agent(key, config)
+        with self._lock:
+            self._without_copy.discard(key)
         self._copy_kubeconfig(config)
         return Result(requeue_after=config.heartbeat_interval)
+
+    def _serves(self, key: Key) -> bool:
+        return self.settings.only is None or key.name == self.settings.only
+
+    def _remove_kubeconfig_copy(self, key: Key) -> None:
+        with self._lock:
+            if key in self._without_copy:
+                return
+        namespace = AgentConfig(workspace=key.namespace, cluster=key.name).cluster_namespace
+        marked = {LABEL_KUBECONFIG_COPY: KUBECONFIG_COPY_MARK}
+        for copy in self.store.list(SECRET, namespace=namespace, labels=marked).items:
+            with contextlib.suppress(NotFound):
+                self.store.delete(SECRET, copy["metadata"]["name"], namespace)
+            log.info(
+                "remote agents: removed the kubeconfig copy %s/%s",
+                namespace,
+                copy["metadata"]["name"],
+            )
+        with self._lock:
+            self._without_copy.add(key)
 
     def _cluster(self, key: Key) -> Obj | None:
         for informer in self._informers:
@@ -100,9 +134,7 @@ class RemoteAgents:
 
     def _config(self, key: Key, cluster: Obj | None) -> AgentConfig | None:
         """The Agent this Cluster needs, or None when it is not (or no longer) a remote one."""
-        if cluster is None or cluster["metadata"].get("deletionTimestamp"):
-            return None
-        if self.settings.only is not None and key.name != self.settings.only:
+        if cluster is None or _deleting(cluster) or not self._serves(key):
             return None
         spec = cluster.get("spec") or {}
         secret = spec.get("kubeConfigSecret")
@@ -167,9 +199,13 @@ def _kubeconfig_copy(config: AgentConfig, source: Obj) -> Obj:
         "metadata": {
             "name": config.kubeconfig_secret,
             "namespace": config.cluster_namespace,
-            "labels": config.owned_labels(),
+            "labels": {**config.owned_labels(), LABEL_KUBECONFIG_COPY: KUBECONFIG_COPY_MARK},
             "annotations": {ANNOTATION_CLUSTER: config.ref},
         },
         "type": source.get("type") or "Opaque",
         "data": dict(source.get("data") or {}),
     }
+
+
+def _deleting(cluster: Obj) -> bool:
+    return bool(cluster["metadata"].get("deletionTimestamp"))

@@ -9,9 +9,9 @@ from pydantic import Field
 
 from bundler.api.base import ApiModel
 from bundler.api.helm import HelmOptions
-from bundler.api.meta import Condition, DependsOn, IntOrPercent, ObjectMeta
+from bundler.api.meta import Conditions, DependsOn, IntOrPercent, ObjectMeta
 from bundler.api.selector import LabelSelector
-from bundler.api.summary import DeploymentState, NonReadyResource, Summary
+from bundler.api.summary import NON_READY_MAX, DeploymentState, NonReadyResource, Summary
 
 
 class TargetMode(StrEnum):
@@ -75,8 +75,8 @@ class BundleStatus(ApiModel):
     resolvedVersion: str | None = None
     summary: Summary | None = None
     display: BundleDisplay | None = None
-    nonReady: list[NonReadyResource] = Field(default_factory=list, max_length=10)
-    conditions: list[Condition] = Field(default_factory=list)
+    nonReady: list[NonReadyResource] = Field(default_factory=list, max_length=NON_READY_MAX)
+    conditions: Conditions = Field(default_factory=list)
 
 
 class Bundle(ApiModel):

@@ -10,7 +10,7 @@ from pydantic import Field
 
 from bundler.api.base import ApiModel
 from bundler.api.helm import HelmOptions
-from bundler.api.meta import Condition, DependsOn, ObjectMeta
+from bundler.api.meta import Conditions, DependsOn, ObjectMeta
 
 
 class DeploymentOptions(ApiModel):
@@ -42,7 +42,7 @@ class BundleDeploymentStatus(ApiModel):
     ready: bool = False
     nonModified: bool = True
     release: ReleaseStatus | None = None
-    conditions: list[Condition] = Field(default_factory=list)
+    conditions: Conditions = Field(default_factory=list)
 
 
 class BundleDeployment(ApiModel):

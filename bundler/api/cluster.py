@@ -8,9 +8,15 @@ from typing import Literal
 from pydantic import Field
 
 from bundler.api.base import ApiModel
-from bundler.api.meta import Condition, FreeForm, ObjectMeta
+from bundler.api.meta import Conditions, FreeForm, ObjectMeta
 from bundler.api.selector import LabelSelector
-from bundler.api.summary import DeploymentState, NonReadyBundle, Summary
+from bundler.api.summary import (
+    NON_READY_MAX,
+    DeploymentState,
+    NonReadyBundle,
+    ObjectKey,
+    Summary,
+)
 
 
 class AgentMode(StrEnum):
@@ -40,8 +46,8 @@ class ClusterStatus(ApiModel):
     agent: AgentStatus | None = None
     summary: Summary | None = None
     display: ClusterDisplay | None = None
-    nonReadyBundles: list[NonReadyBundle] = Field(default_factory=list, max_length=10)
-    conditions: list[Condition] = Field(default_factory=list)
+    nonReadyBundles: list[NonReadyBundle] = Field(default_factory=list, max_length=NON_READY_MAX)
+    conditions: Conditions = Field(default_factory=list)
 
 
 class Cluster(ApiModel):
@@ -64,10 +70,10 @@ class ClusterGroupDisplay(ApiModel):
 class ClusterGroupStatus(ApiModel):
     clusterCount: int = 0
     nonReadyClusterCount: int = 0
-    nonReadyClusters: list[str] = Field(default_factory=list, max_length=10)
+    nonReadyClusters: list[ObjectKey] = Field(default_factory=list, max_length=NON_READY_MAX)
     summary: Summary | None = None
     display: ClusterGroupDisplay | None = None
-    conditions: list[Condition] = Field(default_factory=list)
+    conditions: Conditions = Field(default_factory=list)
 
 
 class ClusterGroup(ApiModel):

@@ -67,15 +67,43 @@ class ConditionStatus(StrEnum):
     UNKNOWN = "Unknown"
 
 
+# metav1.Condition's bounds, as Kubernetes (and Cluster API) put them in CRDs; the message in bytes
+# of UTF-8 here, which keeps it within maxLength characters as well.
+CONDITION_TYPE_MAX = 316
+CONDITION_TYPE_PATTERN = (
+    r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+    r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$"
+)
+CONDITION_REASON_MAX = 1024
+# Empty is allowed (unlike metav1.Condition): a status written before the bounds still parses.
+CONDITION_REASON_PATTERN = r"^([A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?)?$"
+CONDITION_MESSAGE_MAX = 32768
+# Cluster API's bound on a conditions list.
+CONDITIONS_MAX = 32
+
+ConditionTypeName = Annotated[
+    str, StringConstraints(max_length=CONDITION_TYPE_MAX, pattern=CONDITION_TYPE_PATTERN)
+]
+ConditionReason = Annotated[
+    str, StringConstraints(max_length=CONDITION_REASON_MAX, pattern=CONDITION_REASON_PATTERN)
+]
+# Text that agents, Flux and registries write. The CRDs bound it; the models read longer text (what
+# an agent wrote where no CRD bound it) so that bundler.core.bounds can truncate it when copied.
+Message = Annotated[str, WithJsonSchema({"type": "string", "maxLength": CONDITION_MESSAGE_MAX})]
+
+
 class Condition(ApiModel):
     """A standard Kubernetes condition (metav1.Condition)."""
 
-    type: str
+    type: ConditionTypeName
     status: ConditionStatus
-    reason: str = ""
-    message: str = ""
+    reason: ConditionReason = ""
+    message: Message = ""
     lastTransitionTime: str | None = None
     observedGeneration: int | None = None
+
+
+Conditions = Annotated[list[Condition], Field(max_length=CONDITIONS_MAX)]
 
 
 class LocalObjectReference(ApiModel):

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Annotated
+
+from pydantic import StringConstraints
 
 from bundler.api.base import ApiModel
+from bundler.api.meta import Message
 
 
 class DeploymentState(StrEnum):
@@ -34,17 +38,25 @@ class Summary(ApiModel):
     offline: int = 0
 
 
+# "namespace/name" of a Bundle or Cluster: a DNS-1123 label, a slash, a DNS-1123 subdomain.
+OBJECT_KEY_MAX = 63 + 1 + 253
+ObjectKey = Annotated[str, StringConstraints(max_length=OBJECT_KEY_MAX)]
+
+# How many entries a status lists (nonReady, nonReadyBundles, nonReadyClusters), as Fleet does.
+NON_READY_MAX = 10
+
+
 class NonReadyResource(ApiModel):
     """One BundleDeployment that is not Ready, as listed on a Bundle (at most 10 of them)."""
 
-    cluster: str
+    cluster: ObjectKey
     state: DeploymentState
-    message: str = ""
+    message: Message = ""
 
 
 class NonReadyBundle(ApiModel):
     """One Bundle that is not Ready on a Cluster, as listed on that Cluster."""
 
-    bundle: str
+    bundle: ObjectKey
     state: DeploymentState
-    message: str = ""
+    message: Message = ""

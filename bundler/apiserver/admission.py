@@ -17,6 +17,7 @@ from bundler.apiserver.escalation import check_grant
 from bundler.apiserver.limits import check_body_size, check_metadata, check_stored_size
 from bundler.apiserver.rbac import Authorizer
 from bundler.apiserver.routing import ResourceRoute, Verb
+from bundler.apiserver.verbs import ApiRequest
 from bundler.store.errors import NotFound
 from bundler.store.memory import MemoryStore
 from bundler.store.mergepatch import merge_patch
@@ -36,11 +37,11 @@ def admit(
     store: MemoryStore,
     authorizer: Authorizer,
     user: UserInfo,
-    request: tuple[ResourceRoute, Verb, dict[str, str], bytes],
+    request: ApiRequest,
 ) -> None:
     """Raise the HttpError kube-apiserver would answer this resource request with, if any."""
-    route, verb, query, body = request
-    authorizer.authorize(request_attributes(user, verb, route, query))
+    route, verb, body = request.route, request.verb, request.body
+    authorizer.authorize(request_attributes(user, verb, route, request.query))
     if verb not in _WRITES:
         return
     check_body_size(body)

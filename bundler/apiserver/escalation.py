@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from bundler.api.resources import CLUSTER_ROLE, CLUSTER_ROLE_BINDING, ROLE, ROLE_BINDING, Resource
 from bundler.apiserver.attributes import Attributes, forbidden_error
 from bundler.apiserver.authn import UserInfo
-from bundler.apiserver.rbac import ALL, Authorizer, parse_rules
+from bundler.apiserver.rbac import ALL, Authorizer, parse_rules, url_matches
 from bundler.apiserver.statuses import HttpError
 from bundler.core.rbac import RBAC_GROUP, PolicyRule
 from bundler.store.errors import NotFound
@@ -138,9 +138,7 @@ def _resource_covered(owned: Sequence[str], resource: str) -> bool:
 
 
 def _url_covered(owned: Sequence[str], url: str) -> bool:
-    return any(
-        o in (ALL, url) or (o.endswith(ALL) and url.startswith(o.rstrip(ALL))) for o in owned
-    )
+    return any(url_matches(o, url) for o in owned)
 
 
 def compact(atoms: Iterable[PolicyRule]) -> list[str]:

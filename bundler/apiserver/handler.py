@@ -136,7 +136,9 @@ class RequestHandler(BaseHTTPRequestHandler):
         context.count(verb.value)
         if "dryRun" in query:
             raise HttpError(400, "dryRun is not supported by the test API server")
-        admit(context.store, context.authorizer, user, (route, verb, query, body))
+        content_type = self.headers.get("Content-Type", "").split(";")[0].strip().lower()
+        request = ApiRequest(route, verb, query, content_type, body)
+        admit(context.store, context.authorizer, user, request)
         fault = context.faults.take(verb, route.resource)
         if fault is not None:
             raise fault.error()
@@ -144,8 +146,6 @@ class RequestHandler(BaseHTTPRequestHandler):
             if verb is Verb.WATCH:
                 self._watch(route, query)
                 return
-            content_type = self.headers.get("Content-Type", "").split(";")[0].strip().lower()
-            request = ApiRequest(route, verb, query, content_type, body)
             code, answer = execute(context.store, context.pager, request)
             if context.tokens is not None and verb in _WRITES_OF_OBJECTS:
                 context.tokens.written(route.resource, answer)

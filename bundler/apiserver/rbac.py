@@ -159,7 +159,6 @@ def rule_allows(attributes: Attributes, rule: PolicyRule) -> bool:
             for r in rule.resources
         )
         and (not rule.resource_names or attributes.name in rule.resource_names)
-        and bool(not rule.resource_names or attributes.name)
     )
 
 

@@ -51,7 +51,7 @@ class HttpError(Exception):
         details = dict(self.details or {})
         if self.retry_after is not None:
             details["retryAfterSeconds"] = self.retry_after
-        if details:
+        if details or self.details is not None:  # an empty one is sent as {}, as Kubernetes does
             status["details"] = details
         return status
 

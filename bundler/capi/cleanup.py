@@ -14,6 +14,11 @@ holds it is forced off, in the order that lets each deletion finish: the finaliz
 bundler-labelled Flux objects in the cluster namespace, bundler's finalizers on its
 BundleDeployments (which are deleted), the namespace itself, and bundler's finalizers on the
 Cluster. Clusters registered by hand are never forced.
+
+The cluster namespace is computed from the Cluster's workspace and name, never read from
+`status.namespace` (the agent may write its Cluster's status), and nothing in it is touched unless
+it carries bundler's labels for that very Cluster: a namespace of that name without them is not
+bundler's, and counts as gone.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from bundler.core.labels import (
     LABEL_CLUSTER_NAMESPACE,
     LABEL_MANAGED_BY,
     MANAGED_BY_BUNDLER,
+    is_cluster_namespace_of,
 )
 from bundler.core.naming import cluster_namespace
 from bundler.runtime.clock import Clock
@@ -69,9 +75,16 @@ def cluster_of_namespace(namespace: Obj) -> Iterable[Key]:
 
 
 def namespace_of(cluster: Obj) -> str:
+    """The cluster namespace, computed: `status.namespace` is written by the agent too, so it
+    never decides what is deleted."""
     meta = cluster["metadata"]
-    recorded: str | None = (cluster.get("status") or {}).get("namespace")
-    return recorded or cluster_namespace(meta["namespace"], meta["name"])
+    return cluster_namespace(meta["namespace"], meta["name"])
+
+
+def is_namespace_of(namespace: Obj, cluster: Obj) -> bool:
+    meta = cluster["metadata"]
+    labels = namespace["metadata"].get("labels")
+    return is_cluster_namespace_of(labels, meta["namespace"], meta["name"])
 
 
 class ImportCleanup:
@@ -127,19 +140,36 @@ class ImportCleanup:
             return False
         if any(is_bundlers(f) and not is_import_finalizer(f) for f in finalizers):
             return False
-        namespace = namespace_of(cluster)
-        if self._namespaces(cluster["metadata"]["namespace"], namespace) is not None:
+        cached = self._namespaces(cluster["metadata"]["namespace"], namespace_of(cluster))
+        if cached is not None and is_namespace_of(cached, cluster):
             return False
+        return self._own_namespace(cluster) is None
+
+    def _own_namespace(self, cluster: Obj) -> Obj | None:
+        """The Cluster's namespace, freshly read, if it exists and carries the Cluster's labels;
+        a namespace of that name without them is not bundler's to touch."""
+        name = namespace_of(cluster)
         try:
-            self._store.get(NAMESPACE, namespace)
+            found = self._store.get(NAMESPACE, name)
         except NotFound:
-            return True
-        return False
+            return None
+        if is_namespace_of(found, cluster):
+            return found
+        meta = cluster["metadata"]
+        log.warning(
+            "capi import: leaving namespace %s alone: it lacks Cluster %s/%s's labels (%s, %s, %s)",
+            name,
+            meta["namespace"],
+            meta["name"],
+            LABEL_MANAGED_BY,
+            LABEL_CLUSTER_NAMESPACE,
+            LABEL_CLUSTER_NAME,
+        )
+        return None
 
     def force(self, cluster: Obj) -> None:
         """Remove what holds `cluster`'s deletion, from the releases up to the Cluster itself."""
         meta = cluster["metadata"]
-        namespace = namespace_of(cluster)
         log.warning(
             "capi import: Cluster %s/%s still deleting after %.0fs: forcing its cleanup "
             "(the workload cluster is taken to be unreachable)",
@@ -147,6 +177,12 @@ class ImportCleanup:
             meta["name"],
             self._timeout,
         )
+        owned = self._own_namespace(cluster)
+        if owned is not None:
+            self._force_namespace(owned["metadata"]["name"])
+        self._drop_finalizers(CLUSTER, cluster, is_bundlers)
+
+    def _force_namespace(self, namespace: str) -> None:
         bundlers = {LABEL_MANAGED_BY: MANAGED_BY_BUNDLER}
         for res in FLUX_KINDS:
             for obj in self._list(res, namespace, bundlers):
@@ -155,7 +191,6 @@ class ImportCleanup:
             self._drop_finalizers(BUNDLE_DEPLOYMENT, bd, is_bundlers)
             self._delete(BUNDLE_DEPLOYMENT, bd["metadata"]["name"], namespace)
         self._delete(NAMESPACE, namespace, None)
-        self._drop_finalizers(CLUSTER, cluster, is_bundlers)
 
     def _list(self, res: Resource, namespace: str, labels: dict[str, str] | None) -> list[Obj]:
         try:

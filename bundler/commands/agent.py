@@ -5,6 +5,9 @@ Pull mode talks to the management cluster through --management-kubeconfig (a cre
 only the cluster namespace) and writes Flux objects into --namespace on its own cluster
 (--kubeconfig, else $KUBECONFIG, else the in-cluster service account). Remote mode needs only the
 management cluster: Flux there deploys through each cluster's kubeconfig Secret.
+
+Metrics, probes, log format, API rate limits and the graceful shutdown are
+bundler.commands.operations'. A pull agent is ready once its BundleDeployment cache is filled.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import Any
 
 from bundler.agent.agent import Agent
 from bundler.agent.config import DEFAULT_HEARTBEAT_INTERVAL, AgentConfig, parse_cluster_ref
+from bundler.agent.metrics import AgentState
 from bundler.agent.remote import RemoteAgents, RemoteSettings
 from bundler.api.cluster import AgentMode
 from bundler.commands.arguments import (
@@ -24,6 +28,7 @@ from bundler.commands.arguments import (
     configure_logging,
 )
 from bundler.commands.flag_types import check_namespace_names, check_seconds
+from bundler.commands.operations import Operations, add_operations_arguments
 from bundler.core.flux import DEFAULT_AGENT_NAMESPACE
 from bundler.errors import InvalidInputError
 from bundler.kube.store import KubeStore, load_store
@@ -91,6 +96,7 @@ def register(sub: Any) -> None:
         help_text=f"reconcile workers (default {PULL_WORKERS} in pull mode, "
         f"{REMOTE_WORKERS} in remote)",
     )
+    add_operations_arguments(agent)
     agent.set_defaults(run=run_agent)
 
 
@@ -102,25 +108,45 @@ def run_agent(args: argparse.Namespace) -> int:
     check_namespace_names([args.namespace], "--namespace")
     check_namespace_names(args.workspace, "--workspace")
     serve = _pull_config(args) if mode is AgentMode.PULL else _remote_settings(args)
-    configure_logging()
+    ops = Operations.from_args(args)
+    configure_logging(args.log_format)
     stores: list[KubeStore] = []
     try:
-        management = KubeStore.from_kubeconfig(args.management_kubeconfig)
+        management = KubeStore.from_kubeconfig(
+            args.management_kubeconfig, options=ops.kube_options()
+        )
         stores.append(management)
         if isinstance(serve, AgentConfig):
-            downstream = load_store(args.kubeconfig)
+            downstream = load_store(args.kubeconfig, options=ops.kube_options())
             stores.append(downstream)
-            host = Host(management, workers=args.workers or PULL_WORKERS, name="agent")
-            Agent(host, management, downstream, serve).start()
+            host = _host(management, args.workers or PULL_WORKERS, "agent", ops)
+            agent = Agent(host, management, downstream, serve)
+            agent.start()
+            ops.readiness.add("bundledeployments", lambda: _cache_problem(agent))
+            ops.registry.register(AgentState(lambda: [agent]))
         else:
-            host = Host(management, workers=args.workers or REMOTE_WORKERS, name="remote-agents")
-            RemoteAgents(host, management, serve).start()
-        received = host.run_until_signal()
+            host = _host(management, args.workers or REMOTE_WORKERS, "remote-agents", ops)
+            remote = RemoteAgents(host, management, serve)
+            remote.start()
+            ops.registry.register(AgentState(lambda: remote.agents().values()))
+        received = ops.run_until_signal(host.start, host.stop)
         log.info("agent stopped on %s", received.name)
     finally:
         for store in stores:
             store.close()
     return EXIT_OK
+
+
+def _host(store: KubeStore, workers: int, name: str, ops: Operations) -> Host:
+    host = Host(store, workers=workers, name=name, metrics=ops.runtime)
+    ops.watch_host(host)
+    return host
+
+
+def _cache_problem(agent: Agent) -> str | None:
+    if agent.caches.bundle_deployments.has_synced:
+        return None
+    return f"the BundleDeployments of {agent.config.cluster_namespace} are not cached yet"
 
 
 def _pull_config(args: argparse.Namespace) -> AgentConfig:

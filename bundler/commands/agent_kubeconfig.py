@@ -1,7 +1,8 @@
 """`bundler agent-kubeconfig`: the kubeconfig a pull-mode agent runs with, for one Cluster.
 
-Reads the Cluster's `status.namespace` on the management cluster, waits (bounded by --wait) until
-the manager's `bundler-agent-token` Secret there holds the token Kubernetes minted for the agent's
+Computes the Cluster's namespace from its workspace and name (never from `status.namespace`, which
+the agent may write), checks it carries that Cluster's labels, waits (bounded by --wait) until the
+manager's `bundler-agent-token` Secret there holds the token Kubernetes minted for the agent's
 ServiceAccount, and writes a kubeconfig for that identity (bundler.core.agent_kubeconfig): to
 stdout, or to --output with mode 0600. The token goes nowhere else: not to stderr, not into errors.
 """
@@ -22,7 +23,7 @@ from typing import Any
 import yaml
 
 from bundler.agent.config import parse_cluster_ref
-from bundler.api.resources import CLUSTER, SECRET
+from bundler.api.resources import CLUSTER, NAMESPACE, SECRET, Resource
 from bundler.commands.arguments import add_kubeconfig_argument
 from bundler.core.agent_helm_values import agent_helm_values
 from bundler.core.agent_identity import AGENT_NAME, AGENT_TOKEN_SECRET
@@ -33,6 +34,14 @@ from bundler.core.agent_kubeconfig import (
     check_server_url,
     token_of,
 )
+from bundler.core.labels import (
+    LABEL_CLUSTER_NAME,
+    LABEL_CLUSTER_NAMESPACE,
+    LABEL_MANAGED_BY,
+    MANAGED_BY_BUNDLER,
+    is_cluster_namespace_of,
+)
+from bundler.core.naming import cluster_namespace
 from bundler.errors import InvalidInputError, TransientError
 from bundler.kube.endpoint import load_store_and_endpoint
 from bundler.store.errors import NotFound
@@ -127,48 +136,66 @@ def run_agent_kubeconfig(args: argparse.Namespace) -> int:
 
 def wait_for_token(store: Store, workspace: str, name: str, wait: float) -> Issued:
     """The cluster namespace and the agent's token, once both exist; TransientError after `wait`
-    seconds, saying which is missing."""
+    seconds, saying which is missing.
+
+    The namespace is computed from the Cluster's workspace and name, never read from its
+    `status.namespace` (the agent writes that status too), and the token is read only from a
+    namespace carrying that Cluster's labels."""
+    namespace = cluster_namespace(workspace, name)
     deadline = time.monotonic() + wait
     while True:
-        namespace = _cluster_namespace(store, workspace, name)
-        secret = _token_secret(store, namespace) if namespace else None
+        _check_cluster(store, workspace, name)
+        found = _get(store, NAMESPACE, namespace, None)
+        owned = found is not None and is_cluster_namespace_of(
+            found["metadata"].get("labels"), workspace, name
+        )
+        secret = _get(store, SECRET, AGENT_TOKEN_SECRET, namespace) if owned else None
         token = token_of(secret) if secret is not None else None
-        if namespace and token is not None:
+        if token is not None:
             return Issued(namespace=namespace, token=token)
         remaining = deadline - time.monotonic()
         if remaining <= 0:
-            raise _not_issued(workspace, name, namespace, secret, wait)
+            raise _not_issued(workspace, name, namespace, found, secret, wait)
         time.sleep(min(POLL_INTERVAL, remaining))
 
 
-def _cluster_namespace(store: Store, workspace: str, name: str) -> str | None:
-    try:
-        cluster = store.get(CLUSTER, name, workspace)
-    except NotFound:
+def _check_cluster(store: Store, workspace: str, name: str) -> None:
+    if _get(store, CLUSTER, name, workspace) is None:
         raise InvalidInputError(
             "does not exist on the management cluster", obj=f"Cluster {workspace}/{name}"
-        ) from None
-    namespace = (cluster.get("status") or {}).get("namespace")
-    return str(namespace) if namespace else None
+        )
 
 
-def _token_secret(store: Store, namespace: str) -> Obj | None:
+def _get(store: Store, res: Resource, name: str, namespace: str | None) -> Obj | None:
     try:
-        return store.get(SECRET, AGENT_TOKEN_SECRET, namespace)
+        return store.get(res, name, namespace)
     except NotFound:
         return None
 
 
 def _not_issued(
-    workspace: str, name: str, namespace: str | None, secret: Obj | None, wait: float
+    workspace: str,
+    name: str,
+    namespace: str,
+    found: Obj | None,
+    secret: Obj | None,
+    wait: float,
 ) -> TransientError:
     after = f"after {wait:g}s"
-    if not namespace:
+    cluster_ref = f"{workspace}/{name}"
+    if found is None:
         return TransientError(
-            f"not set {after}: the manager has not set up this Cluster yet (is `bundler "
-            f"manager` running, and watching workspace {workspace}?)",
-            obj=f"Cluster {workspace}/{name}",
-            field="status.namespace",
+            f"does not exist {after}: the manager has not set up Cluster {cluster_ref} yet (is "
+            f"`bundler manager` running, and watching workspace {workspace}?)",
+            obj=f"Namespace {namespace}",
+        )
+    if not is_cluster_namespace_of(found["metadata"].get("labels"), workspace, name):
+        return TransientError(
+            f"lacks Cluster {cluster_ref}'s labels ({LABEL_MANAGED_BY}={MANAGED_BY_BUNDLER}, "
+            f"{LABEL_CLUSTER_NAMESPACE}, {LABEL_CLUSTER_NAME}) {after}: it is not the cluster "
+            "namespace bundler made, so no token is read from it",
+            obj=f"Namespace {namespace}",
+            field="metadata.labels",
         )
     where = f"Secret {namespace}/{AGENT_TOKEN_SECRET}"
     if secret is None:

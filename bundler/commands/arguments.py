@@ -6,19 +6,17 @@ Each command still writes its own help text: what a flag means depends on the co
 from __future__ import annotations
 
 import argparse
-import logging
 
 from bundler.commands.flag_types import check_seconds
 from bundler.errors import InvalidInputError
-from bundler.manager.chart_resolver import DEFAULT_TIMEOUT, ResolverSettings
+from bundler.manager.chart_resolver import DEFAULT_DEADLINE, DEFAULT_TIMEOUT, ResolverSettings
+from bundler.observe.logs import LogFormat
+from bundler.observe.logs import configure_logging as configure_log_lines
 
-LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
-
-def configure_logging() -> None:
+def configure_logging(log_format: LogFormat = LogFormat.TEXT) -> None:
     """INFO logs on stderr for the long-running commands, unless the embedder configured logging."""
-    if not logging.getLogger().handlers:
-        logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
+    configure_log_lines(log_format)
 
 
 def add_input_paths(parser: argparse.ArgumentParser) -> None:
@@ -71,12 +69,23 @@ def add_registry_arguments(parser: argparse._ActionsContainer) -> None:
         metavar="SECONDS",
         help=f"give up on a registry request after this long (default {DEFAULT_TIMEOUT:g})",
     )
+    parser.add_argument(
+        "--registry-deadline",
+        type=float,
+        default=DEFAULT_DEADLINE,
+        metavar="SECONDS",
+        help="give up on a registry operation (a tag listing with all its pages, a manifest, an "
+        f"index.yaml) after this long in total, however slowly it answers "
+        f"(default {DEFAULT_DEADLINE:g})",
+    )
 
 
 def resolver_settings(args: argparse.Namespace) -> ResolverSettings:
     """The resolver settings the registry flags ask for; InvalidInputError names a bad flag."""
     check_seconds(args.registry_timeout, "--registry-timeout")
+    check_seconds(args.registry_deadline, "--registry-deadline")
     return ResolverSettings(
         timeout=args.registry_timeout,
+        deadline=args.registry_deadline,
         plain_http_hosts=frozenset(args.plain_http_registries),
     )

@@ -1,7 +1,15 @@
 """`bundler chart package|push|pull|versions`: Helm charts in OCI registries, Helm's layout.
 
 Registry credentials come from `--username` with `--password-stdin`, else from the Docker config
-(`DOCKER_CONFIG` or `~/.docker/config.json`), which is read and never written.
+(`DOCKER_CONFIG` or `~/.docker/config.json`), which is read and never written. A registry on a
+loopback host (127.0.0.1, localhost, [::1]) is spoken to over plain HTTP, as by `render`, `sim` and
+the manager, unless a TLS flag (`--ca-file`, `--insecure-skip-tls-verify`) asks for TLS; any other
+over HTTPS unless `--plain-http` is given.
+
+Every registry operation is bounded: `--timeout` per request, `--deadline` for the whole operation
+(a tag listing, a pull: manifest and chart), and the size caps of bundler.oci.limits (a chart 100
+MiB, compressed or not). Exit codes: 2 for invalid input (flags, references, chart files,
+credentials refused), 1 for everything else, a missing chart or version included.
 """
 
 from __future__ import annotations
@@ -13,20 +21,26 @@ from typing import Any
 
 from bundler.commands.flag_types import check_seconds
 from bundler.core.versions import (
+    SemVer,
     is_exact_version,
     parse_constraint,
     resolve_version,
     version_to_tag,
 )
-from bundler.errors import InvalidInputError
-from bundler.oci import credentials, package, reference, registry, repository
-from bundler.oci.client import DEFAULT_TIMEOUT_S
+from bundler.errors import InvalidInputError, RegistryAnswerError
+from bundler.oci import credentials, package, reference, registry, repository, untar
+from bundler.oci.client import DEFAULT_DEADLINE_S, DEFAULT_TIMEOUT_S
 from bundler.oci.package import ChartArchive
 
 
 def _add_connection_flags(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("registry connection")
-    group.add_argument("--plain-http", action="store_true", help="use HTTP instead of HTTPS")
+    group.add_argument(
+        "--plain-http",
+        action="store_true",
+        help="use HTTP instead of HTTPS (the default for loopback hosts, unless --ca-file or "
+        "--insecure-skip-tls-verify asks for TLS)",
+    )
     group.add_argument("--username", help="registry user (with --password-stdin)")
     group.add_argument(
         "--password-stdin", action="store_true", help="read the registry password from stdin"
@@ -40,6 +54,13 @@ def _add_connection_flags(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=DEFAULT_TIMEOUT_S,
         help=f"seconds to wait for each registry request (default {DEFAULT_TIMEOUT_S:g})",
+    )
+    group.add_argument(
+        "--deadline",
+        type=float,
+        default=DEFAULT_DEADLINE_S,
+        help="seconds for a whole registry operation, however slowly the registry answers "
+        f"(default {DEFAULT_DEADLINE_S:g})",
     )
 
 
@@ -56,14 +77,19 @@ def _options(args: argparse.Namespace, host: str) -> registry.RegistryOptions:
     if args.ca_file is not None and not args.ca_file.is_file():
         raise InvalidInputError(f"CA file {args.ca_file} does not exist", field="--ca-file")
     check_seconds(args.timeout, "--timeout")
+    check_seconds(args.deadline, "--deadline")
     tls_verify: bool | str = not args.insecure_skip_tls_verify
+    # A TLS flag asks for TLS, even on a loopback host (which is otherwise plain HTTP).
+    tls_asked = args.insecure_skip_tls_verify or args.ca_file is not None
     if args.ca_file is not None and tls_verify:
         tls_verify = str(args.ca_file)
     return registry.RegistryOptions(
         credentials=credentials.resolve(host, args.username, password),
-        plain_http=args.plain_http,
+        plain_http=args.plain_http
+        or (not tls_asked and reference.uses_plain_http(host, frozenset())),
         tls_verify=tls_verify,
         timeout=args.timeout,
+        deadline=args.deadline,
     )
 
 
@@ -101,27 +127,41 @@ def run_push(args: argparse.Namespace) -> int:
 
 
 def _tag_for(
-    repo: reference.ChartRepository, version: str, options: registry.RegistryOptions
+    repo: reference.ChartRepository, version: str | None, options: registry.RegistryOptions
 ) -> reference.ChartTag:
-    """An exact version names its tag; a range is resolved against the repository's tags."""
-    if is_exact_version(version):
+    """An exact version names its tag; a range, or no version (the latest, stable preferred, as
+    Helm does), is resolved against the repository's tags."""
+    if version is not None and is_exact_version(version):
         return repo.tagged(version_to_tag(version))
-    resolved = resolve_version(version, registry.list_tags(repo, options), field="--version")
-    if resolved is None:
-        raise InvalidInputError(f"no version matches {version!r}", obj=repo.url)
-    return repo.tagged(version_to_tag(resolved))
+    versions = repository.oci_chart_versions(repo, options)
+    if version is None:
+        chosen = _latest(versions)
+    else:
+        chosen = resolve_version(version, versions, field="--version")
+    if chosen is None:
+        wanted = "no version" if version is None else f"no version matches {version!r}"
+        raise RegistryAnswerError(
+            f"{wanted} among the {len(versions)} SemVer tags of the chart", obj=repo.url
+        )
+    return repo.tagged(version_to_tag(chosen))
+
+
+def _latest(newest_first: list[str]) -> str | None:
+    stable = [v for v in newest_first if not SemVer.parse(v).prerelease]
+    candidates = stable or newest_first
+    return candidates[0] if candidates else None
 
 
 def run_pull(args: argparse.Namespace) -> int:
     repo = reference.parse_repository(args.ref)
-    if not is_exact_version(args.version):
+    if args.version is not None and not is_exact_version(args.version):
         parse_constraint(args.version, field="--version")  # a typo fails before any request
     destination = _output_dir(args.destination, "--destination")
     options = _options(args, repo.host)
     pulled = registry.pull_chart(_tag_for(repo, args.version, options), options)
     if args.untar:
         name = str(pulled.chart_yaml["name"])
-        saved = package.extract(pulled.archive, name, destination, source=pulled.reference.url)
+        saved = untar.extract(pulled.archive, name, destination, source=pulled.reference.url)
     else:
         destination.mkdir(parents=True, exist_ok=True)
         saved = destination / pulled.filename
@@ -160,7 +200,9 @@ def register(sub: Any) -> None:
     pull = commands.add_parser("pull", help="download a chart from oci://HOST/PATH/NAME")
     pull.add_argument("ref", metavar="oci://HOST[:PORT]/PATH/NAME")
     pull.add_argument(
-        "--version", required=True, help="an exact version, or a range resolved against the tags"
+        "--version",
+        help="an exact version, or a range resolved against the tags "
+        "(default: the latest version, stable preferred)",
     )
     pull.add_argument("-d", "--destination", default=".", metavar="DIR", help="output directory")
     pull.add_argument("--untar", action="store_true", help="unpack the chart as DIR/NAME")

@@ -9,7 +9,11 @@ server that cannot be reached at start exits 1; a signal stops the manager clean
 Version ranges in Bundles are resolved against the repositories (bundler.manager.chart_resolver):
 OCI registries on loopback hosts are spoken to over plain HTTP, any other over HTTPS unless named
 with `--plain-http-registry HOST` (repeatable, `host` or `host:port`); every registry request gives
-up after `--registry-timeout` seconds. Credentials come from each Bundle's `helm.secretRef` Secret.
+up after `--registry-timeout` seconds, every operation after `--registry-deadline` seconds in total.
+Credentials come from each Bundle's `helm.secretRef` Secret.
+
+Metrics, probes, log format, API rate limits, Lease timings and the graceful shutdown are
+bundler.commands.operations'. A standby (not holding the Lease) is ready and exports no fleet state.
 """
 
 from __future__ import annotations
@@ -29,6 +33,12 @@ from bundler.commands.arguments import (
     resolver_settings,
 )
 from bundler.commands.flag_types import check_seconds
+from bundler.commands.operations import (
+    Operations,
+    add_leader_election_arguments,
+    add_operations_arguments,
+    check_lease_timings,
+)
 from bundler.core.capi_import import ImportMode
 from bundler.core.naming import is_dns1123_label
 from bundler.errors import InvalidInputError
@@ -96,7 +106,9 @@ def register(sub: Any) -> None:
         help="force the cleanup of a deleted CAPI cluster's Cluster after this long, when its "
         f"workload cluster no longer answers (default {DEFAULT_CLEANUP_TIMEOUT:g})",
     )
+    add_leader_election_arguments(parser)
     add_registry_arguments(parser)
+    add_operations_arguments(parser)
     parser.set_defaults(run=run_manager)
 
 
@@ -105,6 +117,7 @@ def options_from(args: argparse.Namespace) -> ManagerOptions:
     check_workers(args.workers)
     check_seconds(args.offline_after, "--offline-after")
     check_seconds(args.capi_cleanup_timeout, "--capi-cleanup-timeout", allow_zero=True)
+    check_lease_timings(args)
     for name in [*args.namespaces, *([args.lease_namespace] if args.lease_namespace else [])]:
         if not is_dns1123_label(name):
             raise InvalidInputError(f"{name!r} is not a namespace name", field="--namespace")
@@ -115,14 +128,18 @@ def options_from(args: argparse.Namespace) -> ManagerOptions:
         lease_namespace=args.lease_namespace,
         offline_after=args.offline_after,
         resolver=RegistryResolver(resolver_settings(args)),
+        lease_duration=args.leader_election_lease_duration,
+        renew_deadline=args.leader_election_renew_deadline,
+        retry_period=args.leader_election_retry_period,
     )
 
 
 def run_manager(args: argparse.Namespace) -> int:
     options = options_from(args)
-    configure_logging()
-    with load_store(args.kubeconfig, args.context) as store:
-        manager = Manager(store, options)
+    ops = Operations.from_args(args)
+    configure_logging(args.log_format)
+    with load_store(args.kubeconfig, args.context, ops.kube_options()) as store:
+        manager = Manager(store, options, registry=ops.registry, runtime_metrics=ops.runtime)
         # bundler.manager and bundler.capi are sibling layers: the command joins them on one host.
         start_capi_importer(
             manager.host,
@@ -133,12 +150,13 @@ def run_manager(args: argparse.Namespace) -> int:
                 resync_period=options.resync_period,
             ),
         )
+        ops.watch_host(manager.host)
         log.info(
             "bundler manager: watching %s with %d workers%s",
             ", ".join(options.workspaces) or "all namespaces",
             options.workers,
             " (leader election on)" if options.leader_elect else "",
         )
-        received = manager.run_until_signal()
+        received = ops.run_until_signal(manager.start, manager.stop)
     log.info("bundler manager: stopped on %s", received.name)
     return EXIT_OK

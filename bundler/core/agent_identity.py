@@ -6,7 +6,8 @@ Per Cluster the manager keeps:
 - Secret `bundler-agent-token` there, of type `kubernetes.io/service-account-token`: Kubernetes'
   token controller fills it with that ServiceAccount's token and the cluster's CA, which
   `bundler agent-kubeconfig` turns into the pull-mode agent's kubeconfig. The manager owns its
-  type, annotation and labels, never its data;
+  type, annotation and labels, never its data, and writes it last: a token never exists before
+  the Roles and bindings that give it its rights;
 - Role `bundler-agent` there: read BundleDeployments, patch their status, get Secrets by name
   (the registry credentials copied into the namespace) - nothing in any other namespace;
 - Role `bundler-agent-<cluster>` in the workspace, limited by resourceNames to its own Cluster:
@@ -130,7 +131,6 @@ def agent_identity(
     owner = _owner(cluster, cluster_uid)
     return (
         IdentityObject(SERVICE_ACCOUNT, _object(SERVICE_ACCOUNT, AGENT_NAME, namespace, labels)),
-        IdentityObject(SECRET, _token_secret(namespace, labels)),
         IdentityObject(ROLE, _role(AGENT_NAME, namespace, labels, AGENT_NAMESPACE_RULES)),
         IdentityObject(
             ROLE_BINDING, _binding(AGENT_NAME, namespace, labels, AGENT_NAME, namespace)
@@ -141,6 +141,8 @@ def agent_identity(
         IdentityObject(
             ROLE_BINDING, _binding(ws_role, workspace, labels, ws_role, namespace, owner)
         ),
+        # Last: a token never exists before the rights it carries.
+        IdentityObject(SECRET, _token_secret(namespace, labels)),
     )
 
 

@@ -159,15 +159,21 @@ def read_release(release: Mapping[str, Any] | None) -> ReleaseReport:
     current = ready is not None and ready.get("observedGeneration") in (None, generation)
     if ready is not None and current and ready.get("status") == ConditionStatus.TRUE.value:
         if status.get("observedGeneration") == generation:
-            return ReleaseReport(True, ready.get("reason", ""), ready.get("message", ""), details)
+            return ReleaseReport(True, _text(ready, "reason"), _text(ready, "message"), details)
     elif ready is not None and current:
-        return ReleaseReport(False, ready.get("reason", ""), ready.get("message", ""), details)
+        return ReleaseReport(False, _text(ready, "reason"), _text(ready, "message"), details)
     observed = status.get("observedGeneration")
     message = (
         f"waiting for Flux to reconcile {where} "
         f"(generation {generation}, observed {observed if observed is not None else 'none'})"
     )
     return ReleaseReport(False, Reason.PROGRESSING, message, details)
+
+
+def _text(flux_condition: Mapping[str, Any], field: str) -> str:
+    """A text field of Flux's condition; what is not text counts as missing."""
+    value = flux_condition.get(field)
+    return value if isinstance(value, str) else ""
 
 
 def _flux_condition(status: Mapping[str, Any], type: str) -> Mapping[str, Any] | None:

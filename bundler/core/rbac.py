@@ -1,4 +1,5 @@
-"""The RBAC rules bundler needs, in one place: the manager's ClusterRole and the agent's Roles.
+"""The RBAC rules bundler needs, in one place: the manager's ClusterRole, the pull agent's Roles and
+the remote agent's ClusterRole.
 
 Pure data and builders, no I/O. The tests run every controller under exactly these rules against an
 API server that enforces Kubernetes RBAC, and prove each rule necessary by removing it; a Helm
@@ -7,17 +8,17 @@ chart or `kubectl apply` can render the same objects from here.
 Why the manager holds the agent's permissions: Kubernetes lets a user create a Role, or bind one,
 only when the user holds every permission it grants, unless the user may `escalate` (Roles) or
 `bind` (bindings). Either verb would let a compromised manager grant anything to anyone. Instead
-the manager holds, cluster-wide, exactly what it grants the agents (the two status subresources
-below exist in MANAGER_RULES for that reason alone), so the API server itself checks that an
-agent's Role can never exceed the manager's rights.
+the manager holds, cluster-wide, what it grants the agents (the BundleDeployment status rule of
+MANAGER_RULES exists for that reason alone), so the API server itself checks that an agent's Role
+can never exceed the manager's rights.
 
 Why the agent may `get` Secrets but not list or watch them: the agent reads the one Secret a
 BundleDeployment names (`spec.options.helm.secretRef`) by name, when it applies that deployment.
 Kubernetes never authorizes list or watch through resourceNames, and keeping resourceNames in step
 with the copies the manager makes would race with every new Bundle; `get` alone already keeps an
-agent from discovering what its namespace holds. The cluster namespace holds only Secrets meant for
-that agent: the registry credentials copied for its deployments and its own token (the remote
-agent's kubeconfig copy is removed when the Cluster leaves remote mode).
+agent from discovering what its namespace holds. The cluster namespace of a pull-mode Cluster holds
+only Secrets meant for that agent: the registry credentials copied for its deployments and its own
+token (the remote agent's kubeconfig copy is removed when the Cluster leaves remote mode).
 """
 
 from __future__ import annotations
@@ -171,6 +172,21 @@ def agent_cluster_rules(cluster: str) -> tuple[PolicyRule, ...]:
     return (rule(("patch",), [CLUSTER], STATUS, names=[cluster]),)
 
 
+# What the remote-mode agent process (`bundler agent --mode remote`) does on the management cluster,
+# for every remote Cluster of the workspaces it serves: it watches the Clusters and heartbeats their
+# status, copies each kubeconfig Secret into the cluster namespace (and removes the copy when the
+# Cluster leaves remote mode), and there writes the Flux objects of its BundleDeployments and their
+# status.
+REMOTE_AGENT_NAME = "bundler-remote-agent"
+REMOTE_AGENT_RULES: tuple[PolicyRule, ...] = (
+    rule(READ, [CLUSTER]),
+    rule(("patch",), [CLUSTER, BUNDLE_DEPLOYMENT], STATUS),
+    rule(READ, [BUNDLE_DEPLOYMENT]),
+    rule((*READ, *WRITE), [SECRET]),
+    rule((*READ, *WRITE, "patch"), FLUX_KINDS),
+)
+
+
 def rules_body(rules: Iterable[PolicyRule]) -> list[Obj]:
     return [r.to_dict() for r in rules]
 
@@ -179,6 +195,10 @@ def manager_cluster_role(
     name: str = MANAGER_NAME, rules: Iterable[PolicyRule] = MANAGER_RULES
 ) -> Obj:
     """The manager's ClusterRole (`rules` replaceable, for tests that withhold one)."""
+    return cluster_role(name, rules)
+
+
+def cluster_role(name: str, rules: Iterable[PolicyRule]) -> Obj:
     return {
         "apiVersion": CLUSTER_ROLE.api_version,
         "kind": CLUSTER_ROLE.kind,

@@ -17,13 +17,25 @@ differs and `Deployed` is False for the current spec) · WaitApplied (applied ID
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 
 from bundler.api.bundledeployment import BundleDeployment
-from bundler.api.meta import Condition, ConditionStatus
+from bundler.api.meta import (
+    CONDITION_REASON_MAX,
+    CONDITION_REASON_PATTERN,
+    CONDITIONS_MAX,
+    Condition,
+    ConditionStatus,
+)
 from bundler.api.summary import DeploymentState
+from bundler.core.bounds import truncated
+
+# The reason of a condition whose source gave none Kubernetes accepts.
+UNKNOWN_REASON = "Unknown"
+_REASON = re.compile(CONDITION_REASON_PATTERN)
 
 
 class ConditionType(StrEnum):
@@ -98,6 +110,15 @@ def _as_utc(moment: datetime) -> datetime:
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
 
 
+def is_condition_reason(reason: object) -> bool:
+    """Whether `reason` is a reason Kubernetes accepts on a condition (metav1.Condition)."""
+    return (
+        isinstance(reason, str)
+        and 0 < len(reason) <= CONDITION_REASON_MAX
+        and _REASON.fullmatch(reason) is not None
+    )
+
+
 def condition(
     type: str,
     status: ConditionStatus | bool,
@@ -111,23 +132,37 @@ def condition(
     """`previous` with the condition of `type` set (replaced in place, or appended).
 
     lastTransitionTime is kept while the status stays the same, and is `now_iso` when it changes,
-    as Kubernetes' meta.SetStatusCondition does.
+    as Kubernetes' meta.SetStatusCondition does. `message` (often someone else's: Flux's, an
+    agent's, a registry's) is truncated (bundler.core.bounds), so are the messages of the conditions
+    carried over (an agent may write its Cluster's), a `reason` Kubernetes would refuse
+    (Flux's, when missing) becomes UNKNOWN_REASON, and the list keeps at most CONDITIONS_MAX
+    conditions, this one always among them.
     """
     if isinstance(status, bool):
         status = ConditionStatus.TRUE if status else ConditionStatus.FALSE
+    if not is_condition_reason(reason):
+        reason = UNKNOWN_REASON
     old = next((c for c in previous if c.type == type), None)
     kept = old.lastTransitionTime if old is not None and old.status is status else None
     new = Condition(
         type=type,
         status=status,
         reason=reason,
-        message=message,
+        message=truncated(message),
         lastTransitionTime=kept or now_iso,
         observedGeneration=observed_generation,
     )
-    if old is None:
-        return [*previous, new]
-    return [new if c.type == type else c for c in previous]
+    replaced = [new if c.type == type else _bounded(c) for c in previous]
+    updated = replaced if old is not None else [*replaced, new]
+    if len(updated) <= CONDITIONS_MAX:
+        return updated
+    return [*[c for c in updated if c.type != type][: CONDITIONS_MAX - 1], new]
+
+
+def _bounded(kept: Condition) -> Condition:
+    """A condition carried over (maybe written by an agent), its message truncated."""
+    message = truncated(kept.message)
+    return kept if message == kept.message else kept.model_copy(update={"message": message})
 
 
 def conditions_equal_ignoring_time(a: Sequence[Condition], b: Sequence[Condition]) -> bool:

@@ -4,7 +4,8 @@ The input is one `Placement` per (bundle, targeted cluster): its BundleDeploymen
 created: Pending), whether the cluster is offline, and the template error planning reported for
 it, if any. Every roll-up is deterministic (counts in state order, lists sorted worst state first,
 then by name, at most 10 entries) and returns the API models, so equal inputs give equal statuses
-and a controller can skip writes that change nothing but lastTransitionTime.
+and a controller can skip writes that change nothing but lastTransitionTime. Every message is
+truncated (bundler.core.bounds): agents write them, and no roll-up may outgrow what etcd stores.
 
 Template errors: a cluster whose values failed to render is still targeted (it counts in
 desiredReady) and is reported as ErrApplied with the template message, whether or not it still runs
@@ -33,16 +34,23 @@ from bundler.api.cluster import (
     ClusterStatus,
 )
 from bundler.api.meta import Condition
-from bundler.api.summary import DeploymentState, NonReadyBundle, NonReadyResource, Summary
+from bundler.api.summary import (
+    NON_READY_MAX,
+    DeploymentState,
+    NonReadyBundle,
+    NonReadyResource,
+    Summary,
+)
+from bundler.core.bounds import truncated
 from bundler.core.planning import BundlePlan
 from bundler.core.state import ConditionType, condition, deployment_state, state_message
 
-MAX_LISTED = 10
 REASON_NO_TARGETS = "NoTargets"
 
 _SEVERITY = {state: rank for rank, state in enumerate(DeploymentState)}
 
-_SUMMARY_FIELD = {
+# The Summary field counting each state.
+SUMMARY_FIELD = {
     DeploymentState.ERR_APPLIED: "errApplied",
     DeploymentState.WAIT_APPLIED: "waitApplied",
     DeploymentState.OFFLINE: "offline",
@@ -84,11 +92,12 @@ class Placement:
 
     @property
     def message(self) -> str:
+        """Why the placement is in its state, truncated: the agent wrote most of it."""
         if self.error is not None:
-            return self.error
+            return truncated(self.error)
         state = self.state
         explained = "" if state is DeploymentState.OFFLINE else state_message(self.deployment)
-        return explained or _DEFAULT_MESSAGE[state]
+        return truncated(explained) or _DEFAULT_MESSAGE[state]
 
 
 @dataclass(frozen=True)
@@ -113,7 +122,7 @@ def placements_from_plan(
 
 def summarize(states: Iterable[DeploymentState]) -> Summary:
     counts = Counter(states)
-    fields = {_SUMMARY_FIELD[state]: counts[state] for state in DeploymentState}
+    fields = {SUMMARY_FIELD[state]: counts[state] for state in DeploymentState}
     return Summary(desiredReady=sum(counts.values()), **fields)
 
 
@@ -199,7 +208,7 @@ def cluster_group_status(
     return ClusterGroupStatus(
         clusterCount=len(rows),
         nonReadyClusterCount=len(not_ready),
-        nonReadyClusters=[r.name for r in not_ready[:MAX_LISTED]],
+        nonReadyClusters=[r.name for r in not_ready[:NON_READY_MAX]],
         summary=summarize(p.state for p in on_members),
         display=ClusterGroupDisplay(
             readyClusters=_ratio(rows), state=worst_state(p.state for p in on_members)
@@ -221,7 +230,7 @@ def _not_ready(rows: Iterable[_Row]) -> list[_Row]:
 
 
 def _listed(rows: Iterable[_Row]) -> list[_Row]:
-    return _not_ready(rows)[:MAX_LISTED]
+    return _not_ready(rows)[:NON_READY_MAX]
 
 
 def _ratio(rows: Sequence[_Row]) -> str:

@@ -22,6 +22,7 @@ from bundler.kube.client import (
     client_from_kubeconfig_text,
     default_client,
 )
+from bundler.kube.metrics import RequestMetrics, Verb
 from bundler.kube.paths import (
     collection_path,
     describe,
@@ -29,6 +30,7 @@ from bundler.kube.paths import (
     label_selector,
     object_path,
 )
+from bundler.kube.ratelimit import TokenBucket
 from bundler.kube.retry import RetryPolicy
 from bundler.kube.transport import JSON, MERGE_PATCH, Method, Query, Timeouts, Transport
 from bundler.kube.watch import StreamWatch, WatchRequest
@@ -39,11 +41,14 @@ from bundler.store.protocol import ErrorHandler, EventHandler, Obj, ObjectList, 
 @dataclass(frozen=True)
 class KubeOptions:
     """How hard a KubeStore tries: retries, per-request timeouts, and how long one watch request
-    lasts on the server before the store reconnects (client-go picks 5 to 10 minutes)."""
+    lasts on the server before the store reconnects (client-go picks 5 to 10 minutes); how fast it
+    may send (`limiter`, none: unlimited) and where it counts its requests (`metrics`)."""
 
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     timeouts: Timeouts = field(default_factory=Timeouts)
     watch_timeout_seconds: int = 300
+    limiter: TokenBucket | None = None
+    metrics: RequestMetrics | None = None
 
 
 class KubeStore:
@@ -52,7 +57,13 @@ class KubeStore:
 
     def __init__(self, api: ApiClient, options: KubeOptions | None = None) -> None:
         options = options or KubeOptions()
-        self._transport = Transport(api, options.retry, options.timeouts)
+        self._transport = Transport(
+            api,
+            options.retry,
+            options.timeouts,
+            limiter=options.limiter,
+            metrics=options.metrics,
+        )
         self._watch_timeout_seconds = options.watch_timeout_seconds
         # Running watch threads keep their StreamWatch alive; finished ones drop out by themselves.
         self._watches: weakref.WeakSet[StreamWatch] = weakref.WeakSet()
@@ -99,7 +110,7 @@ class KubeStore:
 
     def get(self, res: Resource, name: str, namespace: str | None = None) -> Obj:
         target = describe(res, name, namespace)
-        return self._call(Method.GET, object_path(res, name, namespace), target)
+        return self._call(Method.GET, Verb.GET, object_path(res, name, namespace), target)
 
     def list(
         self,
@@ -110,7 +121,11 @@ class KubeStore:
         selector = label_selector(labels)
         query = [("labelSelector", selector)] if selector else []
         answer = self._call(
-            Method.GET, collection_path(res, namespace), describe(res, None, namespace), query=query
+            Method.GET,
+            Verb.LIST,
+            collection_path(res, namespace),
+            describe(res, None, namespace),
+            query=query,
         )
         # Real servers leave apiVersion and kind off the items of built-in kinds' lists.
         envelope = {"apiVersion": res.api_version, "kind": res.kind}
@@ -122,7 +137,9 @@ class KubeStore:
         target = describe(res, name or _generate_name(obj), namespace)
         if res.namespaced and not namespace:
             raise Invalid("metadata.namespace is required for a namespaced kind", obj=target)
-        return self._call(Method.POST, collection_path(res, namespace), target, body=obj)
+        return self._call(
+            Method.POST, Verb.CREATE, collection_path(res, namespace), target, body=obj
+        )
 
     def update(self, res: Resource, obj: Obj) -> Obj:
         return self._replace(res, obj, status=False)
@@ -143,7 +160,12 @@ class KubeStore:
         return self._merge_patch(res, name, patch, namespace, status=True)
 
     def delete(self, res: Resource, name: str, namespace: str | None = None) -> None:
-        self._call(Method.DELETE, object_path(res, name, namespace), describe(res, name, namespace))
+        self._call(
+            Method.DELETE,
+            Verb.DELETE,
+            object_path(res, name, namespace),
+            describe(res, name, namespace),
+        )
 
     def watch(
         self,
@@ -168,7 +190,9 @@ class KubeStore:
     def served(self, res: Resource) -> bool:
         """Whether the server serves the kind (discovery), e.g. False when Flux is not installed."""
         try:
-            document = self._call(Method.GET, group_version_path(res), f"discovery of {res}")
+            document = self._call(
+                Method.GET, Verb.GET, group_version_path(res), f"discovery of {res}"
+            )
         except (KindNotServed, NotFound):
             return False
         return any(r.get("name") == res.plural for r in document.get("resources") or [])
@@ -179,7 +203,11 @@ class KubeStore:
         if not name:
             raise Invalid("metadata.name is required", obj=target)
         return self._call(
-            Method.PUT, object_path(res, name, namespace, status=status), target, body=obj
+            Method.PUT,
+            Verb.UPDATE,
+            object_path(res, name, namespace, status=status),
+            target,
+            body=obj,
         )
 
     def _merge_patch(
@@ -193,6 +221,7 @@ class KubeStore:
     ) -> Obj:
         return self._call(
             Method.PATCH,
+            Verb.PATCH,
             object_path(res, name, namespace, status=status),
             describe(res, name, namespace),
             body=dict(patch),
@@ -201,12 +230,13 @@ class KubeStore:
 
     def _current_resource_version(self, path: str, target: str) -> str:
         # The smallest list there is: its resourceVersion is "now" for the watch to start from.
-        answer = self._call(Method.GET, path, target, query=[("limit", "1")])
+        answer = self._call(Method.GET, Verb.LIST, path, target, query=[("limit", "1")])
         return str(answer["metadata"]["resourceVersion"])
 
     def _call(
         self,
         method: Method,
+        verb: Verb,
         path: str,
         target: str,
         *,
@@ -215,7 +245,13 @@ class KubeStore:
         content_type: str = JSON,
     ) -> Obj:
         return self._transport.call(
-            method, path, target=target, query=query, body=body, content_type=content_type
+            method,
+            path,
+            verb=verb,
+            target=target,
+            query=query,
+            body=body,
+            content_type=content_type,
         )
 
 

@@ -2,12 +2,15 @@
 
 Requests go through `ApiClient.param_serialize` (authentication, headers) and `ApiClient.call_api`
 (the raw urllib3 response); no generated model classes are involved, objects stay plain dicts.
+Every attempt first takes a token from the rate limiter (when there is one) and is counted, by
+verb and status code, in the request metrics (when there are).
 """
 
 from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -18,6 +21,8 @@ from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
 from bundler.kube.errors import error_for_response, is_retryable_status
+from bundler.kube.metrics import RequestMetrics, Verb
+from bundler.kube.ratelimit import TokenBucket
 from bundler.kube.retry import (
     Pause,
     RetryableError,
@@ -60,16 +65,27 @@ class Timeouts:
 class Transport:
     """Sends requests for one ApiClient under one retry policy."""
 
-    def __init__(self, api: ApiClient, policy: RetryPolicy, timeouts: Timeouts) -> None:
+    def __init__(
+        self,
+        api: ApiClient,
+        policy: RetryPolicy,
+        timeouts: Timeouts,
+        *,
+        limiter: TokenBucket | None = None,
+        metrics: RequestMetrics | None = None,
+    ) -> None:
         self.api = api
         self.policy = policy
         self.timeouts = timeouts
+        self.limiter = limiter
+        self.metrics = metrics
 
     def call(
         self,
         method: Method,
         path: str,
         *,
+        verb: Verb,
         target: str,
         query: Query = (),
         body: Any = None,
@@ -79,7 +95,7 @@ class Transport:
 
         def attempt() -> Obj:
             timeout = (self.timeouts.connect, self.timeouts.read)
-            response = self._send(method, path, query, body, content_type, timeout, target)
+            response = self._send(method, verb, path, query, body, content_type, timeout, target)
             data = _read_body(response, method, target)
             if not 200 <= response.status <= 299:
                 raise _failure(response.status, data, response.headers, target)
@@ -95,7 +111,7 @@ class Transport:
 
         def attempt() -> urllib3.BaseHTTPResponse:
             timeout = (self.timeouts.connect, read_timeout)
-            response = self._send(Method.GET, path, query, None, JSON, timeout, target)
+            response = self._send(Method.GET, Verb.WATCH, path, query, None, JSON, timeout, target)
             if 200 <= response.status <= 299:
                 return response
             data = _read_body(response, Method.GET, target)
@@ -109,6 +125,7 @@ class Transport:
     def _send(
         self,
         method: Method,
+        verb: Verb,
         path: str,
         query: Query,
         body: Any,
@@ -116,6 +133,10 @@ class Transport:
         timeout: tuple[float, float],
         target: str,
     ) -> urllib3.BaseHTTPResponse:
+        if self.limiter is not None:
+            waited = self.limiter.acquire()
+            if self.metrics is not None:
+                self.metrics.waited(waited)
         headers = {"Accept": JSON, "Content-Type": content_type}
         _, url, headers, body, _ = self.api.param_serialize(
             method.value,
@@ -125,16 +146,22 @@ class Transport:
             body=body,
             auth_settings=["BearerToken"],
         )
+        started = time.perf_counter()
+        code: int | None = None
         try:
             rest_response = self.api.call_api(
                 method.value, url, header_params=headers, body=body, _request_timeout=timeout
             )
+            response: urllib3.BaseHTTPResponse = rest_response.response
+            code = response.status
         except urllib3.exceptions.HTTPError as exc:
             raise _connection_failure(method, exc, target, self.api.configuration.host) from exc
         except ApiException as exc:
             # The client reports TLS failures this way (status 0): not a server answer.
             raise Unavailable(f"TLS failure: {exc.reason}", obj=target) from exc
-        response: urllib3.BaseHTTPResponse = rest_response.response
+        finally:
+            if self.metrics is not None:
+                self.metrics.answered(verb, code, time.perf_counter() - started)
         return response
 
 

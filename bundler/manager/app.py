@@ -2,18 +2,24 @@
 
 `Manager(store, options, clock)` builds everything; `start()` fills the caches and starts working
 (only while holding the leader Lease, with leader election), `stop()` shuts down cleanly. Works on
-any Store: KubeStore for `bundler manager`, MemoryStore for the simulator and fast tests.
+any Store: KubeStore for `bundler manager`, MemoryStore for the simulator and fast tests. With a
+`registry`, it exports the fleet state and its counters there (bundler.manager.metrics), and with
+`runtime_metrics` its host reports reconciles and queue depth.
 """
 
 from __future__ import annotations
 
 import signal
 
+from prometheus_client import CollectorRegistry
+
+from bundler.api.resources import BUNDLE, CLUSTER, CLUSTER_GROUP
 from bundler.manager.bundle_controller import BundleController
 from bundler.manager.cluster_controller import ClusterController
 from bundler.manager.context import Context
 from bundler.manager.echoes import OwnWrites
 from bundler.manager.liveness import Liveness
+from bundler.manager.metrics import FleetState, ManagerMetrics
 from bundler.manager.options import ManagerOptions
 from bundler.manager.outcomes import Outcomes
 from bundler.manager.resolve import VersionResolution
@@ -31,8 +37,18 @@ from bundler.runtime.clock import Clock, SystemClock
 from bundler.runtime.controller import Reconcile
 from bundler.runtime.host import DEFAULT_STOP_TIMEOUT, Host
 from bundler.runtime.informer import Informer
+from bundler.runtime.metrics import RuntimeMetrics
 from bundler.runtime.timers import Timer
 from bundler.store.protocol import Store
+
+# What the keys of each stage name, for log lines.
+STAGE_KINDS = {
+    Stage.BUNDLE: BUNDLE.kind,
+    Stage.BUNDLE_STATUS: BUNDLE.kind,
+    Stage.CLUSTER: CLUSTER.kind,
+    Stage.CLUSTER_STATUS: CLUSTER.kind,
+    Stage.GROUP_STATUS: CLUSTER_GROUP.kind,
+}
 
 
 class Manager:
@@ -43,6 +59,8 @@ class Manager:
         clock: Clock | None = None,
         *,
         name: str = "manager",
+        registry: CollectorRegistry | None = None,
+        runtime_metrics: RuntimeMetrics | None = None,
     ) -> None:
         self.options = options or ManagerOptions()
         self.clock: Clock = clock or SystemClock()
@@ -52,9 +70,11 @@ class Manager:
             workers=self.options.workers,
             leader_election=self.options.lease(),
             name=name,
+            metrics=runtime_metrics,
         )
         workspaces = self.options.workspaces
         scopes = [Scope(self.host, ws) for ws in workspaces] or [Scope(self.host, None)]
+        metrics = ManagerMetrics(registry)
         self.ctx = Context(
             store=store,
             clock=self.clock,
@@ -62,10 +82,15 @@ class Manager:
             outcomes=Outcomes(),
             liveness=Liveness(self.clock, self.options.offline_after),
             memo=RowMemo(),
-            resolution=VersionResolution(self.options.resolver, store, self.clock),
+            resolution=VersionResolution(
+                metrics.counting(self.options.resolver), store, self.clock
+            ),
             work=Work(),
             own_writes=OwnWrites(),
+            metrics=metrics,
         )
+        if registry is not None:
+            registry.register(FleetState(self.ctx.scopes, self.ctx.memo, lambda: self.is_leading))
         self._copies = CredentialCopies(store, self.host, [s.workspace for s in scopes])
         reconcilers: dict[Stage, Reconcile] = {
             Stage.BUNDLE: BundleController(self.ctx, self._copies).reconcile,
@@ -75,7 +100,8 @@ class Manager:
             Stage.GROUP_STATUS: GroupStatusController(self.ctx).reconcile,
         }
         for stage, reconcile in reconcilers.items():
-            self.ctx.work.bind(stage, self.host.add_controller(stage.value, reconcile))
+            controller = self.host.add_controller(stage.value, reconcile, kind=STAGE_KINDS[stage])
+            self.ctx.work.bind(stage, controller)
         for scope in scopes:
             Router(self.ctx, scope).attach()
         self._resync_timer: Timer | None = None

@@ -236,6 +236,7 @@ class BundleController:
         )
         if written is not None:
             self.copies.settle(planned, written, current)
+            self.ctx.metrics.rolled_out(split_ref(planned.bundle), decision)
 
     # -- deletion -----------------------------------------------------------------------------
 

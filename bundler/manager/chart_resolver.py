@@ -4,18 +4,23 @@
 the chart's repository, for http(s) it reads the repository's index.yaml; then it picks the highest
 version the range allows (bundler.core.versions: Helm's constraint syntax, `_` in tags read as `+`,
 prereleases only for a range that names one). An OCI answer is checked to be a Helm chart before it
-is returned, so an image pushed under a chart's name is a message on the Bundle, not a failed
-install on every cluster.
+is returned (its manifest: the chart layer is never downloaded here), so an image pushed under a
+chart's name is a message on the Bundle, not a failed install on every cluster.
 
-Errors: a registry that cannot be reached, times out or answers 5xx is a TransientError (the
-manager retries with backoff and every cluster keeps what it runs); 401/403, a missing chart, no
-matching version and an artifact that is not a chart are InvalidInputErrors, since only a change by
-someone (credentials, a push, the range) can fix them.
+Errors: a registry that cannot be reached, times out, misses the operation's deadline or answers
+5xx is a TransientError (the manager retries with backoff and every cluster keeps what it runs);
+401/403, a missing chart, no matching version, an artifact that is not a chart and an answer over a
+size cap are InvalidInputErrors, since only a change by someone (credentials, a push, the range,
+the server) can fix them. Both reach the Bundle as `Ready=False` with the message, which names the
+repository and, for a cap, the cap.
 
-Bounded and cheap: every request has a timeout (10 s by default) and is sent once (never oras's
-retry loop). Tag lists, failures included, are kept for a few seconds per (repository, chart,
-credentials) and asked once among concurrent callers, so a hundred Bundles on one chart cost one
-request per pass; a successful chart check is kept for an hour per version.
+Bounded and cheap: every request has a timeout (10 s by default), every operation (a tag listing
+with all its pages, a manifest, an index.yaml) a total deadline (60 s by default) however slowly
+the server sends, and every answer a size cap (bundler.oci.limits: 4 MiB for a manifest or a tag
+list, 50 MiB for an index.yaml, 100 MiB for a chart layer as its manifest declares it); requests
+are sent once (never oras's retry loop). Tag lists, failures included, are kept for a few seconds
+per (repository, chart, credentials) and asked once among concurrent callers, so a hundred Bundles
+on one chart cost one request per pass; a successful chart check is kept for an hour per version.
 
 Transport: an `oci://` registry on a loopback host (127.0.0.1, localhost, [::1]) is spoken to over
 plain HTTP, any other over HTTPS unless its host is in `plain_http_hosts` (`--plain-http-registry`).
@@ -26,7 +31,6 @@ person, who has no workspace Secret at hand), else none.
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -38,12 +42,13 @@ from bundler.manager.answer_cache import AnswerCache
 from bundler.manager.registry_credentials import credentials_from_secret
 from bundler.oci.credentials import Credentials, from_docker_config
 from bundler.oci.reference import SCHEME as OCI_SCHEME
-from bundler.oci.reference import parse_location
-from bundler.oci.registry import RegistryOptions, pull_chart
+from bundler.oci.reference import parse_location, uses_plain_http
+from bundler.oci.registry import RegistryOptions, check_chart
 from bundler.oci.repository import list_chart_versions
 from bundler.runtime.clock import Clock, SystemClock
 
 DEFAULT_TIMEOUT = 10.0
+DEFAULT_DEADLINE = 60.0
 DEFAULT_CACHE_SECONDS = 5.0
 CHART_CHECK_SECONDS = 3600.0
 NEWEST_SHOWN = 5
@@ -55,7 +60,6 @@ DOCKER_CONFIG_HINT = (
     "add the registry's credentials to the Docker config ($DOCKER_CONFIG/config.json, else "
     "~/.docker/config.json)"
 )
-_LOOPBACK_NAMES = frozenset({"localhost"})
 # How bundler.oci words a refusal to a client that sent no credentials; a hint replaces its own
 # command-line advice, which does not apply to a Bundle.
 _ANONYMOUS_REFUSALS = ("authentication required", "refused anonymous access", "access denied")
@@ -67,18 +71,22 @@ _ListingKey = tuple[str, str, Credentials | None]
 
 @dataclass(frozen=True)
 class ResolverSettings:
-    """`timeout`: seconds per request; `cache_seconds`: how long a tag list is reused;
+    """`timeout`: seconds per request; `deadline`: seconds per operation (a tag listing with all
+    its pages, a manifest, an index.yaml); `cache_seconds`: how long a tag list is reused;
     `credentials_hint`: what to do when a repository wants credentials and got none."""
 
     timeout: float = DEFAULT_TIMEOUT
+    deadline: float = DEFAULT_DEADLINE
     plain_http_hosts: frozenset[str] = frozenset()
     cache_seconds: float = DEFAULT_CACHE_SECONDS
     fallback_credentials: FallbackCredentials | None = field(default=None, compare=False)
     credentials_hint: str = MANAGER_CREDENTIALS_HINT
 
     def __post_init__(self) -> None:
-        if self.timeout <= 0 or self.cache_seconds < 0:
-            raise ValueError("resolver: timeout must be positive and cache_seconds not negative")
+        if self.timeout <= 0 or self.deadline <= 0 or self.cache_seconds < 0:
+            raise ValueError(
+                "resolver: timeout and deadline must be positive, cache_seconds not negative"
+            )
 
 
 def with_docker_config(settings: ResolverSettings, path: Path | None = None) -> ResolverSettings:
@@ -134,16 +142,14 @@ class RegistryResolver:
             credentials=credentials,
             plain_http=uses_plain_http(host, self.settings.plain_http_hosts),
             timeout=self.settings.timeout,
+            deadline=self.settings.deadline,
         )
 
     def _list(
         self, repo: str, chart: str, credentials: Credentials | None, host: str
     ) -> tuple[str, ...]:
-        options = self._options(credentials, host)
         try:
-            found = list_chart_versions(
-                repo, chart, credentials, plain_http=options.plain_http, timeout=options.timeout
-            )
+            found = list_chart_versions(repo, chart, self._options(credentials, host))
         except BundlerError as error:
             raise self._explained(error, credentials) from None
         return tuple(found)
@@ -151,10 +157,11 @@ class RegistryResolver:
     def _check_chart(
         self, repo: str, chart: str, version: str, credentials: Credentials | None, host: str
     ) -> None:
-        """InvalidInputError when the tag is not a Helm chart (bundler.oci says what it is)."""
+        """RegistryAnswerError when the tag is not a Helm chart (bundler.oci says what it is) or
+        its layer is over the chart cap; the layer itself is never downloaded."""
         tag = parse_location(repo).repository(chart).tagged(version_to_tag(version))
         try:
-            pull_chart(tag, self._options(credentials, host))
+            check_chart(tag, self._options(credentials, host))
         except BundlerError as error:
             raise self._explained(error, credentials) from None
 
@@ -179,23 +186,6 @@ def repository_host(repo: str) -> str:
             f"unsupported repository {repo!r}: expected oci://, https:// or http://"
         )
     return host
-
-
-def uses_plain_http(host: str, configured: frozenset[str]) -> bool:
-    """Plain HTTP for a configured host (with or without its port) or a loopback one."""
-    name = _hostname(host)
-    if host in configured or name in configured or name in _LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False
-
-
-def _hostname(host: str) -> str:
-    if host.startswith("["):
-        return host[1:].partition("]")[0]
-    return host.rpartition(":")[0] if host.count(":") == 1 else host
 
 
 def no_match(repo: str, chart: str, constraint: str, versions: Sequence[str]) -> InvalidInputError:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from bundler.manager.echoes import OwnWrites
 from bundler.manager.liveness import Liveness
+from bundler.manager.metrics import ManagerMetrics
 from bundler.manager.outcomes import Outcomes
 from bundler.manager.resolve import VersionResolution
 from bundler.manager.rows import RowMemo
@@ -35,6 +36,7 @@ class Context:
     resolution: VersionResolution
     work: Work
     own_writes: OwnWrites
+    metrics: ManagerMetrics = field(default_factory=ManagerMetrics)
 
     def now_iso(self) -> str:
         return rfc3339(self.clock.now())

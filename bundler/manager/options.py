@@ -20,7 +20,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from bundler.runtime.host import DEFAULT_WORKERS
-from bundler.runtime.leader import LeaseConfig
+from bundler.runtime.leader import (
+    DEFAULT_LEASE_DURATION,
+    DEFAULT_RENEW_DEADLINE,
+    DEFAULT_RETRY_PERIOD,
+    LeaseConfig,
+)
 
 # (repository, chart, version constraint, repository credentials Secret data or None) -> version.
 # Raise InvalidInputError when the range can never resolve as written, TransientError otherwise.
@@ -47,6 +52,9 @@ class ManagerOptions:
     offline_after: float = DEFAULT_OFFLINE_AFTER
     resync_period: float = DEFAULT_RESYNC_PERIOD
     resolver: VersionResolver | None = None
+    lease_duration: int = DEFAULT_LEASE_DURATION
+    renew_deadline: float = DEFAULT_RENEW_DEADLINE
+    retry_period: float = DEFAULT_RETRY_PERIOD
 
     def __post_init__(self) -> None:
         if self.workers < 1:
@@ -63,4 +71,11 @@ class ManagerOptions:
         if not self.leader_elect:
             return None
         namespace = self.lease_namespace or next(iter(self.workspaces), DEFAULT_LEASE_NAMESPACE)
-        return LeaseConfig(name=LEASE_NAME, namespace=namespace, identity=self.identity)
+        return LeaseConfig(
+            name=LEASE_NAME,
+            namespace=namespace,
+            identity=self.identity,
+            lease_duration=self.lease_duration,
+            renew_deadline=self.renew_deadline,
+            retry_period=self.retry_period,
+        )

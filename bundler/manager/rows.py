@@ -124,6 +124,17 @@ class RowMemo:
         with self._lock:
             self._bundles.pop(bundle, None)
 
+    def template_errors(self) -> dict[str, int]:
+        """How many targeted clusters' values fail to render, for each Bundle with any."""
+        with self._lock:
+            bundles = list(self._bundles.items())
+        found = {}
+        for bundle, (_, entries) in bundles:
+            failing = sum(1 for e in entries.values() if e.row is not None and e.row.error)
+            if failing:
+                found[bundle] = failing
+        return found
+
     def _decide(
         self,
         bundle: Bundle,

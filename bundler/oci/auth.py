@@ -9,6 +9,7 @@ the credentials bundler resolved, and never reads or writes a config file.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -19,6 +20,8 @@ from oras.auth.base import AuthBackend
 
 from bundler.errors import InvalidInputError, TransientError
 from bundler.oci.credentials import Credentials
+from bundler.oci.deadline import Deadline
+from bundler.oci.limits import MAX_METADATA_BYTES, Transfer, read_body, send
 
 _SCHEME = re.compile(r"\s*([A-Za-z]+)\s*(.*)")
 _PARAM = re.compile(r'([A-Za-z_]+)\s*=\s*(?:"([^"]*)"|([^\s,]+))')
@@ -52,11 +55,13 @@ class ChallengeAuth(AuthBackend):  # type: ignore[misc]  # oras ships no type hi
         timeout: float,
         tls_verify: bool | str,
         reference: str,
+        deadline: Deadline,
     ) -> None:
         super().__init__()
         self.session = session
         self._credentials = credentials
         self._timeout = timeout
+        self._deadline = deadline
         self._tls_verify = tls_verify
         self._reference = reference
         self._authorization: str | None = None
@@ -102,18 +107,25 @@ class ChallengeAuth(AuthBackend):  # type: ignore[misc]  # oras ships no type hi
         headers = (
             {} if self._credentials is None else {"Authorization": self._credentials.basic_header()}
         )
+        transfer = Transfer("the token", f"token service {realm}", self._reference, self._deadline)
         try:
-            response = self.session.get(
+            response = send(
+                self.session,
+                "GET",
                 realm,
-                params=params,
+                transfer,
                 headers=headers,
                 timeout=self._timeout,
+                params=params,
                 verify=self._tls_verify,
             )
         except requests.RequestException as err:
+            if self._deadline.expired:
+                raise transfer.deadline_passed() from err
             raise TransientError(
                 f"cannot reach the token service {realm}: {type(err).__name__}", obj=self._reference
             ) from err
+        body = read_body(response, MAX_METADATA_BYTES, transfer)
         if response.status_code in (401, 403):
             who = "anonymous access" if self._credentials is None else f"user {self.username!r}"
             raise InvalidInputError(
@@ -124,15 +136,17 @@ class ChallengeAuth(AuthBackend):  # type: ignore[misc]  # oras ships no type hi
             raise TransientError(
                 f"the token service {realm} answered {response.status_code}", obj=self._reference
             )
-        return _token_from(response, realm, self._reference)
+        return _token_from(body, realm, self._reference)
 
 
-def _token_from(response: requests.Response, realm: str, reference: str) -> str:
+def _token_from(body: bytes, realm: str, reference: str) -> str:
     try:
-        body = response.json()
-    except ValueError:
-        body = None
-    token = (body.get("token") or body.get("access_token")) if isinstance(body, dict) else None
+        answer = json.loads(body)
+    except (ValueError, RecursionError):
+        answer = None
+    token = (
+        (answer.get("token") or answer.get("access_token")) if isinstance(answer, dict) else None
+    )
     if not isinstance(token, str) or not token:
         raise InvalidInputError(f"the token service {realm} returned no token", obj=reference)
     return token

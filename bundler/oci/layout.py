@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from bundler.errors import InvalidInputError
+from bundler.errors import RegistryAnswerError
 from bundler.oci.chart import ChartMetadata
 
 MANIFEST_MEDIA_TYPE = "application/vnd.oci.image.manifest.v1+json"
@@ -82,16 +82,16 @@ def _descriptor(raw: Any) -> Descriptor | None:
 
 
 def chart_layer(manifest: Any, *, reference: str) -> Descriptor:
-    """The chart layer of a manifest; InvalidInputError when the artifact is not a Helm chart."""
+    """The chart layer of a manifest; RegistryAnswerError when the artifact is not a Helm chart."""
     config = _descriptor(manifest.get("config")) if isinstance(manifest, Mapping) else None
     if config is None:
         kind = manifest.get("mediaType") if isinstance(manifest, Mapping) else None
-        raise InvalidInputError(
+        raise RegistryAnswerError(
             f"not a Helm chart: the manifest ({kind or 'unknown media type'}) has no config",
             obj=reference,
         )
     if config.media_type != CONFIG_MEDIA_TYPE:
-        raise InvalidInputError(
+        raise RegistryAnswerError(
             f"not a Helm chart: config media type is {config.media_type}, "
             f"expected {CONFIG_MEDIA_TYPE}",
             obj=reference,
@@ -99,7 +99,7 @@ def chart_layer(manifest: Any, *, reference: str) -> Descriptor:
     layers = [_descriptor(raw) for raw in manifest.get("layers") or []]
     charts = [d for d in layers if d is not None and d.media_type in CHART_LAYER_MEDIA_TYPES]
     if len(charts) != 1:
-        raise InvalidInputError(
+        raise RegistryAnswerError(
             f"not a Helm chart: expected one layer of type {CHART_LAYER_MEDIA_TYPE}, "
             f"found {len(charts)}",
             obj=reference,

@@ -21,12 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from bundler import yamlload
-from bundler.errors import InvalidInputError
-from bundler.oci import chart, helmignore
+from bundler.errors import InvalidInputError, RegistryAnswerError
+from bundler.oci import chart, helmignore, untar
 from bundler.oci.chart import ChartMetadata
+from bundler.oci.limits import MAX_CHART_YAML_BYTES, size_text
 
 FIXED_MTIME = 0
-MAX_CHART_YAML_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -114,43 +114,41 @@ def package(chart_dir: Path, out_dir: Path) -> tuple[Path, ChartArchive]:
     return target, archive
 
 
-def _open(data: bytes, source: str) -> tarfile.TarFile:
-    try:
-        return tarfile.open(fileobj=io.BytesIO(data), mode="r:gz")
-    except (tarfile.TarError, OSError, EOFError) as err:
-        raise InvalidInputError(f"not a gzipped tar archive ({err})", obj=source) from err
-
-
-def _chart_yaml_bytes(data: bytes, source: str) -> bytes:
-    """The Chart.yaml at the top of a chart archive (`TOP/Chart.yaml`)."""
-    with _open(data, source) as tar:
-        try:
-            for member in tar:
-                _, _, rest = member.name.removeprefix("./").partition("/")
-                if rest != chart.CHART_FILE or not member.isfile():
-                    continue
-                if member.size > MAX_CHART_YAML_BYTES:
-                    raise InvalidInputError(f"{member.name} is too large", obj=source)
-                extracted = tar.extractfile(member)
-                if extracted is not None:
-                    return extracted.read()
-        except (tarfile.TarError, OSError, EOFError) as err:
-            raise InvalidInputError(f"corrupt archive ({err})", obj=source) from err
-    raise InvalidInputError(f"not a chart archive: no NAME/{chart.CHART_FILE} inside", obj=source)
+def _chart_yaml_bytes(
+    data: bytes, source: str, error: type[InvalidInputError] = InvalidInputError
+) -> bytes:
+    """The Chart.yaml at the top of a chart archive (`TOP/Chart.yaml`), read as a capped stream."""
+    with untar.open_capped(data, source, error=error) as tar:
+        for member in tar:
+            _, _, rest = member.name.removeprefix("./").partition("/")
+            if rest != chart.CHART_FILE or not member.isfile():
+                continue
+            if member.size > MAX_CHART_YAML_BYTES:
+                raise error(
+                    f"{member.name} is over the {size_text(MAX_CHART_YAML_BYTES)} cap", obj=source
+                )
+            extracted = tar.extractfile(member)
+            if extracted is not None:
+                return extracted.read()
+    raise error(f"not a chart archive: no NAME/{chart.CHART_FILE} inside", obj=source)
 
 
 def read_chart_yaml(data: bytes, *, source: str) -> Mapping[str, Any]:
-    """The Chart.yaml mapping inside an archive, checked only for a name and a version.
+    """The Chart.yaml mapping inside a pulled archive, checked only for a name and a version;
+    RegistryAnswerError when there is none.
 
     Lenient on purpose: charts pushed by others (Helm 2 `apiVersion: v1`, a `v`-prefixed
     version) are still charts to pull.
     """
-    raw = _chart_yaml_bytes(data, source)
-    document = yamlload.load(raw, f"{source}: {chart.CHART_FILE}", unique_keys=False)
+    raw = _chart_yaml_bytes(data, source, RegistryAnswerError)
+    try:
+        document = yamlload.load(raw, f"{source}: {chart.CHART_FILE}", unique_keys=False)
+    except InvalidInputError as err:
+        raise RegistryAnswerError(err.message, obj=err.obj, field=err.field) from None
     if not isinstance(document, dict) or not all(
         _is_file_name_part(document.get(key)) for key in ("name", "version")
     ):
-        raise InvalidInputError(
+        raise RegistryAnswerError(
             f"{chart.CHART_FILE} lacks a name or a version usable in a file name", obj=source
         )
     return document
@@ -171,21 +169,3 @@ def load_archive(data: bytes, *, source: str) -> ChartArchive:
     raw = _chart_yaml_bytes(data, source)
     metadata = chart.parse(raw, source=f"{source}: {chart.CHART_FILE}")
     return ChartArchive(metadata=metadata, data=data)
-
-
-def extract(archive: bytes, chart_name: str, dest: Path, *, source: str) -> Path:
-    """Unpack a chart archive as `dest/chart_name`, refusing paths outside it and overwrites."""
-    target = dest / chart_name
-    if target.exists():
-        raise InvalidInputError(f"cannot untar: {target} already exists", obj=source)
-    with _open(archive, source) as tar:
-        members = tar.getmembers()
-        stray = [m.name for m in members if not m.name.startswith(f"{chart_name}/")]
-        if stray:
-            raise InvalidInputError(f"entry {stray[0]!r} is outside {chart_name}/", obj=source)
-        dest.mkdir(parents=True, exist_ok=True)
-        try:
-            tar.extractall(dest, members=members, filter="data")
-        except tarfile.TarError as err:
-            raise InvalidInputError(f"cannot untar: {err}", obj=source) from err
-    return target

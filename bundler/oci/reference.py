@@ -9,6 +9,7 @@ here with a message instead of at the registry.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from dataclasses import dataclass
 
@@ -20,6 +21,7 @@ SCHEME = "oci://"
 _COMPONENT = re.compile(r"[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*")
 _TAG = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")
 MAX_PORT = 65535
+_LOOPBACK_NAMES = frozenset({"localhost"})
 _HOST = re.compile(r"(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?)(?::\d{1,5})?")
 
 
@@ -119,3 +121,20 @@ def parse_repository(url: str) -> ChartRepository:
         raise InvalidInputError("the reference must name a chart: oci://HOST/PATH/NAME", obj=url)
     head, _, name = location.path.rpartition("/")
     return OciLocation(host=location.host, path=head).repository(name)
+
+
+def uses_plain_http(host: str, configured: frozenset[str]) -> bool:
+    """Plain HTTP for a configured host (with or without its port) or a loopback one."""
+    name = _hostname(host)
+    if host in configured or name in configured or name in _LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def _hostname(host: str) -> str:
+    if host.startswith("["):
+        return host[1:].partition("]")[0]
+    return host.rpartition(":")[0] if host.count(":") == 1 else host

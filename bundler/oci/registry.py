@@ -4,11 +4,16 @@ Push uploads the config blob and the chart layer (skipping blobs the registry al
 the manifest at `<location>/<name>:<version with + as _>`, and reports the manifest digest. Pull
 fetches the manifest, insists it is a Helm chart, selects the chart layer by media type, and checks
 the bytes against the layer's digest before handing them out.
+
+Every function is one operation under one deadline (`RegistryOptions.deadline`), and reads within
+the caps of bundler.oci.limits: the manifest and the tag list (all pages together) 4 MiB, the chart
+layer 100 MiB, refused before downloading when its descriptor or Content-Length declares more.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import tempfile
 import urllib.parse
 from collections.abc import Mapping
@@ -16,14 +21,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import requests
 from oras.container import Container
 
 from bundler.core.versions import version_to_tag
-from bundler.errors import InvalidInputError, TransientError
+from bundler.errors import RegistryAnswerError, TransientError
 from bundler.oci import layout
-from bundler.oci.client import DEFAULT_TIMEOUT_S, RegistryClient
+from bundler.oci.client import DEFAULT_DEADLINE_S, DEFAULT_TIMEOUT_S, RegistryClient
 from bundler.oci.credentials import Credentials
+from bundler.oci.limits import (
+    MAX_CHART_BYTES,
+    MAX_METADATA_BYTES,
+    MAX_TAG_LIST_BYTES,
+    read_body,
+    size_text,
+)
 from bundler.oci.package import ChartArchive, read_chart_yaml
 from bundler.oci.reference import ChartRepository, ChartTag, OciLocation
 
@@ -33,13 +44,15 @@ MAX_TAG_PAGES = 1000
 
 @dataclass(frozen=True)
 class RegistryOptions:
-    """How to talk to a registry: credentials, transport and the per-request timeout."""
+    """How to talk to a registry: credentials, transport, the timeout of each request and the
+    deadline of each operation (all its requests together)."""
 
     credentials: Credentials | None = None
     plain_http: bool = False
     # True, False (skip verification) or the path of a CA bundle.
     tls_verify: bool | str = True
     timeout: float = DEFAULT_TIMEOUT_S
+    deadline: float = DEFAULT_DEADLINE_S
 
 
 @dataclass(frozen=True)
@@ -70,6 +83,7 @@ def _client(host: str, reference: str, options: RegistryOptions) -> RegistryClie
         plain_http=options.plain_http,
         tls_verify=options.tls_verify,
         timeout=options.timeout,
+        deadline=options.deadline,
     )
 
 
@@ -95,14 +109,15 @@ def push_chart(
     """Push a chart archive into `location`; return the tag written and the manifest digest."""
     metadata = archive.metadata
     tag = location.repository(metadata.name).tagged(version_to_tag(metadata.version))
-    client = _client(location.host, tag.url, options)
     container = _container(tag.repository, tag.tag)
     config_data = metadata.config_json()
     config = layout.Descriptor.of(layout.CONFIG_MEDIA_TYPE, config_data)
     layer = layout.Descriptor.of(layout.CHART_LAYER_MEDIA_TYPE, archive.data)
-    _upload(client, container, config, config_data)
-    _upload(client, container, layer, archive.data)
-    response = client.upload_manifest(layout.chart_manifest(metadata, config, layer), container)
+    with _client(location.host, tag.url, options) as client:
+        _upload(client, container, config, config_data)
+        _upload(client, container, layer, archive.data)
+        manifest = layout.chart_manifest(metadata, config, layer)
+        response = client.upload_manifest(manifest, container)
     body = response.request.body or b""
     sent = body.encode() if isinstance(body, str) else body
     digest = response.headers.get("Docker-Content-Digest") or (
@@ -111,31 +126,65 @@ def push_chart(
     return PushedChart(reference=tag, digest=digest)
 
 
-def pull_chart(tag: ChartTag, options: RegistryOptions) -> PulledChart:
-    """Fetch one tagged chart; InvalidInputError when the artifact is not a Helm chart."""
-    client = _client(tag.repository.host, tag.url, options)
+@dataclass(frozen=True)
+class ChartManifest:
+    """A tag's manifest, checked to be a Helm chart's: its digest and the chart layer."""
+
+    digest: str
+    layer: layout.Descriptor
+
+
+def _fetch_manifest(client: RegistryClient, tag: ChartTag) -> ChartManifest:
     container = _container(tag.repository, tag.tag)
     response = client.do_request(
         f"{client.prefix}://{container.manifest_url()}",
         "GET",
         headers={"Accept": ", ".join(layout.ACCEPTED_MANIFEST_MEDIA_TYPES)},
+        stream=True,
     )
+    body = read_body(response, MAX_METADATA_BYTES, client.transfer("the manifest"))
     try:
-        manifest = response.json()
-    except ValueError as err:
-        raise InvalidInputError("not a Helm chart: the manifest is not JSON", obj=tag.url) from err
+        manifest = json.loads(body)
+    except (ValueError, RecursionError) as err:
+        raise RegistryAnswerError(
+            "not a Helm chart: the manifest is not JSON", obj=tag.url
+        ) from err
     layer = layout.chart_layer(manifest, reference=tag.url)
-    data = client.get_blob(container, layer.digest).content
+    if layer.size > MAX_CHART_BYTES:
+        raise RegistryAnswerError(
+            f"the chart layer is over the {size_text(MAX_CHART_BYTES)} cap: its descriptor "
+            f"declares {size_text(layer.size)}",
+            obj=tag.url,
+        )
+    digest = response.headers.get("Docker-Content-Digest") or (
+        f"sha256:{hashlib.sha256(body).hexdigest()}"
+    )
+    return ChartManifest(digest=digest, layer=layer)
+
+
+def check_chart(tag: ChartTag, options: RegistryOptions) -> ChartManifest:
+    """The manifest of a tagged chart, without its layer: RegistryAnswerError when the artifact
+    is not a Helm chart or its layer is over the chart cap."""
+    with _client(tag.repository.host, tag.url, options) as client:
+        return _fetch_manifest(client, tag)
+
+
+def pull_chart(tag: ChartTag, options: RegistryOptions) -> PulledChart:
+    """Fetch one tagged chart; RegistryAnswerError when the artifact is not a Helm chart."""
+    with _client(tag.repository.host, tag.url, options) as client:
+        manifest = _fetch_manifest(client, tag)
+        layer = manifest.layer
+        container = _container(tag.repository, tag.tag)
+        response = client.get_blob(container, layer.digest, stream=True)
+        # The descriptor's size is the most the layer may have: a longer body is not that blob.
+        data = read_body(response, layer.size, client.transfer("the chart layer"))
     if not layer.matches(data):
         raise TransientError(
             f"the chart layer does not match its digest {layer.digest} (truncated download?)",
             obj=tag.url,
         )
-    digest = response.headers.get("Docker-Content-Digest") or (
-        f"sha256:{hashlib.sha256(response.content).hexdigest()}"
-    )
     chart_yaml = read_chart_yaml(data, source=tag.url)
-    return PulledChart(reference=tag, digest=digest, archive=data, chart_yaml=chart_yaml)
+    return PulledChart(reference=tag, digest=manifest.digest, archive=data, chart_yaml=chart_yaml)
 
 
 def list_tags(repository: ChartRepository, options: RegistryOptions) -> list[str]:
@@ -144,34 +193,39 @@ def list_tags(repository: ChartRepository, options: RegistryOptions) -> list[str
     The answer is checked, as any answer from a server: a body that is not a tag list, or pages
     that never end, are errors naming the repository rather than a crash or a hang.
     """
-    client = _client(repository.host, repository.url, options)
-    url = f"{client.prefix}://{_container(repository, 'latest').tags_url()}"
     tags: list[str] = []
-    for _ in range(MAX_TAG_PAGES):
-        response = client.do_request(url, "GET", headers=client.headers)
-        tags.extend(_page_tags(response, repository.url))
-        following = response.links.get("next", {}).get("url")
-        if not following:
-            return tags
-        url = urllib.parse.urljoin(url, following)
-    raise InvalidInputError(
+    spent = 0
+    with _client(repository.host, repository.url, options) as client:
+        url = f"{client.prefix}://{_container(repository, 'latest').tags_url()}"
+        for _ in range(MAX_TAG_PAGES):
+            response = client.do_request(url, "GET", headers=client.headers, stream=True)
+            body = read_body(
+                response, MAX_TAG_LIST_BYTES, client.transfer("the tag list"), spent=spent
+            )
+            spent += len(body)
+            tags.extend(_page_tags(body, repository.url))
+            following = response.links.get("next", {}).get("url")
+            if not following:
+                return tags
+            url = urllib.parse.urljoin(url, following)
+    raise RegistryAnswerError(
         f"the registry lists the tags on more than {MAX_TAG_PAGES} pages", obj=repository.url
     )
 
 
-def _page_tags(response: requests.Response, reference: str) -> list[str]:
+def _page_tags(page: bytes, reference: str) -> list[str]:
     """The tags of one page of `GET /v2/<name>/tags/list`: `{"name": ..., "tags": [...]}`."""
     try:
-        body = response.json()
-    except ValueError:
-        raise InvalidInputError("the registry's tag list is not JSON", obj=reference) from None
+        body = json.loads(page)
+    except (ValueError, RecursionError):
+        raise RegistryAnswerError("the registry's tag list is not JSON", obj=reference) from None
     tags = body.get("tags") if isinstance(body, dict) else None
     if not isinstance(body, dict) or not isinstance(tags, list | None):
-        raise InvalidInputError(
+        raise RegistryAnswerError(
             'the registry\'s tag list is not an object with a "tags" list', obj=reference
         )
     if not all(isinstance(tag, str) for tag in tags or []):
-        raise InvalidInputError(
+        raise RegistryAnswerError(
             "the registry's tag list holds tags that are not text", obj=reference
         )
     return list(tags or [])

@@ -2,19 +2,25 @@
 
 The answer is always chart versions (an OCI tag's `_` read back as `+`), only those that are
 SemVer, newest first; the manager resolves a Bundle's version range against it.
+
+An index.yaml is fetched as one operation under `RegistryOptions.deadline` and read within
+MAX_INDEX_BYTES (50 MiB, Flux's limit), decoded or not (bundler.oci.limits).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from urllib.parse import urlsplit
 
 import requests
 
 from bundler import yamlload
 from bundler.core.versions import SemVer, tag_to_version
-from bundler.errors import InvalidInputError, TransientError
+from bundler.errors import InvalidInputError, RegistryAnswerError, TransientError
 from bundler.oci.client import connection_error_cause
 from bundler.oci.credentials import Credentials
+from bundler.oci.deadline import Deadline, watch_session
+from bundler.oci.limits import MAX_INDEX_BYTES, Transfer, read_body, send
 from bundler.oci.reference import SCHEME as OCI_SCHEME
 from bundler.oci.reference import ChartRepository, parse_location
 from bundler.oci.registry import RegistryOptions, list_tags
@@ -43,39 +49,62 @@ def oci_chart_versions(repository: ChartRepository, options: RegistryOptions) ->
     return newest_first(tag_to_version(tag) for tag in list_tags(repository, options))
 
 
-def _fetch_index(url: str, credentials: Credentials | None, timeout: float) -> bytes:
+def _fetch_index(url: str, options: RegistryOptions) -> bytes:
+    credentials = options.credentials
     auth = None if credentials is None else (credentials.username, credentials.password)
-    try:
-        response = requests.get(url, auth=auth, timeout=timeout)
-    except requests.Timeout as err:
-        raise TransientError(f"no answer within {timeout:g}s", obj=url) from err
-    except requests.RequestException as err:
-        raise TransientError(f"cannot fetch: {connection_error_cause(err)}", obj=url) from err
+    server = f"repository {urlsplit(url).netloc.rpartition('@')[2]}"
+    with Deadline(options.deadline) as deadline, watch_session(requests.Session()) as session:
+        transfer = Transfer("index.yaml", server, url, deadline)
+        try:
+            response = send(
+                session,
+                "GET",
+                url,
+                transfer,
+                headers={},
+                timeout=options.timeout,
+                auth=auth,
+                verify=options.tls_verify,
+            )
+        except requests.RequestException as err:
+            if deadline.expired:
+                raise transfer.deadline_passed() from err
+            if isinstance(err, requests.Timeout):
+                raise TransientError(f"no answer within {options.timeout:g}s", obj=url) from err
+            raise TransientError(f"cannot fetch: {connection_error_cause(err)}", obj=url) from err
+        _check_status(response, url, credentials)
+        return read_body(response, MAX_INDEX_BYTES, transfer)
+
+
+def _check_status(response: requests.Response, url: str, credentials: Credentials | None) -> None:
     status = response.status_code
+    if status < 400:
+        return
+    response.close()
     if status in (401, 403):
         who = "anonymous access" if credentials is None else f"user {credentials.username!r}"
         raise InvalidInputError(f"the repository refused {who} ({status})", obj=url)
     if status == 404:
-        raise InvalidInputError("not found: is this a Helm repository?", obj=url)
+        raise RegistryAnswerError("not found: is this a Helm repository?", obj=url)
     if status == 429 or status >= 500:
         raise TransientError(f"the repository answered {status} {response.reason}", obj=url)
-    if status >= 400:
-        raise InvalidInputError(f"the repository answered {status} {response.reason}", obj=url)
-    return response.content
+    raise InvalidInputError(f"the repository answered {status} {response.reason}", obj=url)
 
 
-def index_chart_versions(
-    repo_url: str, chart: str, credentials: Credentials | None, *, timeout: float
-) -> list[str]:
+def index_chart_versions(repo_url: str, chart: str, options: RegistryOptions) -> list[str]:
     """The versions of `chart` listed in an HTTP Helm repository's index.yaml, newest first."""
     url = f"{repo_url.rstrip('/')}/{INDEX_FILE}"
-    index = yamlload.load_large(_fetch_index(url, credentials, timeout), url)
+    body = _fetch_index(url, options)
+    try:
+        index = yamlload.load_large(body, url)
+    except InvalidInputError as err:  # malformed YAML: the repository's answer, not the user's
+        raise RegistryAnswerError(err.message, obj=err.obj, field=err.field) from None
     entries = index.get("entries") if isinstance(index, dict) else None
     if not isinstance(entries, dict):
-        raise InvalidInputError("not a Helm repository index: no `entries` mapping", obj=url)
+        raise RegistryAnswerError("not a Helm repository index: no `entries` mapping", obj=url)
     releases = entries.get(chart)
     if not isinstance(releases, list):
-        raise InvalidInputError(f"chart {chart!r} is not in this repository", obj=url)
+        raise RegistryAnswerError(f"chart {chart!r} is not in this repository", obj=url)
     return newest_first(
         str(release["version"])
         for release in releases
@@ -84,21 +113,12 @@ def index_chart_versions(
     )
 
 
-def list_chart_versions(
-    repo_url: str,
-    chart: str,
-    credentials: Credentials | None,
-    *,
-    plain_http: bool,
-    timeout: float,
-) -> list[str]:
+def list_chart_versions(repo_url: str, chart: str, options: RegistryOptions) -> list[str]:
     """The versions of `chart` in `repo_url` (`oci://...` or an http(s) Helm repository)."""
     if repo_url.startswith(OCI_SCHEME):
-        repository = parse_location(repo_url).repository(chart)
-        options = RegistryOptions(credentials=credentials, plain_http=plain_http, timeout=timeout)
-        return oci_chart_versions(repository, options)
+        return oci_chart_versions(parse_location(repo_url).repository(chart), options)
     if repo_url.startswith(HTTP_SCHEMES):
-        return index_chart_versions(repo_url, chart, credentials, timeout=timeout)
+        return index_chart_versions(repo_url, chart, options)
     raise InvalidInputError(
         f"unsupported repository {repo_url!r}: expected oci://, https:// or http://"
     )

@@ -16,8 +16,16 @@ from dataclasses import dataclass
 from functools import partial
 
 from bundler.errors import BundlerError, TransientError
+from bundler.observe.logs import about
 from bundler.runtime.informer import Informer
 from bundler.runtime.key import Key
+from bundler.runtime.metrics import (
+    RESULT_ERROR,
+    RESULT_REQUEUE,
+    RESULT_RETRY,
+    RESULT_SUCCESS,
+    RuntimeMetrics,
+)
 from bundler.runtime.queue import WorkQueue
 from bundler.runtime.timers import Timer, Timers
 from bundler.store.protocol import EventType, Obj
@@ -53,7 +61,8 @@ class Controller:
     """One reconcile function on the host's shared queue.
 
     `primary` is the informer a resync re-enqueues; whoever creates the controller also `watch()`es
-    it (the host does, once the name is taken).
+    it (the host does, once the name is taken). `kind` is the kind of object its keys name (default:
+    the primary informer's), for log lines.
     """
 
     def __init__(
@@ -65,6 +74,8 @@ class Controller:
         *,
         primary: Informer | None = None,
         resync_period: float | None = None,
+        kind: str | None = None,
+        metrics: RuntimeMetrics | None = None,
     ) -> None:
         if resync_period is not None and (primary is None or resync_period <= 0):
             raise ValueError(
@@ -73,6 +84,8 @@ class Controller:
         self.name = name
         self.primary = primary
         self.resync_period = resync_period
+        self.kind = kind or (primary.res.kind if primary is not None else "")
+        self._metrics = metrics
         self._reconcile = reconcile
         self._queue = queue
         self._timers = timers
@@ -116,22 +129,35 @@ class Controller:
 
     def process(self, key: Key) -> None:
         """Reconcile `key` once and schedule its next run: never raises."""
+        clock = self._timers.clock
+        started = clock.monotonic()
+        with about(controller=self.name, kind=self.kind, namespace=key.namespace, name=key.name):
+            result = self._process(key)
+        if self._metrics is not None:
+            self._metrics.reconciled(self.name, result, clock.monotonic() - started)
+
+    def _process(self, key: Key) -> str:
+        """Reconcile, requeue as the outcome asks, and say which result it was."""
         item = QueueItem(self.name, key)
         try:
             result = self._reconcile(key) or Result()
         except TransientError as error:
             delay = self._queue.add_rate_limited(item)
             log.info("%s %s: %s (retry in %.3gs)", self.name, key, error, delay)
+            return RESULT_RETRY
         except BundlerError as error:
             delay = self._queue.add_rate_limited(item)
             log.warning("%s %s: %s (retry in %.3gs)", self.name, key, error, delay)
+            return RESULT_ERROR
         except Exception:
             delay = self._queue.add_rate_limited(item)
             log.exception("%s %s: reconcile failed (retry in %.3gs)", self.name, key, delay)
-        else:
-            self._queue.forget(item)
-            if result.requeue_after is not None:
-                self._queue.add_after(item, result.requeue_after)
+            return RESULT_ERROR
+        self._queue.forget(item)
+        if result.requeue_after is None:
+            return RESULT_SUCCESS
+        self._queue.add_after(item, result.requeue_after)
+        return RESULT_REQUEUE
 
     def _schedule_resync(self) -> None:
         if self.primary is not None and self.resync_period is not None and not self._stopped:

@@ -5,6 +5,11 @@ All controllers share one work queue of (controller, key) items, so a thousand m
 cost a thousand small dicts, not a thousand threads; idle workers block on the queue's condition.
 Workers hand out keys only once started and while leading (always, without leader election);
 informers keep their caches current either way, so a new leader starts from a warm cache.
+
+For probes, a host says why it is not ready (`caches_problem()`: not started, caches filling) and
+whether its workers have made no progress while keys wait (`stall_problem()`); with `metrics` it
+reports reconciles and its queue (bundler.runtime.metrics). `stop(timeout)` gives in-flight
+reconciles `timeout` seconds in all, then releases the Lease.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from __future__ import annotations
 import logging
 import signal
 import threading
+import time
 from collections.abc import Mapping
 from enum import Enum
 
@@ -21,6 +27,7 @@ from bundler.runtime.clock import Clock, SystemClock
 from bundler.runtime.controller import Controller, QueueItem, Reconcile
 from bundler.runtime.informer import Informer
 from bundler.runtime.leader import LeaderElector, LeaseConfig
+from bundler.runtime.metrics import RuntimeMetrics
 from bundler.runtime.queue import WorkQueue
 from bundler.runtime.signals import shutdown_signals
 from bundler.runtime.timers import Timers
@@ -51,6 +58,7 @@ class Host:
         backoff_base: float = DEFAULT_BASE,
         backoff_cap: float = DEFAULT_CAP,
         name: str = "host",
+        metrics: RuntimeMetrics | None = None,
     ) -> None:
         if workers < 1:
             raise ValueError(f"host {name}: needs at least one worker, got {workers}")
@@ -58,8 +66,14 @@ class Host:
         self.clock: Clock = clock or SystemClock()
         self.name = name
         self.timers = Timers(self.clock)
+        self.metrics = metrics
         self.queue: WorkQueue[QueueItem] = WorkQueue(
-            self.timers, ExponentialBackoff(backoff_base, backoff_cap), paused=True
+            self.timers,
+            ExponentialBackoff(backoff_base, backoff_cap),
+            paused=True,
+            on_taken=None
+            if metrics is None
+            else lambda item, s: metrics.waited(item.controller, s),
         )
         self._worker_count = workers
         self._workers: list[threading.Thread] = []
@@ -78,6 +92,8 @@ class Host:
                 on_stopped_leading=self.queue.pause,
             )
         )
+        if metrics is not None:
+            metrics.watch_host(self)
 
     # -- wiring -------------------------------------------------------------------------------
 
@@ -105,10 +121,19 @@ class Host:
         *,
         primary: Informer | None = None,
         resync_period: float | None = None,
+        kind: str | None = None,
     ) -> Controller:
-        """Host `reconcile` as `name`, woken by events of `primary` and of informers it watches."""
+        """Host `reconcile` as `name`, woken by events of `primary` and of informers it watches;
+        `kind` names what its keys are in log lines (default: the primary informer's kind)."""
         controller = Controller(
-            name, reconcile, self.queue, self.timers, primary=primary, resync_period=resync_period
+            name,
+            reconcile,
+            self.queue,
+            self.timers,
+            primary=primary,
+            resync_period=resync_period,
+            kind=kind,
+            metrics=self.metrics,
         )
         with self._lock:
             if name in self._controllers:
@@ -164,21 +189,23 @@ class Host:
         )
 
     def stop(self, timeout: float | None = DEFAULT_STOP_TIMEOUT) -> None:
-        """Let workers finish their current key, stop timers and watches, then release the lease."""
+        """Take no more work, give the reconciles running now `timeout` real seconds in all to
+        finish, stop timers and watches, then release the lease."""
         with self._lock:
             if self._state is HostState.STOPPED:
                 return
             self._state = HostState.STOPPED
             workers, self._workers = self._workers, []
             informers = list(self._informers.values())
+        deadline = None if timeout is None else time.monotonic() + timeout
         self.queue.shutdown()
         for worker in workers:
-            worker.join(timeout)
+            worker.join(_remaining(deadline))
             if worker.is_alive():
                 log.warning("host %s: %s still busy after %ss", self.name, worker.name, timeout)
         if self._elector is not None:
             self._elector.stop()
-        self.timers.stop(timeout)
+        self.timers.stop(_remaining(deadline))
         for informer in informers:
             informer.stop()
         if self._elector is not None:
@@ -202,6 +229,43 @@ class Host:
     @property
     def is_leading(self) -> bool:
         return self._elector is None or self._elector.is_leading
+
+    # -- probes -------------------------------------------------------------------------------
+
+    def caches_problem(self) -> str | None:
+        """Why the host is not ready yet (not started, caches not filled, stopped), or None.
+
+        Not leading is no problem: a standby keeps its caches current, ready to take over.
+        """
+        with self._lock:
+            state = self._state
+            informers = list(self._informers.values())
+        if state is not HostState.RUNNING:
+            return f"host {self.name} is {state.value}"
+        filling = [str(informer) for informer in informers if not informer.has_synced]
+        if filling:
+            return f"host {self.name}: {len(filling)} caches filling ({filling[0]}, ...)"
+        return None
+
+    def stall_problem(self, threshold: float) -> str | None:
+        """None unless keys have waited `threshold` clock seconds with no worker progress."""
+        stalled = self.queue.stalled_for()
+        if stalled < threshold:
+            return None
+        return (
+            f"host {self.name}: {len(self.queue)} keys waiting, no worker progress for "
+            f"{stalled:.0f}s (all {self._worker_count} workers busy or gone)"
+        )
+
+    def stalled_for(self) -> float:
+        """Clock seconds keys have waited while no worker made progress (0: not stalled)."""
+        return self.queue.stalled_for()
+
+    def queue_depth(self) -> int:
+        return len(self.queue)
+
+    def in_flight(self) -> int:
+        return self.queue.processing()
 
     # -- settling -----------------------------------------------------------------------------
 
@@ -247,3 +311,7 @@ class Host:
                 if known is informer:
                     del self._informers[key]
         informer.stop()
+
+
+def _remaining(deadline: float | None) -> float | None:
+    return None if deadline is None else max(0.0, deadline - time.monotonic())

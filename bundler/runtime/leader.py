@@ -28,16 +28,22 @@ from bundler.store.protocol import Obj, Store
 log = logging.getLogger(__name__)
 
 
+# client-go's defaults (seconds).
+DEFAULT_LEASE_DURATION = 15
+DEFAULT_RENEW_DEADLINE = 10.0
+DEFAULT_RETRY_PERIOD = 2.0
+
+
 @dataclass(frozen=True)
 class LeaseConfig:
-    """Which Lease, who we are, and client-go's default timings (seconds)."""
+    """Which Lease, who we are, and the timings (seconds)."""
 
     name: str
     namespace: str
     identity: str
-    lease_duration: int = 15
-    renew_deadline: float = 10.0
-    retry_period: float = 2.0
+    lease_duration: int = DEFAULT_LEASE_DURATION
+    renew_deadline: float = DEFAULT_RENEW_DEADLINE
+    retry_period: float = DEFAULT_RETRY_PERIOD
 
     def __post_init__(self) -> None:
         if not 0 < self.retry_period < self.renew_deadline < self.lease_duration:

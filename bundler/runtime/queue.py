@@ -5,12 +5,16 @@ processes it is queued again when the worker calls `done()`. `add_after` parks a
 timers (keeping only the earliest due time per key) and `add_rate_limited` parks it for its
 per-key backoff. While paused (not leading, or not started) keys accumulate but `get()` hands
 none out. Timeouts of `get()` and `wait_idle()` are real seconds; delays are clock seconds.
+
+For liveness, the queue remembers when it last made progress (a key handed out or finished, or
+work appearing in an empty queue): `stalled_for()` is how long keys have been ready meanwhile.
+`on_taken(key, waited)` hears how long each key waited, in clock seconds.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
 from bundler.runtime.backoff import ExponentialBackoff
@@ -21,9 +25,16 @@ K = TypeVar("K", bound=Hashable)
 
 class WorkQueue(Generic[K]):
     def __init__(
-        self, timers: Timers, backoff: ExponentialBackoff[K] | None = None, *, paused: bool = False
+        self,
+        timers: Timers,
+        backoff: ExponentialBackoff[K] | None = None,
+        *,
+        paused: bool = False,
+        on_taken: Callable[[K, float], None] | None = None,
     ) -> None:
         self._timers = timers
+        self._clock = timers.clock
+        self._on_taken = on_taken
         self._backoff: ExponentialBackoff[K] = backoff or ExponentialBackoff()
         self._monitor = timers.monitor
         self._ready_cond = self._monitor.condition()
@@ -34,6 +45,8 @@ class WorkQueue(Generic[K]):
         self._waiting: dict[K, Timer] = {}
         self._paused = paused
         self._shut_down = False
+        self._ready_since: dict[K, float] = {}
+        self._progress_at = self._clock.monotonic()
 
     def add(self, key: K) -> None:
         with self._monitor.lock:
@@ -42,8 +55,7 @@ class WorkQueue(Generic[K]):
             self._dirty.add(key)
             if key in self._processing:
                 return
-            self._ready.append(key)
-            self._ready_cond.notify()
+            self._append_ready(key)
             self._monitor.notify()
 
     def add_after(self, key: K, delay: float) -> None:
@@ -88,14 +100,19 @@ class WorkQueue(Generic[K]):
             key = self._ready.popleft()
             self._processing.add(key)
             self._dirty.discard(key)
-            return key
+            now = self._clock.monotonic()
+            self._progress_at = now
+            waited = now - self._ready_since.pop(key, now)
+        if self._on_taken is not None:
+            self._on_taken(key, waited)
+        return key
 
     def done(self, key: K) -> None:
         with self._monitor.lock:
             self._processing.discard(key)
+            self._progress_at = self._clock.monotonic()
             if key in self._dirty and not self._shut_down:
-                self._ready.append(key)
-                self._ready_cond.notify()
+                self._append_ready(key)
             self._monitor.notify()
 
     def pause(self) -> None:
@@ -106,6 +123,8 @@ class WorkQueue(Generic[K]):
 
     def resume(self) -> None:
         with self._monitor.lock:
+            if self._paused:
+                self._progress_at = self._clock.monotonic()
             self._paused = False
             self._ready_cond.notify_all()
             self._monitor.notify()
@@ -122,6 +141,7 @@ class WorkQueue(Generic[K]):
                 timer.cancel()
             self._waiting.clear()
             self._ready.clear()
+            self._ready_since.clear()
             self._dirty.clear()
             self._ready_cond.notify_all()
             self._monitor.notify()
@@ -139,6 +159,23 @@ class WorkQueue(Generic[K]):
         """Nothing processing and nothing that could be handed out (a paused queue is settled)."""
         with self._monitor.lock:
             return not self._processing and (self._paused or not self._ready)
+
+    def stalled_for(self) -> float:
+        """Clock seconds keys have been ready to hand out with no progress (0: none waiting)."""
+        with self._monitor.lock:
+            if self._paused or self._shut_down or not self._ready:
+                return 0.0
+            return max(0.0, self._clock.monotonic() - self._progress_at)
+
+    def _append_ready(self, key: K) -> None:
+        """Queue `key` for a worker (lock held)."""
+        now = self._clock.monotonic()
+        if not self._ready:
+            # Work appearing in an empty queue starts the stall clock afresh.
+            self._progress_at = now
+        self._ready.append(key)
+        self._ready_since[key] = now
+        self._ready_cond.notify()
 
     def _release(self, key: K, timer: Timer) -> None:
         with self._monitor.lock:

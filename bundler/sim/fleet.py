@@ -13,7 +13,8 @@ Layout:
   when the inputs do not carry one.
 
 Agents and Flux instances share one runtime Host (a few workers, one timer thread), so a thousand
-clusters cost a thousand small caches and no thread each.
+clusters cost a thousand small caches and no thread each. With a `registry`, the fleet exports the
+metrics of the manager and of every agent there, as their processes would.
 """
 
 from __future__ import annotations
@@ -24,8 +25,11 @@ import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from prometheus_client import CollectorRegistry
+
 from bundler.agent.agent import Agent
 from bundler.agent.config import AgentConfig
+from bundler.agent.metrics import AgentState
 from bundler.agent.remote import RemoteAgents
 from bundler.api.cluster import AgentMode, Cluster
 from bundler.api.resources import BUNDLE, CLUSTER, CLUSTER_GROUP, NAMESPACE, SECRET, Resource
@@ -36,6 +40,7 @@ from bundler.manager.app import Manager
 from bundler.manager.options import ManagerOptions, VersionResolver
 from bundler.runtime.clock import Clock
 from bundler.runtime.host import DEFAULT_STOP_TIMEOUT, Host
+from bundler.runtime.metrics import RuntimeMetrics
 from bundler.sim.failures import FailurePolicy
 from bundler.sim.flux import FluxSettings, SimulatedFlux
 from bundler.store.errors import AlreadyExists
@@ -76,14 +81,30 @@ class SimCluster:
 
 
 class Fleet:
-    def __init__(self, world: World, options: FleetOptions, clock: Clock) -> None:
+    def __init__(
+        self,
+        world: World,
+        options: FleetOptions,
+        clock: Clock,
+        registry: CollectorRegistry | None = None,
+    ) -> None:
         self.world = world
         self.options = options
         self.clock = clock
         self.store = MemoryStore(clock=clock.now)
-        self.host = Host(self.store, clock=clock, workers=options.workers, name="fleet")
+        runtime = None if registry is None else RuntimeMetrics(registry)
+        self.host = Host(
+            self.store, clock=clock, workers=options.workers, name="fleet", metrics=runtime
+        )
         manager_options = ManagerOptions(workers=options.manager_workers, resolver=options.resolver)
-        self.manager = Manager(self.store, manager_options, clock, name="manager")
+        self.manager = Manager(
+            self.store,
+            manager_options,
+            clock,
+            name="manager",
+            registry=registry,
+            runtime_metrics=runtime,
+        )
         self.clusters = [SimCluster(c) for c in world.clusters]
         self._draw = random.Random(options.seed)
         self.remote = RemoteAgents(self.host, self.store)
@@ -95,6 +116,8 @@ class Fleet:
         }
         self._signature: tuple[str, ...] | None = None
         self._started = False
+        if registry is not None:
+            registry.register(AgentState(self.agents))
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -168,6 +191,11 @@ class Fleet:
         return "/".join(key), self._labels.get(key, {})
 
     # -- observation --------------------------------------------------------------------------
+
+    def agents(self) -> list[Agent]:
+        """Every running agent: one per pull-mode cluster, and the remote ones."""
+        pull = [sim.agent for sim in self.clusters if sim.agent is not None]
+        return [*pull, *self.remote.agents().values()]
 
     def stores(self) -> list[MemoryStore]:
         return [self.store, *(sim.store for sim in self.clusters if sim.store is not None)]

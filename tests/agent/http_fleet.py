@@ -3,15 +3,17 @@ on 127.0.0.1; the manager and the agents talk to them through KubeStores, as in 
 under the identity it has in a real cluster: the manager with exactly the RBAC it ships
 (bundler.core.rbac), each pull agent with the kubeconfig `bundler agent-kubeconfig` prints, made
 once the manager has set up the agent's identity. The simulated Flux of each cluster works on that
-server's backing store (it stands in for Flux, which is not under test); remote agents run as the
-management cluster's admin."""
+server's backing store (it stands in for Flux, which is not under test); remote agents run on their
+own host as the remote agent's ServiceAccount, with exactly its RBAC."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from bundler.agent.agent import Agent
 from bundler.agent.config import AgentConfig
@@ -26,7 +28,7 @@ from bundler.api.resources import (
     Resource,
 )
 from bundler.apiserver import ApiServer
-from bundler.core.rbac import MANAGER_RULES, PolicyRule
+from bundler.core.rbac import MANAGER_RULES, REMOTE_AGENT_RULES, PolicyRule
 from bundler.kube.retry import RetryPolicy
 from bundler.kube.store import KubeOptions, KubeStore
 from bundler.manager.app import Manager
@@ -36,7 +38,7 @@ from bundler.sim.flux import FluxSettings, SimulatedFlux
 from bundler.store.errors import NotFound
 from bundler.store.protocol import Obj
 from tests.builders import WS, cluster
-from tests.identities import agent_kubeconfig, manager_kubeconfig
+from tests.identities import agent_kubeconfig, manager_kubeconfig, remote_agent_kubeconfig
 from tests.schemas import validate
 
 FAST = KubeOptions(retry=RetryPolicy(attempts=3, initial_delay=0.01, max_delay=0.05, budget=5.0))
@@ -119,9 +121,11 @@ class HttpFleet:
         self.clusters[name] = downstream
         return downstream
 
-    def serve_remote(self) -> SimulatedFlux:
+    def serve_remote(self, rules: Iterable[PolicyRule] = REMOTE_AGENT_RULES) -> SimulatedFlux:
         """Remote mode: the agents of remote Clusters and Flux both on the management cluster."""
-        self.remote = RemoteAgents(self.host, self.mgmt, RemoteSettings(workspaces=(WS,)))
+        remote = self._open(remote_agent_kubeconfig(self.management, self.tmp_path, rules))
+        self.remote_host = Host(remote, workers=2, backoff_cap=0.5, name="remote-agents")
+        self.remote = RemoteAgents(self.remote_host, remote, RemoteSettings(workspaces=(WS,)))
         flux = SimulatedFlux(
             self.host, self.management.store, lambda _: ("remote", {}), name="flux:management"
         )
@@ -138,6 +142,7 @@ class HttpFleet:
             flux.start()
         if self.remote is not None:
             self.remote.start()
+            self.remote_host.start()
         self.host.start()
         self._started = True  # stop() stops the manager even when its start failed
         self.manager.start()
@@ -158,6 +163,7 @@ class HttpFleet:
         for flux in self.extra_fluxes:
             flux.informer.stop()
         if self.remote is not None:
+            self.remote_host.stop()
             self.remote.stop()
         for store in self.stores:
             store.close()
@@ -202,6 +208,15 @@ class HttpFleet:
 
     def bundle_deployments(self) -> list[Obj]:
         return self.management.store.list(BUNDLE_DEPLOYMENT).items
+
+
+@pytest.fixture
+def http_fleets() -> Iterator[list[HttpFleet]]:
+    """Fleets a test builds (appended to the list), every one stopped after the test."""
+    built: list[HttpFleet] = []
+    yield built
+    for fleet in built:
+        fleet.stop()
 
 
 def _serves_flux(server: ApiServer) -> bool:

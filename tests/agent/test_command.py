@@ -31,6 +31,10 @@ def servers() -> Iterator[tuple[ApiServer, ApiServer]]:
         yield management, downstream
 
 
+# Free ports on loopback: tests never listen on every interface or on fixed ports.
+LOOPBACK_ENDPOINTS = ("--metrics-addr", "127.0.0.1:0", "--health-addr", "127.0.0.1:0")
+
+
 def test_pull_agent_deploys_reports_and_stops_on_sigterm(
     servers: tuple[ApiServer, ApiServer], tmp_path: Path
 ) -> None:
@@ -52,6 +56,7 @@ def test_pull_agent_deploys_reports_and_stops_on_sigterm(
         str(agent_kubeconfig),
         "--kubeconfig",
         str(downstream.kubeconfig(tmp_path / "downstream")),
+        *LOOPBACK_ENDPOINTS,
     ]
     process = subprocess.Popen(
         [sys.executable, "-m", "bundler", *argv], stderr=subprocess.PIPE, text=True

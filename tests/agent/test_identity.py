@@ -1,10 +1,13 @@
 """What a pull agent's identity allows on the management cluster, against an API server that
 enforces RBAC: its own BundleDeployments and status, one Secret at a time by name, its own
-Cluster's status - and nothing else. Each rule of the agent's Roles is needed.
+Cluster's status - and nothing else. Each rule of the agent's Roles is needed, and so is each rule
+of the remote-mode agent's ClusterRole.
 """
 
 from __future__ import annotations
 
+import base64
+import contextlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +28,12 @@ from bundler.api.resources import (
 from bundler.apiserver import ApiServer
 from bundler.core.agent_identity import AGENT_TOKEN_SECRET
 from bundler.core.naming import cluster_namespace
-from bundler.core.rbac import AGENT_NAMESPACE_RULES, PolicyRule, agent_cluster_rules
+from bundler.core.rbac import (
+    AGENT_NAMESPACE_RULES,
+    REMOTE_AGENT_RULES,
+    PolicyRule,
+    agent_cluster_rules,
+)
 from bundler.kube.store import KubeStore
 from bundler.runtime.host import Host
 from bundler.store.errors import Forbidden
@@ -33,7 +41,7 @@ from bundler.store.protocol import Store
 from tests.agent.http_fleet import FAST, HttpFleet, eventually
 from tests.agent.objects import CLUSTER_NAME, bd_object
 from tests.builders import WS, bundle, cluster
-from tests.identities import agent_identity_by_hand, agent_user, manager_kubeconfig
+from tests.identities import REMOTE_AGENT_USER, agent_identity_by_hand, agent_user
 from tests.manager.registry_charts import basic_auth_secret
 from tests.manager.test_rbac_rules import rule_id
 
@@ -113,18 +121,6 @@ def test_the_agent_reads_its_deployments_and_its_credentials_by_name(fleet: Http
     assert store.get(SECRET, AGENT_TOKEN_SECRET, OWN)["metadata"]["name"] == AGENT_TOKEN_SECRET
 
 
-def test_the_manager_is_refused_agent_only_shortcuts(fleet: HttpFleet, tmp_path: Path) -> None:
-    """The manager may grant the agent's rules, but cannot grant itself more (no escalate)."""
-    kubeconfig = manager_kubeconfig(fleet.management, tmp_path)
-    with KubeStore.from_kubeconfig(kubeconfig, None, FAST) as manager:
-        role = {
-            "metadata": {"name": "too-much", "namespace": OWN},
-            "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}],
-        }
-        with pytest.raises(Forbidden, match="attempting to grant RBAC permissions not currently"):
-            manager.create(ROLE, role)
-
-
 @dataclass
 class LoneAgent:
     """A pull agent run against a management server where the admin played the manager."""
@@ -202,3 +198,42 @@ def test_without_any_one_rule_the_agent_is_refused(
     lone = lone_agent(rule)
     user = agent_user(WS, CLUSTER_NAME)
     eventually(lambda: bool(lone.management.denials(user)), "a refused request")
+
+
+def remote_fleet(
+    tmp_path: Path, http_fleets: list[HttpFleet], rules: list[PolicyRule]
+) -> HttpFleet:
+    """A remote-mode Cluster with its kubeconfig Secret and a Bundle, served by remote agents
+    holding `rules`."""
+    fleet = HttpFleet(tmp_path)
+    http_fleets.append(fleet)
+    kubeconfig = base64.b64encode(b"apiVersion: v1\nkind: Config\n").decode()
+    secret = {
+        "metadata": {"name": "edge-kubeconfig", "namespace": WS},
+        "data": {"value": kubeconfig},
+    }
+    fleet.put(SECRET, secret)
+    edge = cluster("edge", agentMode="remote", kubeConfigSecret="edge-kubeconfig")
+    fleet.put(CLUSTER, edge.to_wire())
+    fleet.put(BUNDLE, bundle([{"clusterSelector": {}}]).to_wire())
+    flux = fleet.serve_remote(rules)
+    with contextlib.suppress(Forbidden):  # refused while filling the Cluster caches
+        fleet.start(flux)
+    return fleet
+
+
+def test_remote_agents_work_with_exactly_their_rules(
+    tmp_path: Path, http_fleets: list[HttpFleet]
+) -> None:
+    fleet = remote_fleet(tmp_path, http_fleets, list(REMOTE_AGENT_RULES))
+    eventually(lambda: fleet.ready_clusters("app") == "1/1", "the remote cluster to be Ready")
+    assert fleet.management.denials() == []
+
+
+@pytest.mark.parametrize("rule", REMOTE_AGENT_RULES, ids=[rule_id(r) for r in REMOTE_AGENT_RULES])
+def test_without_any_one_rule_remote_agents_are_refused(
+    tmp_path: Path, http_fleets: list[HttpFleet], rule: PolicyRule
+) -> None:
+    rules = [r for r in REMOTE_AGENT_RULES if r != rule]
+    fleet = remote_fleet(tmp_path, http_fleets, rules)
+    eventually(lambda: bool(fleet.management.denials(REMOTE_AGENT_USER)), "a refused request")

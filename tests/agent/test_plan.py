@@ -11,7 +11,7 @@ from bundler.api.bundledeployment import (
     BundleDeploymentStatus,
     ReleaseStatus,
 )
-from bundler.api.meta import ConditionStatus
+from bundler.api.meta import CONDITION_MESSAGE_MAX, ConditionStatus
 from bundler.api.summary import DeploymentState
 from bundler.core.agent_plan import (
     APPLIED,
@@ -30,6 +30,7 @@ from bundler.core.agent_plan import (
     status_patch,
     unready_dependencies,
 )
+from bundler.core.bounds import TRUNCATED_MARKER
 from bundler.core.state import ConditionType, deployment_state, find_condition, state_message
 from tests.agent.objects import bd_model, bd_object, helm_release, ready_status
 
@@ -364,3 +365,14 @@ def test_status_patch_removes_what_is_absent() -> None:
     assert patch["status"]["release"] is None
     assert patch["status"]["appliedDeploymentID"] is None
     assert patch["status"]["ready"] is True
+
+
+def test_a_huge_flux_message_is_truncated_in_the_status() -> None:
+    huge = helm_release(ready="False", reason="UpgradeFailed", message="x" * 2 * 1024 * 1024)
+    bd = bd_model()
+    observation = Observation(Decision(Step.APPLY), APPLIED, read_release(huge), NOW)
+    status = next_status(bd, observation)
+    ready = find_condition(bd.model_copy(update={"status": status}), ConditionType.READY)
+    assert ready is not None and ready.reason == "UpgradeFailed"
+    assert len(ready.message.encode()) <= CONDITION_MESSAGE_MAX
+    assert ready.message.endswith(TRUNCATED_MARKER)

@@ -97,3 +97,40 @@ def test_cluster_leaving_remote_mode_stops_its_agent(remote: RemoteWorld) -> Non
     remote.store.delete(CLUSTER, "edge-1", WS)
     remote.settle()
     assert remote.remote.agents() == {}
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [{"agentMode": "pull"}, {"kubeConfigSecret": None}],
+    ids=["switched-to-pull", "kubeconfig-secret-unset"],
+)
+def test_leaving_remote_mode_removes_the_kubeconfig_copy(
+    remote: RemoteWorld, spec: dict[str, Any]
+) -> None:
+    namespace = cluster_namespace(WS, "edge-1")
+    remote.add_cluster("edge-1", agentMode="remote", kubeConfigSecret="edge-1-kubeconfig")
+    # A Secret of the cluster namespace that is not the copy (e.g. copied credentials) stays.
+    other = {"metadata": {"name": "registry-creds", "namespace": namespace}, "data": {}}
+    remote.settle()
+    remote.store.create(SECRET, other)
+    assert remote.store.get(SECRET, "edge-1-kubeconfig", namespace)
+    remote.store.patch(CLUSTER, "edge-1", {"spec": spec}, WS)
+    remote.settle()
+    assert remote.store.list(SECRET, namespace).items == [
+        remote.store.get(SECRET, "registry-creds", namespace)
+    ]
+    assert remote.store.get(SECRET, "edge-1-kubeconfig", WS)
+
+
+def test_every_exit_from_remote_mode_removes_the_copy(remote: RemoteWorld) -> None:
+    namespace = cluster_namespace(WS, "edge-1")
+    remote.add_cluster("edge-1", agentMode="remote", kubeConfigSecret="edge-1-kubeconfig")
+    remote.settle()
+    remote.store.patch(CLUSTER, "edge-1", {"spec": {"agentMode": "pull"}}, WS)
+    remote.settle()
+    remote.store.patch(CLUSTER, "edge-1", {"spec": {"agentMode": "remote"}}, WS)
+    remote.settle()
+    assert remote.store.get(SECRET, "edge-1-kubeconfig", namespace)
+    remote.store.patch(CLUSTER, "edge-1", {"spec": {"agentMode": "pull"}}, WS)
+    remote.settle()
+    assert remote.store.list(SECRET, namespace).items == []

@@ -354,11 +354,8 @@ def test_refusals_carry_kubernetes_status(
 
 
 def test_a_forbidden_path_is_refused_before_it_is_looked_up(robot: Http) -> None:
-    code, status = robot.call("GET", "/metrics")
-    assert (code, status["message"]) == (
-        403,
-        f'forbidden: User "{ROBOT_USER}" cannot get path "/metrics"',
-    )
+    message = f'forbidden: User "{ROBOT_USER}" cannot get path "/metrics"'
+    assert robot.call("GET", "/metrics") == (403, forbidden_status(message))
 
 
 ROLES = "/apis/rbac.authorization.k8s.io/v1/namespaces/ws/roles"

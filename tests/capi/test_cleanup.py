@@ -22,8 +22,13 @@ from bundler.api.resources import (
 )
 from bundler.capi.cleanup import IMPORT_FINALIZER
 from bundler.capi.start import CapiImportOptions
-from bundler.core.agent_identity import namespace_object
-from bundler.core.labels import LABEL_MANAGED_BY, MANAGED_BY_BUNDLER
+from bundler.core.agent_identity import identity_labels, namespace_object
+from bundler.core.labels import (
+    LABEL_CLUSTER_NAME,
+    LABEL_CLUSTER_NAMESPACE,
+    LABEL_MANAGED_BY,
+    MANAGED_BY_BUNDLER,
+)
 from bundler.core.naming import cluster_namespace
 from bundler.store.protocol import Obj
 from tests.capi.capi_objects import WS, capi_cluster
@@ -33,6 +38,7 @@ from tests.capi.conftest import Fleet, MakeFleet, create_capi
 MANAGER_FINALIZER = "bundler.dev/cluster-cleanup"
 FLUX_FINALIZER = "finalizers.fluxcd.io"
 FOREIGN_FINALIZER = "example.com/keep"
+KUBE_SYSTEM = "kube-system"
 DEFAULT_BOUND = 600.0
 # Well inside the bound, however long the test waited meanwhile.
 MARGIN = 10.0
@@ -178,3 +184,69 @@ def test_a_hand_registered_cluster_is_never_forced(fleet: Fleet) -> None:
     fleet.barrier()
     kept = fleet.find(CLUSTER, "own")
     assert kept is not None and kept["metadata"]["finalizers"] == [MANAGER_FINALIZER]
+
+
+def kube_system_with_a_bundler_release(fleet: Fleet) -> None:
+    """kube-system as on any cluster, holding a HelmRelease that looks like bundler's."""
+    fleet.store.create(NAMESPACE, {"metadata": {"name": KUBE_SYSTEM}})
+    fleet.store.create(HELM_RELEASE, _helm_release(KUBE_SYSTEM, "eu-1"))
+
+
+@pytest.mark.parametrize(
+    "manager_done", [True, False], ids=["manager-finished", "manager-never-finishes"]
+)
+def test_a_tampered_status_namespace_never_gets_kube_system_deleted(
+    fleet: Fleet, manager_done: bool
+) -> None:
+    kube_system_with_a_bundler_release(fleet)
+    namespace = deployed_import(fleet)
+    # The pull agent may write its Cluster's status, status.namespace included.
+    fleet.store.patch_status(CLUSTER, "eu-1", {"status": {"namespace": KUBE_SYSTEM}}, WS)
+    fleet.store.delete(CAPI_CLUSTER, "eu-1", WS)
+    deleting(fleet)
+    if manager_done:
+        manager_finalizes(fleet, "eu-1", namespace)
+        fleet.barrier()
+
+    fleet.clock.advance(DEFAULT_BOUND + MARGIN)
+    fleet.wait_gone(CLUSTER, "eu-1")
+    fleet.wait_gone(NAMESPACE, namespace, None)
+    kept = fleet.find(NAMESPACE, KUBE_SYSTEM, None)
+    assert kept is not None and not kept["metadata"].get("deletionTimestamp")
+    release = fleet.find(HELM_RELEASE, "calico", KUBE_SYSTEM)
+    assert release is not None and release["metadata"]["finalizers"] == [FLUX_FINALIZER]
+
+
+@pytest.mark.parametrize(
+    "labels",
+    [
+        {},
+        {LABEL_MANAGED_BY: MANAGED_BY_BUNDLER},
+        {**identity_labels(WS, "eu-1"), LABEL_CLUSTER_NAME: "other"},
+        {**identity_labels(WS, "eu-1"), LABEL_CLUSTER_NAMESPACE: "other-ws"},
+        {**identity_labels(WS, "eu-1"), LABEL_MANAGED_BY: "someone-else"},
+    ],
+    ids=[
+        "no-labels",
+        "no-cluster-labels",
+        "another-clusters",
+        "another-workspaces",
+        "managed-by-someone-else",
+    ],
+)
+def test_a_namespace_without_the_clusters_labels_is_never_touched(
+    fleet: Fleet, labels: dict[str, str]
+) -> None:
+    namespace = deployed_import(fleet)
+    fleet.store.patch(NAMESPACE, namespace, {"metadata": {"labels": None}}, None)
+    fleet.store.patch(NAMESPACE, namespace, {"metadata": {"labels": labels or None}}, None)
+    fleet.store.delete(CAPI_CLUSTER, "eu-1", WS)
+    deleting(fleet)
+
+    fleet.clock.advance(DEFAULT_BOUND + MARGIN)
+    fleet.wait_gone(CLUSTER, "eu-1")
+    kept = fleet.find(NAMESPACE, namespace, None)
+    assert kept is not None and not kept["metadata"].get("deletionTimestamp")
+    assert fleet.find(BUNDLE_DEPLOYMENT, "calico", namespace) is not None
+    release = fleet.find(HELM_RELEASE, "calico", namespace)
+    assert release is not None and release["metadata"]["finalizers"] == [FLUX_FINALIZER]

@@ -47,7 +47,7 @@ from bundler.sim.flux import SimulatedFlux
 from bundler.store.errors import NotFound
 from bundler.store.protocol import Obj
 from tests.capi.capi_objects import kubeconfig_secret
-from tests.identities import manager_kubeconfig
+from tests.identities import manager_kubeconfig, remote_agent_kubeconfig
 from tests.schemas import validate
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "capi"
@@ -65,14 +65,15 @@ class CapiFleet:
     def __init__(self, tmp_path: Path) -> None:
         self.server = ApiServer().start()
         self.server.store.create(NAMESPACE, {"metadata": {"name": WS}})
-        kubeconfig = self.server.kubeconfig(tmp_path / "management.kubeconfig")
-        self.client = KubeStore.from_kubeconfig(kubeconfig, None, FAST)
-        # The manager and its importer as the manager's ServiceAccount; remote agents as admin.
+        # The manager and its importer, and the remote agents, each as its own ServiceAccount.
         manager = manager_kubeconfig(self.server, tmp_path)
         self.manager_client = KubeStore.from_kubeconfig(manager, None, FAST)
         self.manager = Manager(self.manager_client, ManagerOptions(namespaces=(WS,), workers=2))
-        self.agents = Host(self.client, workers=4, backoff_cap=0.5, name="agents")
-        self.remote = RemoteAgents(self.agents, self.client, RemoteSettings(workspaces=(WS,)))
+        remote = remote_agent_kubeconfig(self.server, tmp_path)
+        self.remote_client = KubeStore.from_kubeconfig(remote, None, FAST)
+        self.agents = Host(self.remote_client, workers=4, backoff_cap=0.5, name="agents")
+        settings = RemoteSettings(workspaces=(WS,))
+        self.remote = RemoteAgents(self.agents, self.remote_client, settings)
         self.flux = SimulatedFlux(
             self.agents, self.server.store, lambda _: ("remote", {}), name="flux:management"
         )
@@ -94,8 +95,8 @@ class CapiFleet:
         self.agents.stop()
         self.remote.stop()
         self.flux.informer.stop()
-        self.client.close()
         self.manager_client.close()
+        self.remote_client.close()
         self.server.stop()
 
     @property
@@ -279,19 +280,45 @@ def test_deleting_capi_clusters_removes_everything_even_when_unreachable(
     assert fleet.find(NAMESPACE, namespace, None) is None
 
     # us-east-1 is already unreachable: Flux can never uninstall, its finalizer stays.
+    stuck_namespace = delete_unreachable(fleet, "us-east-1")
+    assert fleet.find(CLUSTER, "us-east-1", WS) is not None
+    force_after_the_bound(fleet, "us-east-1", stuck_namespace)
+
+
+def delete_unreachable(fleet: CapiFleet, cluster: str) -> str:
+    """Delete a CAPI Cluster whose workload cluster Flux cannot reach; wait until the manager
+    deleted its cluster namespace, which Flux's finalizers hold. Returns that namespace."""
     fleet.flux.stop()
-    fleet.store.delete(CAPI_CLUSTER, "us-east-1", WS)
-    stuck_namespace = cluster_namespace(WS, "us-east-1")
+    fleet.store.delete(CAPI_CLUSTER, cluster, WS)
+    namespace = cluster_namespace(WS, cluster)
     eventually(
         lambda: (
-            (ns := fleet.find(NAMESPACE, stuck_namespace, None)) is None
+            (ns := fleet.find(NAMESPACE, namespace, None)) is None
             or ns["metadata"].get("deletionTimestamp")
         ),
-        "us-east-1's namespace terminating",
+        f"{cluster}'s namespace terminating",
     )
-    assert fleet.find(CLUSTER, "us-east-1", WS) is not None
+    return namespace
+
+
+def force_after_the_bound(fleet: CapiFleet, cluster: str, namespace: str) -> None:
     fleet.capi_clock.advance(CLEANUP_BOUND + 1)
-    eventually(lambda: fleet.find(CLUSTER, "us-east-1", WS) is None, "us-east-1's Cluster gone")
+    eventually(lambda: fleet.find(CLUSTER, cluster, WS) is None, f"{cluster}'s Cluster gone")
     eventually(
-        lambda: fleet.find(NAMESPACE, stuck_namespace, None) is None, "us-east-1's namespace gone"
+        lambda: fleet.find(NAMESPACE, namespace, None) is None, f"{cluster}'s namespace gone"
     )
+
+
+def test_an_agent_pointing_status_namespace_at_kube_system_never_gets_it_deleted(
+    fleet: CapiFleet,
+) -> None:
+    fleet.store.create(NAMESPACE, {"metadata": {"name": "kube-system"}})
+    wait_for_pools(fleet, "us-east-1", ["10.244.0.0/16", "10.245.0.0/16"])
+    namespace = delete_unreachable(fleet, "us-east-1")
+    # The agent may write its Cluster's status; the manager no longer restores a deleting one's.
+    tampered = {"status": {"namespace": "kube-system"}}
+    fleet.store.patch_status(CLUSTER, "us-east-1", tampered, WS)
+
+    force_after_the_bound(fleet, "us-east-1", namespace)
+    kube_system = fleet.find(NAMESPACE, "kube-system", None)
+    assert kube_system is not None and not kube_system["metadata"].get("deletionTimestamp")

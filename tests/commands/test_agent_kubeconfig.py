@@ -49,24 +49,35 @@ class Fleet:
 
 @contextmanager
 def fleet(
-    tmp_path: Path, *, manager: bool = True, token_controller: bool = True
+    tmp_path: Path,
+    *,
+    manager: bool = True,
+    token_controller: bool = True,
+    clusters: tuple[str, ...] = ("a",),
 ) -> Iterator[Fleet]:
-    """A management cluster with Cluster `a` and a Bundle for it, and (unless told) a manager."""
+    """A management cluster with `clusters` and a Bundle for them, and (unless told) a manager."""
     with ApiServer(token_controller=token_controller) as server:
         server.store.create(NAMESPACE, {"metadata": {"name": WS}})
-        server.store.create(CLUSTER, cluster("a").to_wire())
+        for name in clusters:
+            server.store.create(CLUSTER, cluster(name).to_wire())
         server.store.create(BUNDLE, bundle([{"clusterSelector": {}}]).to_wire())
-        kubeconfig = server.kubeconfig(tmp_path / "management")
+        world = Fleet(server, server.kubeconfig(tmp_path / "management"))
         if not manager:
-            yield Fleet(server, kubeconfig)
+            yield world
             return
-        store = KubeStore.from_kubeconfig(kubeconfig, None, FAST)
-        running = start_manager(store, ManagerOptions(workers=2))
-        try:
-            yield Fleet(server, kubeconfig)
-        finally:
-            running.stop(WAIT)
-            store.close()
+        with running_manager(world):
+            yield world
+
+
+@contextmanager
+def running_manager(world: Fleet) -> Iterator[None]:
+    store = KubeStore.from_kubeconfig(world.kubeconfig, None, FAST)
+    running = start_manager(store, ManagerOptions(workers=2))
+    try:
+        yield
+    finally:
+        running.stop(WAIT)
+        store.close()
 
 
 def agent_kubeconfig(
@@ -105,10 +116,16 @@ def exists(server: ApiServer, res: Resource, name: str, namespace: str) -> bool:
     return True
 
 
-def identity_ready(server: ApiServer) -> bool:
-    """The manager created the token Secret and recorded the cluster namespace."""
-    status = server.store.get(CLUSTER, "a", WS).get("status") or {}
-    return exists(server, SECRET, AGENT_TOKEN_SECRET, NS) and status.get("namespace") == NS
+def identity_ready(server: ApiServer, *names: str) -> bool:
+    """The manager created the token Secrets and recorded the cluster namespaces."""
+    for name in names or ("a",):
+        namespace = cluster_namespace(WS, name)
+        status = server.store.get(CLUSTER, name, WS).get("status") or {}
+        if status.get("namespace") != namespace:
+            return False
+        if not exists(server, SECRET, AGENT_TOKEN_SECRET, namespace):
+            return False
+    return True
 
 
 def test_kubeconfig_lets_the_agent_list_its_deployments(
@@ -202,7 +219,7 @@ def test_waits_for_the_token_and_trusts_the_server_as_the_management_kubeconfig_
             CLUSTER_REF,
             ["--wait", "0"],
             1,
-            f"Cluster {CLUSTER_REF}: status.namespace: not set after 0s",
+            f"Namespace {NS}: does not exist after 0s",
         ),
         (
             {"token_controller": False},
@@ -217,7 +234,7 @@ def test_waits_for_the_token_and_trusts_the_server_as_the_management_kubeconfig_
     ],
     ids=[
         "unknown-cluster",
-        "namespace-not-set",
+        "namespace-not-made",
         "token-never-appears",
         "bad-server",
         "output-directory-missing",
@@ -271,3 +288,38 @@ def test_bad_wait_is_invalid_input(
         result = CliResult(int(str(exited.code)), "", capsys.readouterr().err)
     assert result.code == 2
     assert "--wait" in result.stderr
+
+
+def token_in(server: ApiServer, namespace: str) -> str:
+    secret = server.store.get(SECRET, AGENT_TOKEN_SECRET, namespace)
+    return base64.b64decode(secret["data"]["token"]).decode()
+
+
+def test_a_tampered_status_namespace_never_yields_another_clusters_token(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    other = cluster_namespace(WS, "b")
+    with fleet(tmp_path, clusters=("a", "b"), manager=False) as world:
+        with running_manager(world):
+            wait_until("both identities", lambda: identity_ready(world.server, "a", "b"))
+        # Cluster a's agent may write its Cluster's status, status.namespace included.
+        world.server.store.patch_status(CLUSTER, "a", {"status": {"namespace": other}}, WS)
+        result = agent_kubeconfig(capsys, world.kubeconfig, "--wait", "0")
+        assert result.code == 0, result.stderr
+        config = yaml.safe_load(result.stdout)
+        assert config["contexts"][0]["context"]["namespace"] == NS
+        assert config["users"][0]["user"] == {"token": world.token()}
+        assert token_in(world.server, other) not in result.stdout
+
+
+def test_a_namespace_without_the_clusters_labels_yields_no_token(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with fleet(tmp_path, manager=False) as world:
+        with running_manager(world):
+            wait_until("the agent identity", lambda: identity_ready(world.server, "a"))
+        world.server.store.patch(NAMESPACE, NS, {"metadata": {"labels": None}}, None)
+        result = agent_kubeconfig(capsys, world.kubeconfig, "--wait", "0")
+        assert (result.code, result.stdout) == (1, "")
+        assert f"Namespace {NS}: metadata.labels: lacks Cluster {CLUSTER_REF}'s" in result.stderr
+        assert world.token() not in result.stderr

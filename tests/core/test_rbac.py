@@ -8,9 +8,12 @@ import pytest
 
 from bundler.api.resources import BUNDLE_DEPLOYMENT, CLUSTER, HELM_RELEASE, OCI_REPOSITORY
 from bundler.core.rbac import (
+    AGENT_NAMESPACE_RULES,
     MANAGER_LEASE,
     MANAGER_RULES,
+    REMOTE_AGENT_RULES,
     PolicyRule,
+    agent_cluster_rules,
     manager_cluster_role,
     manager_cluster_role_binding,
     rule,
@@ -81,7 +84,12 @@ def test_manager_rules_name_the_lease_the_manager_elects_on() -> None:
     assert MANAGER_LEASE == LEASE_NAME
 
 
-def test_manager_never_holds_escalate_bind_or_wildcards() -> None:
-    verbs = {v for r in MANAGER_RULES for v in r.verbs}
+@pytest.mark.parametrize(
+    "rules",
+    [MANAGER_RULES, REMOTE_AGENT_RULES, AGENT_NAMESPACE_RULES, agent_cluster_rules("c1")],
+    ids=["manager", "remote-agent", "agent-namespace", "agent-workspace"],
+)
+def test_no_identity_holds_escalate_bind_or_wildcards(rules: tuple[PolicyRule, ...]) -> None:
+    verbs = {v for r in rules for v in r.verbs}
     assert not verbs & {"escalate", "bind", "impersonate", "*"}
-    assert all("*" not in r.resources and "*" not in r.api_groups for r in MANAGER_RULES)
+    assert all("*" not in r.resources and "*" not in r.api_groups for r in rules)

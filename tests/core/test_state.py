@@ -5,9 +5,11 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from bundler.api.bundledeployment import BundleDeployment
-from bundler.api.meta import Condition, ConditionStatus
+from bundler.api.meta import CONDITION_MESSAGE_MAX, CONDITIONS_MAX, Condition, ConditionStatus
 from bundler.api.summary import DeploymentState as S
+from bundler.core.bounds import TRUNCATED_MARKER
 from bundler.core.state import (
+    UNKNOWN_REASON,
     condition,
     conditions_equal_ignoring_time,
     deployment_state,
@@ -246,3 +248,46 @@ def test_conditions_equal_ignoring_time(
     a: list[Condition], b: list[Condition], expected: bool
 ) -> None:
     assert conditions_equal_ignoring_time(a, b) is expected
+
+
+def test_condition_message_written_by_others_is_truncated() -> None:
+    [set_] = condition("Ready", False, "UpgradeFailed", "x" * 2 * 1024 * 1024, T1, [])
+    assert len(set_.message.encode()) <= CONDITION_MESSAGE_MAX
+    assert set_.message.endswith(TRUNCATED_MARKER)
+
+
+def test_conditions_carried_over_get_their_messages_truncated() -> None:
+    huge = Condition(
+        type="Agent", status=ConditionStatus.FALSE, reason="R", message="x" * 2 * 1024 * 1024
+    )
+    carried, _ = condition("Ready", True, "Done", "", T1, [huge])
+    assert len(carried.message.encode()) <= CONDITION_MESSAGE_MAX
+    assert carried.message.endswith(TRUNCATED_MARKER)
+
+
+def test_conditions_stay_within_their_bound_and_keep_the_one_set() -> None:
+    others = [
+        Condition(type=f"Other{i}", status=ConditionStatus.TRUE, reason="R")
+        for i in range(CONDITIONS_MAX + 5)
+    ]
+    conditions = condition("Ready", True, "Done", "", T1, others)
+    assert len(conditions) == CONDITIONS_MAX
+    assert conditions[-1].type == "Ready"
+    assert conditions[:-1] == others[: CONDITIONS_MAX - 1]
+
+
+@pytest.mark.parametrize(
+    ("reason", "written"),
+    [
+        ("UpgradeFailed", "UpgradeFailed"),
+        ("Install_Failed:retry", "Install_Failed:retry"),
+        ("", UNKNOWN_REASON),
+        ("upgrade failed", UNKNOWN_REASON),
+        ("Failed.", UNKNOWN_REASON),
+        ("R" * 1025, UNKNOWN_REASON),
+    ],
+    ids=["flux-reason", "colon-and-underscore", "missing", "spaces", "trailing-dot", "too-long"],
+)
+def test_condition_reason_is_one_kubernetes_accepts(reason: str, written: str) -> None:
+    [set_] = condition("Ready", False, reason, "", T1, [])
+    assert set_.reason == written

@@ -40,15 +40,15 @@ def test_namespace_is_labelled_with_its_cluster() -> None:
     assert ns["metadata"] == {"name": NS, "labels": LABELS}
 
 
-def test_identity_objects_and_where_they_live() -> None:
+def test_identity_objects_and_where_they_live_token_last() -> None:
     ws_role = workspace_role_name(CLUSTER)
     assert [(o.res, o.namespace, o.name) for o in agent_identity(WS, CLUSTER)] == [
         (SERVICE_ACCOUNT, NS, AGENT_NAME),
-        (SECRET, NS, AGENT_TOKEN_SECRET),
         (ROLE, NS, AGENT_NAME),
         (ROLE_BINDING, NS, AGENT_NAME),
         (ROLE, WS, ws_role),
         (ROLE_BINDING, WS, ws_role),
+        (SECRET, NS, AGENT_TOKEN_SECRET),
     ]
     assert all(
         LABELS.items() <= o.body["metadata"]["labels"].items() for o in agent_identity(WS, CLUSTER)

@@ -1,33 +1,44 @@
 """The manager's version resolver: ranges against a real registry's tags (docker-registry on
-127.0.0.1, anonymous and with basic auth) and against index.yaml (with `responses`), credentials
+127.0.0.1, anonymous and with basic auth) and against index.yaml (served on 127.0.0.1), credentials
 from a Bundle's Secret, errors, and the short answer cache."""
 
 from __future__ import annotations
 
 import base64
 import json
+import re
 import socket
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
-import responses
 import yaml
 
+from bundler.api.resources import BUNDLE
 from bundler.commands import manager as manager_command
 from bundler.errors import BundlerError, InvalidInputError, TransientError
 from bundler.manager.answer_cache import AnswerCache
 from bundler.manager.chart_resolver import (
     RegistryResolver,
     ResolverSettings,
-    uses_plain_http,
     with_docker_config,
 )
 from bundler.manager.registry_credentials import credentials_from_secret
 from bundler.oci.credentials import Credentials
+from bundler.oci.reference import uses_plain_http
 from bundler.runtime.clock import ManualClock
+from bundler.store.memory import MemoryStore
+from tests.builders import bundle, cluster
 from tests.cli_helpers import parse_args
+from tests.manager.conftest import (
+    StartManager,
+    create_world,
+    deployments,
+    settle,
+    status_of,
+    world,
+)
 from tests.manager.registry_charts import (
     CHART,
     docker_config_json,
@@ -35,7 +46,10 @@ from tests.manager.registry_charts import (
     push_not_a_chart,
     unique_path,
 )
+from tests.oci.hostile_server import HostileServer, Out, head, hostile, whole
 from tests.registry_fixtures import LocalRegistry
+
+__all__ = ["hostile"]
 
 PUSHED = (
     "1.0.0",
@@ -47,7 +61,6 @@ PUSHED = (
     "6.0.0",
     "6.1.0-beta.1",
 )
-INDEX_URL = "https://charts.example.com"
 
 
 def resolver(clock: ManualClock | None = None, cache_seconds: float = 5.0) -> RegistryResolver:
@@ -303,10 +316,10 @@ INDEX = {
 }
 
 
-@pytest.fixture
-def index_server() -> Iterator[responses.RequestsMock]:
-    with responses.RequestsMock() as mock:
-        yield mock
+def _index_repository(server: HostileServer, body: str, status: int = 200) -> str:
+    """Serve `body` as the repository's index.yaml; the repository's URL."""
+    server.answer = lambda path, out: whole(out, body.encode(), status)
+    return f"http://{server.host}/charts"
 
 
 @pytest.mark.parametrize(
@@ -314,21 +327,20 @@ def index_server() -> Iterator[responses.RequestsMock]:
     [("^1", "1.3.0+meta.1"), ("~1.2", "1.2.0"), (">=2.0.0-0", "2.0.0-rc.1"), ("1.0.0", "1.0.0")],
     ids=["caret-with-build-metadata", "tilde", "prerelease-asked-for", "exact"],
 )
-def test_index_yaml_ranges(
-    index_server: responses.RequestsMock, constraint: str, expected: str
-) -> None:
-    index_server.get(f"{INDEX_URL}/index.yaml", body=yaml.safe_dump(INDEX))
-    assert resolver()(INDEX_URL, CHART, constraint, None) == expected
+def test_index_yaml_ranges(hostile: HostileServer, constraint: str, expected: str) -> None:
+    repo = _index_repository(hostile, yaml.safe_dump(INDEX))
+    assert resolver()(repo, CHART, constraint, None) == expected
 
 
-def test_index_yaml_is_read_with_the_secrets_credentials(
-    index_server: responses.RequestsMock,
-) -> None:
-    index_server.get(f"{INDEX_URL}/index.yaml", body=yaml.safe_dump(INDEX))
-    config = docker_config_json("charts.example.com", "reader", "pw")
-    assert resolver()(INDEX_URL, CHART, "1.2.*", {".dockerconfigjson": config}) == "1.2.0"
-    sent = index_server.calls[0].request.headers["Authorization"]
-    assert sent == f"Basic {_auth('reader', 'pw')}"
+def test_index_yaml_is_read_with_the_secrets_credentials(hostile: HostileServer) -> None:
+    repo = _index_repository(hostile, yaml.safe_dump(INDEX))
+    config = docker_config_json(hostile.host, "reader", "pw")
+    assert resolver()(repo, CHART, "1.2.*", {".dockerconfigjson": config}) == "1.2.0"
+    [(path, headers)] = hostile.seen
+    assert (path, headers["Authorization"]) == (
+        "/charts/index.yaml",
+        f"Basic {_auth('reader', 'pw')}",
+    )
 
 
 @pytest.mark.parametrize(
@@ -342,15 +354,15 @@ def test_index_yaml_is_read_with_the_secrets_credentials(
     ids=["unauthorized", "not-a-repository", "unavailable", "chart-not-listed"],
 )
 def test_index_yaml_errors(
-    index_server: responses.RequestsMock,
+    hostile: HostileServer,
     status: int,
     body: str,
     error: type[BundlerError],
     message: str,
 ) -> None:
-    index_server.get(f"{INDEX_URL}/index.yaml", status=status, body=body)
+    repo = _index_repository(hostile, body, status)
     with pytest.raises(error) as raised:
-        resolver()(INDEX_URL, CHART, "^1", None)
+        resolver()(repo, CHART, "^1", None)
     assert message in str(raised.value)
 
 
@@ -410,14 +422,74 @@ def test_the_manager_resolves_with_the_registry_flags() -> None:
         "mirror",
         "--registry-timeout",
         "3",
+        "--registry-deadline",
+        "20",
     )
     resolve = manager_command.options_from(args).resolver
     assert isinstance(resolve, RegistryResolver)
     assert resolve.settings.plain_http_hosts == {"registry.lan:5000", "mirror"}
-    assert resolve.settings.timeout == 3.0
+    assert (resolve.settings.timeout, resolve.settings.deadline) == (3.0, 20.0)
 
 
-def test_a_registry_timeout_must_be_positive() -> None:
+def test_the_registry_deadline_defaults_to_a_minute() -> None:
+    resolve = manager_command.options_from(parse_args("manager")).resolver
+    assert isinstance(resolve, RegistryResolver)
+    assert (resolve.settings.timeout, resolve.settings.deadline) == (10.0, 60.0)
+
+
+@pytest.mark.parametrize("flag", ["--registry-timeout", "--registry-deadline"], ids=str)
+@pytest.mark.parametrize("value", ["0", "nan", "inf"], ids=str)
+def test_registry_timeouts_must_be_positive_and_finite(flag: str, value: str) -> None:
     with pytest.raises(InvalidInputError) as raised:
-        manager_command.options_from(parse_args("manager", "--registry-timeout", "0"))
-    assert raised.value.field == "--registry-timeout"
+        manager_command.options_from(parse_args("manager", flag, value))
+    assert raised.value.field == flag
+
+
+# -- a hostile registry: the Bundle says which cap or deadline it hit ---------------------------
+
+
+def _endless_tags(server: HostileServer) -> None:
+    def answer(path: str, out: Out) -> None:
+        head(out, Content_Type="application/json")
+        server.endless(out)
+
+    server.answer = answer
+
+
+def _dripping_tags(server: HostileServer) -> None:
+    def answer(path: str, out: Out) -> None:
+        head(out, Content_Length="1000")
+        server.drip(out)
+
+    server.answer = answer
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "error", "message"),
+    [
+        (_endless_tags, InvalidInputError, "the tag list from registry {host} is over the 4 MiB"),
+        (_dripping_tags, TransientError, "within the 1s deadline of this operation"),
+    ],
+    ids=["endless-tag-list", "dripping-tag-list"],
+)
+def test_a_hostile_registry_is_reported_on_the_bundle(
+    hostile: HostileServer,
+    store: MemoryStore,
+    start_manager: StartManager,
+    behaviour: Callable[[HostileServer], None],
+    error: type[BundlerError],
+    message: str,
+) -> None:
+    behaviour(hostile)
+    repo = f"oci://{hostile.host}/charts"
+    settings = ResolverSettings(timeout=5.0, deadline=1.0)
+    with pytest.raises(error, match=re.escape(message.format(host=hostile.host))):
+        RegistryResolver(settings, ManualClock())(repo, CHART, "1.*", None)
+    helm = {"repo": repo, "chart": CHART, "version": "1.*"}
+    create_world(store, world(cluster("a"), bundle([{"clusterSelector": {}}], helm=helm)))
+    settle(start_manager(store, resolver=RegistryResolver(settings, ManualClock())))
+    assert deployments(store) == {}
+    ready = next(c for c in status_of(store, BUNDLE, "app")["conditions"] if c["type"] == "Ready")
+    assert (ready["status"], ready["reason"]) == ("False", "VersionNotResolved")
+    assert f"{repo}/{CHART}: " in ready["message"]
+    assert message.format(host=hostile.host) in ready["message"]

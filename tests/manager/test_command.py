@@ -23,6 +23,8 @@ from tests.identities import manager_kubeconfig
 from tests.manager.conftest import WAIT
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+# Free ports on loopback: tests never listen on every interface or on fixed ports.
+LOOPBACK_ENDPOINTS = ("--metrics-addr", "127.0.0.1:0", "--health-addr", "127.0.0.1:0")
 
 
 @pytest.mark.parametrize(
@@ -101,7 +103,9 @@ def test_runs_until_sigterm(tmp_path: Path) -> None:
         server.store.create(NAMESPACE, {"metadata": {"name": WS}})
         server.store.create(CLUSTER, cluster("a").to_wire())
         kubeconfig = manager_kubeconfig(server, tmp_path)
-        process = start_bundler("manager", "--kubeconfig", str(kubeconfig), "--namespace", WS)
+        process = start_bundler(
+            "manager", "--kubeconfig", str(kubeconfig), "--namespace", WS, *LOOPBACK_ENDPOINTS
+        )
         try:
             deadline = time.monotonic() + WAIT
             while not server.store.get(CLUSTER, "a", WS).get("status", {}).get("namespace"):

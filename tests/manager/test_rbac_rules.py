@@ -9,17 +9,26 @@ The two rules only the Cluster API importer uses are proven in tests/capi/test_r
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from bundler.api.resources import BUNDLE, CAPI_CLUSTER, HELM_RELEASE, SECRET
-from bundler.core.rbac import MANAGER_RULES, PolicyRule
+from bundler.api.resources import (
+    BUNDLE,
+    CAPI_CLUSTER,
+    CLUSTER_ROLE_BINDING,
+    HELM_RELEASE,
+    NAMESPACE,
+    ROLE,
+    SECRET,
+)
+from bundler.apiserver import ApiServer
+from bundler.core.rbac import MANAGER_RULES, PolicyRule, cluster_role_binding
+from bundler.kube.store import KubeStore
 from bundler.store.errors import Forbidden
 from tests.agent.http_fleet import HttpFleet, eventually
-from tests.builders import bundle
-from tests.identities import MANAGER_USER
+from tests.builders import WS, bundle
+from tests.identities import MANAGER_USER, manager_kubeconfig
 from tests.manager.registry_charts import basic_auth_secret
 
 CREDS = "registry-creds"
@@ -36,20 +45,12 @@ def without(rule: PolicyRule) -> list[PolicyRule]:
     return [r for r in MANAGER_RULES if r != rule]
 
 
-@pytest.fixture
-def fleets(tmp_path: Path) -> Iterator[list[HttpFleet]]:
-    built: list[HttpFleet] = []
-    yield built
-    for fleet in built:
-        fleet.stop()
-
-
 def credentials_fleet(
-    tmp_path: Path, fleets: list[HttpFleet], rules: list[PolicyRule]
+    tmp_path: Path, http_fleets: list[HttpFleet], rules: list[PolicyRule]
 ) -> HttpFleet:
     """A leader-elected manager, one pull cluster, and a Bundle whose credentials get copied."""
     fleet = HttpFleet(tmp_path, rules, leader_elect=True)
-    fleets.append(fleet)
+    http_fleets.append(fleet)
     fleet.add_cluster("eu-1")
     fleet.put(SECRET, basic_auth_secret(CREDS, "u", "p"))
     app = bundle([{"clusterSelector": {}}], helm={"secretRef": {"name": CREDS}})
@@ -58,9 +59,9 @@ def credentials_fleet(
 
 
 def test_the_loop_runs_with_exactly_the_manager_rules(
-    tmp_path: Path, fleets: list[HttpFleet]
+    tmp_path: Path, http_fleets: list[HttpFleet]
 ) -> None:
-    fleet = credentials_fleet(tmp_path, fleets, list(MANAGER_RULES))
+    fleet = credentials_fleet(tmp_path, http_fleets, list(MANAGER_RULES))
     fleet.start()
     eventually(lambda: fleet.ready_clusters("app") == "1/1", "the bundle to be Ready")
     assert fleet.management.denials() == []
@@ -68,9 +69,26 @@ def test_the_loop_runs_with_exactly_the_manager_rules(
 
 @pytest.mark.parametrize("rule", LOOP_RULES, ids=[rule_id(r) for r in LOOP_RULES])
 def test_without_any_one_rule_the_manager_is_refused(
-    tmp_path: Path, fleets: list[HttpFleet], rule: PolicyRule
+    tmp_path: Path, http_fleets: list[HttpFleet], rule: PolicyRule
 ) -> None:
-    fleet = credentials_fleet(tmp_path, fleets, without(rule))
+    fleet = credentials_fleet(tmp_path, http_fleets, without(rule))
     with contextlib.suppress(Forbidden):  # refused while filling its caches
         fleet.start(agents=False)
     eventually(lambda: bool(fleet.management.denials(MANAGER_USER)), "a refused request")
+
+
+def test_the_manager_cannot_grant_more_than_it_holds(tmp_path: Path) -> None:
+    """No escalate, no bind: a Role beyond the manager's own rights is refused by Kubernetes."""
+    with ApiServer() as server:
+        server.store.create(NAMESPACE, {"metadata": {"name": WS}})
+        kubeconfig = manager_kubeconfig(server, tmp_path)
+        with KubeStore.from_kubeconfig(kubeconfig) as manager:
+            role = {
+                "metadata": {"name": "too-much", "namespace": WS},
+                "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}],
+            }
+            with pytest.raises(Forbidden, match="attempting to grant RBAC permissions not"):
+                manager.create(ROLE, role)
+            binding = cluster_role_binding("mine", "cluster-admin", [])
+            with pytest.raises(Forbidden, match="cannot create resource"):
+                manager.create(CLUSTER_ROLE_BINDING, binding)

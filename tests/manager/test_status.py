@@ -3,12 +3,15 @@ and a ClusterGroup say about it."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from bundler.api.resources import BUNDLE, CLUSTER, CLUSTER_GROUP
+from bundler.api.meta import CONDITION_MESSAGE_MAX
+from bundler.api.resources import BUNDLE, BUNDLE_DEPLOYMENT, CLUSTER, CLUSTER_GROUP
+from bundler.core.bounds import TRUNCATED_MARKER
 from bundler.manager.app import Manager
 from bundler.runtime.clock import ManualClock
 from bundler.store.memory import MemoryStore
@@ -161,7 +164,8 @@ def test_offline_cluster_comes_back_when_its_agent_checks_in(
     assert status_of(store, BUNDLE, "app")["summary"]["offline"] == 0
 
 
-def test_lists_stop_at_ten(store: MemoryStore, start_manager: StartManager) -> None:
+def twelve_clusters_in_one_group(store: MemoryStore) -> list[str]:
+    """Clusters c00..c11 in group "all", and Bundle "app" on every one of them."""
     names = [f"c{i:02}" for i in range(12)]
     create_world(
         store,
@@ -171,6 +175,11 @@ def test_lists_stop_at_ten(store: MemoryStore, start_manager: StartManager) -> N
             bundle([{"clusterSelector": {}}]),
         ),
     )
+    return names
+
+
+def test_lists_stop_at_ten(store: MemoryStore, start_manager: StartManager) -> None:
+    names = twelve_clusters_in_one_group(store)
     settle(start_manager(store))
     status = status_of(store, BUNDLE, "app")
     assert status["summary"]["waitApplied"] == 12
@@ -246,3 +255,47 @@ def test_status_written_by_someone_else_is_restored(
     store.patch_status(res, name, {"status": {field: {"state": "Forged"}}}, WS)
     settle(every_state)
     assert status_of(store, res, name)[field] == wanted
+
+
+# What a real API server stores at most (etcd's default request limit), and what an agent wrote.
+OBJECT_LIMIT = int(1.5 * 1024 * 1024)
+HUGE_MESSAGE = "é" * 1024 * 1024  # 2 MiB of UTF-8
+
+
+def report_huge_failure(store: MemoryStore, name: str) -> None:
+    """The agent of cluster `name` reports the release failed, with a 2 MiB message."""
+    bd = deployment_of(store, name, "app")
+    failed = {"type": "Ready", "status": "False", "reason": "UpgradeFailed"}
+    status = {
+        "appliedDeploymentID": bd["spec"]["deploymentID"],
+        "ready": False,
+        "conditions": [{**failed, "message": HUGE_MESSAGE}],
+    }
+    meta = bd["metadata"]
+    store.patch_status(BUNDLE_DEPLOYMENT, meta["name"], {"status": status}, meta["namespace"])
+
+
+def test_huge_agent_messages_are_truncated_in_every_roll_up(
+    store: MemoryStore, start_manager: StartManager
+) -> None:
+    names = twelve_clusters_in_one_group(store)
+    manager = start_manager(store)
+    settle(manager)
+    for name in names:
+        report_huge_failure(store, name)
+    settle(manager)
+    statuses = [
+        status_of(store, BUNDLE, "app"),
+        status_of(store, CLUSTER, "c00"),
+        status_of(store, CLUSTER_GROUP, "all"),
+    ]
+    for status in statuses:
+        assert len(json.dumps(status, ensure_ascii=False).encode()) < OBJECT_LIMIT // 4
+        for written in status["conditions"]:
+            assert written["message"].endswith(TRUNCATED_MARKER)
+    listed = [*statuses[0]["nonReady"], *statuses[1]["nonReadyBundles"]]
+    assert len(listed) == 11
+    for entry in listed:
+        assert entry["message"].startswith("UpgradeFailed: éé")
+        assert entry["message"].endswith(TRUNCATED_MARKER)
+        assert len(entry["message"].encode()) <= CONDITION_MESSAGE_MAX

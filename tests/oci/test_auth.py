@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
-import responses
 
 from bundler.errors import InvalidInputError
 from bundler.oci.auth import Challenge, parse_challenge
@@ -15,7 +16,10 @@ from bundler.oci.credentials import Credentials
 from bundler.oci.reference import parse_repository
 from bundler.oci.registry import RegistryOptions, list_tags
 from tests.oci.conftest import MakeChart, RunCli
+from tests.oci.hostile_server import HostileServer, Out, hostile, whole
 from tests.registry_fixtures import LocalRegistry
+
+__all__ = ["hostile"]
 
 PLAIN = "--plain-http"
 
@@ -133,48 +137,41 @@ def test_parse_challenge(header: str, expected: Challenge | None) -> None:
     assert parse_challenge(header) == expected
 
 
-REGISTRY = "https://registry.example"
-TOKEN_URL = "https://auth.example/token"
-CHALLENGE = (
-    f'Bearer realm="{TOKEN_URL}",service="registry.example",scope="repository:charts/demo:pull"'
-)
+OPTIONS = RegistryOptions(credentials=Credentials("u", "p"), plain_http=True, timeout=5)
+SCOPE = "repository:charts/demo:pull"
 
 
-@responses.activate
-def test_bearer_challenge_fetches_a_token_with_the_credentials() -> None:
-    tags_url = f"{REGISTRY}/v2/charts/demo/tags/list"
-    responses.get(tags_url, status=401, headers={"WWW-Authenticate": CHALLENGE})
-    responses.get(
-        TOKEN_URL,
-        json={"token": "t0k3n"},
-        match=[
-            responses.matchers.query_param_matcher(
-                {"service": "registry.example", "scope": "repository:charts/demo:pull"}
-            ),
-            responses.matchers.header_matcher(
-                {"Authorization": Credentials("u", "p").basic_header()}
-            ),
-        ],
-    )
-    responses.get(
-        tags_url,
-        json={"name": "charts/demo", "tags": ["1.0.0"]},
-        match=[responses.matchers.header_matcher({"Authorization": "Bearer t0k3n"})],
-    )
-    repository = parse_repository("oci://registry.example/charts/demo")
-    assert list_tags(repository, RegistryOptions(credentials=Credentials("u", "p"), timeout=5)) == [
-        "1.0.0"
-    ]
+def _token_service(server: HostileServer, token_status: int) -> None:
+    """A registry answering 401 with a bearer challenge whose realm is its own /token."""
+    challenge = f'Bearer realm="http://{server.host}/token",service="registry.test",scope="{SCOPE}"'
+
+    def answer(path: str, out: Out) -> None:
+        authorization = server.seen[-1][1].get("Authorization", "")
+        if path.startswith("/token"):
+            whole(out, json.dumps({"token": "t0k3n"}).encode(), token_status)
+        elif authorization == "Bearer t0k3n":
+            whole(out, json.dumps({"name": "charts/demo", "tags": ["1.0.0"]}).encode())
+        else:
+            whole(out, b"", 401, WWW_Authenticate=challenge)
+
+    server.answer = answer
 
 
-@responses.activate
-def test_refused_token_request_names_the_user() -> None:
-    responses.get(
-        f"{REGISTRY}/v2/charts/demo/tags/list", status=401, headers={"WWW-Authenticate": CHALLENGE}
-    )
-    responses.get(TOKEN_URL, status=401)
-    repository = parse_repository("oci://registry.example/charts/demo")
+def test_bearer_challenge_fetches_a_token_with_the_credentials(hostile: HostileServer) -> None:
+    _token_service(hostile, 200)
+    repository = parse_repository(f"oci://{hostile.host}/charts/demo")
+    assert list_tags(repository, OPTIONS) == ["1.0.0"]
+    token_path, token_headers = hostile.seen[1]
+    assert token_path == f"/token?service=registry.test&scope={quote(SCOPE, safe='')}"
+    assert token_headers["Authorization"] == Credentials("u", "p").basic_header()
+    assert hostile.seen[2][1]["Authorization"] == "Bearer t0k3n"
+
+
+def test_refused_token_request_names_the_user(hostile: HostileServer) -> None:
+    _token_service(hostile, 401)
+    repository = parse_repository(f"oci://{hostile.host}/charts/demo")
+    realm = f"http://{hostile.host}/token"
     with pytest.raises(
-        InvalidInputError, match=f"the token service {TOKEN_URL} refused user 'u' \\(401\\)"
+        InvalidInputError, match=re.escape(f"the token service {realm} refused user 'u' (401)")
     ):
-        list_tags(repository, RegistryOptions(credentials=Credentials("u", "p"), timeout=5))
+        list_tags(repository, OPTIONS)

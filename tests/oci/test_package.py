@@ -223,30 +223,6 @@ def test_read_chart_yaml_is_lenient_for_pulled_charts() -> None:
     assert package.read_chart_yaml(data, source="x")["version"] == "v0.1"
 
 
-def test_extract_refuses_paths_outside_the_chart(tmp_path: Path) -> None:
-    data = _tgz({"demo/Chart.yaml": b"name: demo", "../evil": b"x"})
-    with pytest.raises(InvalidInputError, match="outside demo/"):
-        package.extract(data, "demo", tmp_path, source="x")
-    assert not (tmp_path.parent / "evil").exists()
-
-
-def test_extract_refuses_to_overwrite(make_chart: MakeChart, tmp_path: Path) -> None:
-    archive = package.build_archive(make_chart())
-    (tmp_path / "demo").mkdir()
-    with pytest.raises(InvalidInputError, match="already exists"):
-        package.extract(archive.data, "demo", tmp_path, source="x")
-
-
-def test_extract_unpacks_under_the_chart_name(make_chart: MakeChart, tmp_path: Path) -> None:
-    archive = package.build_archive(make_chart())
-    target = package.extract(archive.data, "demo", tmp_path / "out", source="x")
-    assert sorted(p.relative_to(target).as_posix() for p in target.rglob("*.yaml")) == [
-        "Chart.yaml",
-        "templates/configmap.yaml",
-        "values.yaml",
-    ]
-
-
 @pytest.mark.parametrize("name", ["../evil", "..", "a/b", "a\\b", ""], ids=repr)
 def test_pulled_chart_name_must_be_usable_as_a_file_name(name: str) -> None:
     data = _tgz({"x/Chart.yaml": f"name: {name!r}\nversion: 1.0.0\n".encode()})

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import socket
+import tarfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,12 +15,16 @@ from urllib.parse import urljoin
 import pytest
 import requests
 
-from bundler.errors import TransientError
+from bundler.errors import RegistryAnswerError, TransientError
 from bundler.oci import layout, package, registry
 from bundler.oci.reference import parse_repository
 from bundler.oci.repository import list_chart_versions
 from tests.oci.conftest import MakeChart, RunCli
+from tests.oci.hostile_server import Answer, HostileServer, Out, head, hostile, whole
+from tests.oci.hostile_server import chart_manifest as hostile_chart_manifest
 from tests.registry_fixtures import LocalRegistry
+
+__all__ = ["hostile"]
 
 PLAIN = "--plain-http"
 
@@ -182,7 +188,7 @@ def test_pull_resolves_a_version_range(
     assert result.code == 0, result.stderr
     assert _output_field(result.stdout, "Pulled").endswith("/demo:1.4.2")
     none = run_cli("pull", oci_registry.oci(f"{repo_path}/demo"), "--version", "~3.1", PLAIN)
-    assert none.code == 2 and "no version matches '~3.1'" in none.stderr
+    assert none.code == 1 and "no version matches '~3.1'" in none.stderr
 
 
 def test_versions_lists_semver_tags_newest_first(
@@ -208,24 +214,26 @@ def test_versions_lists_semver_tags_newest_first(
     assert result.code == 0, result.stderr
     assert result.stdout.splitlines() == ["2.0.0-rc.1", "1.10.0", "1.9.9", "1.2.0+build.7", "1.0.0"]
     assert (
-        list_chart_versions(oci_registry.oci(repo_path), "demo", None, plain_http=True, timeout=10)
+        list_chart_versions(
+            oci_registry.oci(repo_path), "demo", registry.RegistryOptions(plain_http=True)
+        )
         == result.stdout.splitlines()
     )
 
 
-def test_missing_version_and_chart_name_the_reference(
+def test_a_missing_version_or_chart_is_a_failure_naming_the_reference(
     oci_registry: LocalRegistry, make_chart: MakeChart, run_cli: RunCli, repo_path: str
 ) -> None:
     assert run_cli("push", str(make_chart()), oci_registry.oci(repo_path), PLAIN).code == 0
     missing_tag = run_cli(
         "pull", oci_registry.oci(f"{repo_path}/demo"), "--version", "9.9.9", PLAIN
     )
-    assert missing_tag.code == 2
+    assert missing_tag.code == 1
     assert (
         f"{oci_registry.oci(repo_path)}/demo:9.9.9: not found in the registry" in missing_tag.stderr
     )
     missing_repo = run_cli("versions", oci_registry.oci(f"{repo_path}/nothing"), PLAIN)
-    assert missing_repo.code == 2
+    assert missing_repo.code == 1
     assert (
         f"{oci_registry.oci(repo_path)}/nothing: not found in the registry" in missing_repo.stderr
     )
@@ -257,15 +265,16 @@ def test_pulling_something_that_is_not_a_chart_says_so(
 ) -> None:
     _push_raw(oci_registry, f"{repo_path}/thing", "1.0.0", config_type, layer_type)
     result = run_cli("pull", oci_registry.oci(f"{repo_path}/thing"), "--version", "1.0.0", PLAIN)
-    assert result.code == 2
+    assert result.code == 1
     assert f"{oci_registry.oci(repo_path)}/thing:1.0.0: not a Helm chart" in result.stderr
     assert message in result.stderr
 
 
-def test_https_to_a_plain_http_registry_gives_a_hint(
+def test_tls_asked_of_a_plain_http_registry_gives_a_hint(
     oci_registry: LocalRegistry, make_chart: MakeChart, run_cli: RunCli, repo_path: str
 ) -> None:
-    result = run_cli("push", str(make_chart()), oci_registry.oci(repo_path))
+    target = oci_registry.oci(repo_path)
+    result = run_cli("push", str(make_chart()), target, "--insecure-skip-tls-verify")
     assert result.code == 2
     assert "TLS with" in result.stderr and "--plain-http" in result.stderr
 
@@ -365,3 +374,190 @@ def test_localhost_and_dotted_paths_stay_on_the_local_registry(
     assert _output_field(pushed.stdout, "Pushed") == f"{target}/demo:1.0.0"
     manifest = _manifest(oci_registry, f"{repo_path}/my.org/demo", "1.0.0")
     assert manifest.json()["config"]["mediaType"] == layout.CONFIG_MEDIA_TYPE
+
+
+# -- a hostile registry ---------------------------------------------------------------------------
+
+HOSTILE = registry.RegistryOptions(plain_http=True, timeout=5.0, deadline=30.0)
+
+
+def _serve(server: HostileServer, routes: dict[str, Answer]) -> None:
+    """Answer each path by the first route it starts with; anything else is 404."""
+
+    def answer(path: str, out: Out) -> None:
+        for prefix, route in routes.items():
+            if path.startswith(prefix):
+                return route(path, out)
+        return head(out, 404, Content_Length="0")
+
+    server.answer = answer
+
+
+def _serve_chart(server: HostileServer, manifest: bytes, blob: Answer) -> None:
+    _serve(
+        server,
+        {
+            "/v2/charts/demo/manifests/": lambda p, out: whole(out, manifest),
+            "/v2/charts/demo/blobs/": blob,
+        },
+    )
+
+
+def _endless(server: HostileServer) -> Answer:
+    def answer(path: str, out: Out) -> None:
+        head(out)
+        server.endless(out)
+
+    return answer
+
+
+@pytest.mark.parametrize(
+    ("layer_size", "message", "blob_asked"),
+    [
+        (3 << 30, "the chart layer is over the 100 MiB cap: its descriptor declares 3072 MiB", 0),
+        (1000, "the chart layer from registry {host} is over the 1000 bytes cap", 1),
+    ],
+    ids=["declared-over-the-cap-never-downloaded", "longer-than-its-descriptor-cut-there"],
+)
+def test_a_chart_layer_is_read_within_the_cap_and_its_descriptor(
+    hostile: HostileServer, layer_size: int, message: str, blob_asked: int
+) -> None:
+    asked: list[str] = []
+
+    def blob(path: str, out: Out) -> None:
+        asked.append(path)
+        _endless(hostile)(path, out)
+
+    _serve_chart(hostile, hostile_chart_manifest(layer_size), blob)
+    tag = parse_repository(f"oci://{hostile.host}/charts/demo").tagged("1.0.0")
+    with pytest.raises(RegistryAnswerError) as raised:
+        registry.pull_chart(tag, HOSTILE)
+    assert str(raised.value) == f"{tag.url}: {message.format(host=hostile.host)}"
+    assert len(asked) == blob_asked
+
+
+@pytest.mark.parametrize(
+    ("path", "what", "call"),
+    [
+        ("/v2/charts/demo/manifests/", "the manifest", "pull"),
+        ("/v2/charts/demo/tags/list", "the tag list", "versions"),
+    ],
+    ids=["manifest", "tag-list"],
+)
+def test_an_endless_answer_stops_at_its_cap(
+    hostile: HostileServer, path: str, what: str, call: str
+) -> None:
+    _serve(hostile, {path: _endless(hostile)})
+    repository = parse_repository(f"oci://{hostile.host}/charts/demo")
+    with pytest.raises(RegistryAnswerError) as raised:
+        if call == "pull":
+            registry.pull_chart(repository.tagged("1.0.0"), HOSTILE)
+        else:
+            registry.list_tags(repository, HOSTILE)
+    assert f"{what} from registry {hostile.host} is over the 4 MiB cap" in str(raised.value)
+    assert str(raised.value).startswith(f"oci://{hostile.host}/charts/demo")
+
+
+def test_tag_list_pages_share_one_cap(hostile: HostileServer) -> None:
+    page = json.dumps({"tags": ["1.0.0" + "-x" * 500_000]}).encode()
+    following = '</v2/charts/demo/tags/list?last=x>; rel="next"'
+    _serve(hostile, {"/v2/charts/demo/tags/list": lambda p, out: whole(out, page, Link=following)})
+    repository = parse_repository(f"oci://{hostile.host}/charts/demo")
+    with pytest.raises(RegistryAnswerError, match=r"the tag list .* is over the 4 MiB cap"):
+        registry.list_tags(repository, HOSTILE)
+
+
+def test_the_cli_reports_a_cap_as_a_failure_not_invalid_input(
+    hostile: HostileServer, run_cli: RunCli
+) -> None:
+    _serve(hostile, {"/v2/charts/demo/tags/list": _endless(hostile)})
+    result = run_cli("versions", f"oci://{hostile.host}/charts/demo")
+    assert result.code == 1
+    assert "the tag list from registry" in result.stderr and "4 MiB cap" in result.stderr
+
+
+# -- loopback registries and the latest version ---------------------------------------------------
+
+
+@pytest.mark.parametrize("host_name", ["127.0.0.1", "localhost"], ids=str)
+def test_loopback_registries_are_plain_http_without_a_flag(
+    oci_registry: LocalRegistry,
+    make_chart: MakeChart,
+    run_cli: RunCli,
+    repo_path: str,
+    tmp_path: Path,
+    host_name: str,
+) -> None:
+    port = oci_registry.host.rsplit(":", 1)[1]
+    location = f"oci://{host_name}:{port}/{repo_path}"
+    pushed = run_cli("push", str(make_chart()), location)
+    assert pushed.code == 0, pushed.stderr
+    listed = run_cli("versions", f"{location}/demo")
+    assert (listed.code, listed.stdout.splitlines()) == (0, ["1.0.0"])
+    pulled = run_cli("pull", f"{location}/demo", "--version", "1.0.0", "-d", str(tmp_path / "d"))
+    assert pulled.code == 0, pulled.stderr
+
+
+@pytest.mark.parametrize(
+    ("pushed", "latest"),
+    [
+        (("1.0.0", "1.10.0", "1.9.0", "2.0.0-rc.1"), "1.10.0"),
+        (("0.1.0-alpha", "0.1.0-beta"), "0.1.0-beta"),
+    ],
+    ids=["highest-stable-over-newer-prerelease", "prerelease-when-nothing-is-stable"],
+)
+def test_pull_without_a_version_takes_the_latest(
+    oci_registry: LocalRegistry,
+    make_chart: MakeChart,
+    run_cli: RunCli,
+    repo_path: str,
+    tmp_path: Path,
+    pushed: tuple[str, ...],
+    latest: str,
+) -> None:
+    for version in pushed:
+        chart_dir = make_chart("demo", version, parent=tmp_path / version)
+        assert run_cli("push", str(chart_dir), oci_registry.oci(repo_path)).code == 0
+    result = run_cli("pull", oci_registry.oci(f"{repo_path}/demo"), "-d", str(tmp_path / "d"))
+    assert result.code == 0, result.stderr
+    assert _output_field(result.stdout, "Pulled").endswith(f"/demo:{latest}")
+    assert (tmp_path / "d" / f"demo-{latest}.tgz").is_file()
+
+
+def test_pull_without_a_version_of_a_chart_without_versions_is_a_failure(
+    oci_registry: LocalRegistry, run_cli: RunCli, repo_path: str
+) -> None:
+    _push_raw(oci_registry, f"{repo_path}/demo", "latest", layout.CONFIG_MEDIA_TYPE, "x/y")
+    result = run_cli("pull", oci_registry.oci(f"{repo_path}/demo"))
+    assert result.code == 1
+    assert "no version among the 0 SemVer tags of the chart" in result.stderr
+
+
+def test_a_failed_untar_leaves_nothing_half_extracted(
+    hostile: HostileServer, run_cli: RunCli, tmp_path: Path
+) -> None:
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w:gz") as tar:
+        for name, data in (("demo/Chart.yaml", b"name: demo\nversion: 1.0.0\n"), ("x", b"")):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+        escape = tarfile.TarInfo("demo/escape")
+        escape.type, escape.linkname = tarfile.SYMTYPE, "../../outside"
+        tar.addfile(escape)
+    layer = raw.getvalue()
+    digest = f"sha256:{hashlib.sha256(layer).hexdigest()}"
+    manifest = hostile_chart_manifest(len(layer), digest)
+    _serve_chart(hostile, manifest, lambda p, out: whole(out, layer))
+    out = tmp_path / "out"
+    ref = f"oci://{hostile.host}/charts/demo"
+    result = run_cli("pull", ref, "--version", "1.0.0", "--untar", "-d", str(out))
+    assert result.code == 1
+    assert "entry 'x' is outside demo/" in result.stderr
+    assert list(out.iterdir()) == []
+
+
+@pytest.mark.parametrize("value", ["0", "nan", "-1"], ids=str)
+def test_a_deadline_must_be_a_positive_number_of_seconds(run_cli: RunCli, value: str) -> None:
+    result = run_cli("versions", "oci://127.0.0.1:1/charts/demo", "--deadline", value)
+    assert result.code == 2 and "--deadline: must be" in result.stderr

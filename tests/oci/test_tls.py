@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import certifi
+
 from tests.oci.conftest import MakeChart, RunCli
 from tests.registry_fixtures import LocalRegistry
 
@@ -23,10 +25,11 @@ def test_push_and_pull_trusting_the_ca_file(
     assert pulled.code == 0, pulled.stderr
 
 
-def test_untrusted_certificate_is_refused_with_a_hint(
+def test_a_certificate_the_ca_file_does_not_sign_is_refused_with_a_hint(
     oci_registry_tls: LocalRegistry, run_cli: RunCli, repo_path: str
 ) -> None:
-    result = run_cli("versions", oci_registry_tls.oci(f"{repo_path}/demo"))
+    other_ca = certifi.where()
+    result = run_cli("versions", oci_registry_tls.oci(f"{repo_path}/demo"), "--ca-file", other_ca)
     assert result.code == 2
     assert "TLS with" in result.stderr and "certificate verify failed" in result.stderr
     assert "--ca-file" in result.stderr
