@@ -1,9 +1,10 @@
 """The generated files of the Helm charts in charts/: one source for the CRDs and the RBAC rules.
 
-The charts' CRDs are `bundler crds` (bundler.api.crdgen); the manager's ClusterRole rules and the
-pull agent's rules on its own cluster are bundler.core.rbac's, which the tests run the
-controllers under. `make charts` (`python -m bundler.commands.chart_files`) writes them; a test
-fails when a chart's copy is stale. Not a `bundler` sub-command: only the repository needs it.
+The charts' CRDs are `bundler crds` (bundler.api.crdgen); the ClusterRole rules of the manager and
+of the remote agent, and the pull agent's rules on its own cluster, are bundler.core.rbac's, which
+the tests run the controllers under. `make charts` (`python -m bundler.commands.chart_files`)
+writes them; a test fails when a chart's copy is stale. Not a `bundler` sub-command: only the
+repository needs it.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from bundler.api.crdgen import all_crds
 from bundler.core.rbac import (
     AGENT_DOWNSTREAM_RULES,
     MANAGER_RULES,
+    REMOTE_AGENT_RULES,
     PolicyRule,
     agent_downstream_namespace_rules,
     rules_body,
@@ -26,6 +28,7 @@ from bundler.core.rbac import (
 MANAGER_CHART = Path("charts/bundler")
 AGENT_CHART = Path("charts/bundler-agent")
 MANAGER_RULES_FILE = MANAGER_CHART / "files" / "manager-rules.yaml"
+REMOTE_AGENT_RULES_FILE = MANAGER_CHART / "files" / "remote-agent-rules.yaml"
 AGENT_RULES_FILE = AGENT_CHART / "files" / "agent-rules.yaml"
 AGENT_NAMESPACE_RULES_FILE = AGENT_CHART / "files" / "agent-namespace-rules.yaml"
 # The chart renders this file with `tpl`: the agent's namespace is the release's.
@@ -40,6 +43,9 @@ def chart_files() -> dict[Path, str]:
         for name, crd in all_crds().items()
     }
     files[MANAGER_RULES_FILE] = _rules("bundler.core.rbac.MANAGER_RULES", MANAGER_RULES)
+    files[REMOTE_AGENT_RULES_FILE] = _rules(
+        "bundler.core.rbac.REMOTE_AGENT_RULES", REMOTE_AGENT_RULES
+    )
     files[AGENT_RULES_FILE] = _rules(
         "bundler.core.rbac.AGENT_DOWNSTREAM_RULES", AGENT_DOWNSTREAM_RULES
     )

@@ -59,7 +59,20 @@ def of_kind(objects: list[Obj], kind: str) -> list[Obj]:
     return [obj for obj in objects if obj["kind"] == kind]
 
 
-def container(objects: list[Obj]) -> Obj:
-    (deployment,) = of_kind(objects, "Deployment")
-    (main,) = deployment["spec"]["template"]["spec"]["containers"]
-    return dict(main)
+def containers(objects: list[Obj]) -> dict[str, Obj]:
+    """The container of every Deployment, by container name (each Deployment runs one)."""
+    found = {}
+    for deployment in of_kind(objects, "Deployment"):
+        (main,) = deployment["spec"]["template"]["spec"]["containers"]
+        found[main["name"]] = dict(main)
+    return found
+
+
+def deployment(objects: list[Obj], container_name: str) -> Obj:
+    """The Deployment running the container `container_name`."""
+    (found,) = [
+        d
+        for d in of_kind(objects, "Deployment")
+        if d["spec"]["template"]["spec"]["containers"][0]["name"] == container_name
+    ]
+    return found

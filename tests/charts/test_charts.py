@@ -18,6 +18,7 @@ from bundler.commands.chart_files import chart_files
 from bundler.core.rbac import (
     AGENT_DOWNSTREAM_RULES,
     MANAGER_RULES,
+    REMOTE_AGENT_RULES,
     agent_downstream_namespace_rules,
     rules_body,
 )
@@ -30,7 +31,8 @@ from tests.charts.rendering import (
     NAMESPACE,
     ROOT,
     Obj,
-    container,
+    containers,
+    deployment,
     of_kind,
     render,
 )
@@ -174,21 +176,21 @@ def test_every_pod_is_admitted_by_the_restricted_profile(chart: Any, values: Obj
 
 @pytest.mark.parametrize(("chart", "values"), RENDERINGS)
 def test_pods_have_probes_ports_and_bounded_resources(chart: Any, values: Obj) -> None:
-    main = container(render(chart, values))
-    assert main["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "health"}
-    assert main["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "health"}
-    ports = {p["name"]: p["containerPort"] for p in main["ports"]}
-    assert ports["health"] == 9440
     metrics_on = (values.get("metrics") or {}).get("enabled", True)
-    assert ports.get("metrics") == (8080 if metrics_on else None)
-    assert main["resources"]["requests"] and main["resources"]["limits"]["memory"]
+    for main in containers(render(chart, values)).values():
+        assert main["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "health"}
+        assert main["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "health"}
+        ports = {p["name"]: p["containerPort"] for p in main["ports"]}
+        assert ports["health"] == 9440
+        assert ports.get("metrics") == (8080 if metrics_on else None)
+        assert main["resources"]["requests"] and main["resources"]["limits"]["memory"]
 
 
 def test_manager_defaults_run_two_leader_elected_replicas_with_a_budget() -> None:
     objects = render(MANAGER_CHART)
-    (deployment,) = of_kind(objects, "Deployment")
-    assert deployment["spec"]["replicas"] == 2
-    args = container(objects)["args"]
+    manager = deployment(objects, "manager")
+    assert manager["spec"]["replicas"] == 2
+    args = containers(objects)["manager"]["args"]
     assert args[0] == "manager"
     assert "--leader-elect" in args
     assert f"--lease-namespace={NAMESPACE}" in args
@@ -196,26 +198,52 @@ def test_manager_defaults_run_two_leader_elected_replicas_with_a_budget() -> Non
     assert {"--metrics-addr=:8080", "--health-addr=:9440"} <= set(args)
     (budget,) = of_kind(objects, "PodDisruptionBudget")
     assert budget["spec"]["maxUnavailable"] == 1
-    assert budget["spec"]["selector"] == deployment["spec"]["selector"]
+    assert budget["spec"]["selector"] == manager["spec"]["selector"]
     assert of_kind(objects, "ServiceMonitor") == []
 
 
 def test_manager_watches_the_named_workspaces() -> None:
     values = MANAGER_MATRIX["workspaces-and-lease-timings"]
-    args = container(render(MANAGER_CHART, values))["args"]
+    rendered = containers(render(MANAGER_CHART, values))
+    args = rendered["manager"]["args"]
     assert [a for a in args if a.startswith("--namespace=")] == [
         "--namespace=fleet-default",
         "--namespace=team-a",
     ]
     assert "--leader-election-lease-duration=30" in args
     assert "--leader-election-retry-period=5" in args
+    remote = rendered["remote-agent"]["args"]
+    assert [a for a in remote if a.startswith("--workspace=")] == [
+        "--workspace=fleet-default",
+        "--workspace=team-a",
+    ]
+
+
+def test_remote_agent_runs_in_cluster_with_exactly_its_rules() -> None:
+    objects = render(MANAGER_CHART)
+    remote = deployment(objects, "remote-agent")
+    assert remote["spec"]["replicas"] == 1
+    assert containers(objects)["remote-agent"]["args"][:2] == ["agent", "--mode=remote"]
+    account = remote["spec"]["template"]["spec"]["serviceAccountName"]
+    roles = {r["metadata"]["name"]: r for r in of_kind(objects, "ClusterRole")}
+    assert roles[account]["rules"] == rules_body(REMOTE_AGENT_RULES)
+    bindings = {b["metadata"]["name"]: b for b in of_kind(objects, "ClusterRoleBinding")}
+    assert bindings[account]["subjects"] == [
+        {"kind": "ServiceAccount", "name": account, "namespace": NAMESPACE}
+    ]
+
+
+def test_remote_agent_can_be_left_out() -> None:
+    objects = render(MANAGER_CHART, {"remoteAgent": {"enabled": False}})
+    assert list(containers(objects)) == ["manager"]
+    assert len(of_kind(objects, "ClusterRole")) == 1
 
 
 def test_agent_runs_for_its_cluster_with_the_management_kubeconfig() -> None:
     objects = render(AGENT_CHART, AGENT_REQUIRED)
-    (deployment,) = of_kind(objects, "Deployment")
-    assert deployment["spec"]["replicas"] == 1
-    main = container(objects)
+    agent = deployment(objects, "agent")
+    assert agent["spec"]["replicas"] == 1
+    main = containers(objects)["agent"]
     assert main["args"][:3] == [
         "agent",
         f"--cluster={CLUSTER_REF}",
@@ -223,14 +251,14 @@ def test_agent_runs_for_its_cluster_with_the_management_kubeconfig() -> None:
     ]
     assert f"--namespace={NAMESPACE}" in main["args"]
     (secret,) = of_kind(objects, "Secret")
-    volume = next(v for v in deployment["spec"]["template"]["spec"]["volumes"] if "secret" in v)
+    volume = next(v for v in agent["spec"]["template"]["spec"]["volumes"] if "secret" in v)
     assert volume["secret"]["secretName"] == secret["metadata"]["name"]
 
 
 def test_agent_with_an_existing_secret_renders_none() -> None:
     objects = render(AGENT_CHART, AGENT_MATRIX["existing-secret"])
     assert of_kind(objects, "Secret") == []
-    spec = of_kind(objects, "Deployment")[0]["spec"]["template"]["spec"]
+    spec = deployment(objects, "agent")["spec"]["template"]["spec"]
     assert {
         "name": "management-kubeconfig",
         "secret": {
@@ -248,13 +276,15 @@ def test_agent_with_an_existing_secret_renders_none() -> None:
         pytest.param(AGENT_CHART, {**AGENT_REQUIRED, **MONITORED}, id="bundler-agent"),
     ],
 )
-def test_service_monitor_scrapes_the_metrics_service(chart: Any, values: Obj) -> None:
+def test_service_monitor_scrapes_every_metrics_service(chart: Any, values: Obj) -> None:
     objects = render(chart, values)
-    (service,) = of_kind(objects, "Service")
     (monitor,) = of_kind(objects, "ServiceMonitor")
     selector = monitor["spec"]["selector"]["matchLabels"]
-    assert selector.items() <= service["metadata"]["labels"].items()
-    assert monitor["spec"]["endpoints"][0]["port"] == service["spec"]["ports"][0]["name"]
+    services = of_kind(objects, "Service")
+    assert len(services) == len(of_kind(objects, "Deployment")), "one metrics Service per workload"
+    for service in services:
+        assert selector.items() <= service["metadata"]["labels"].items()
+        assert monitor["spec"]["endpoints"][0]["port"] == service["spec"]["ports"][0]["name"]
     assert monitor["spec"]["namespaceSelector"] == {"matchNames": [NAMESPACE]}
 
 
@@ -279,17 +309,18 @@ def test_service_monitor_scrapes_the_metrics_service(chart: Any, values: Obj) ->
 )
 def test_scheduling_values_reach_the_pod(values: Obj, applied: Obj) -> None:
     for chart, base in ((MANAGER_CHART, {}), (AGENT_CHART, AGENT_REQUIRED)):
-        spec = of_kind(render(chart, {**base, **values}), "Deployment")[0]["spec"]["template"]
-        assert applied.items() <= spec["spec"].items()
+        for workload in of_kind(render(chart, {**base, **values}), "Deployment"):
+            assert applied.items() <= workload["spec"]["template"]["spec"].items()
 
 
 def test_manager_cluster_role_holds_exactly_the_managers_rules() -> None:
-    (role,) = of_kind(render(MANAGER_CHART), "ClusterRole")
-    assert role["rules"] == rules_body(MANAGER_RULES)
-    (binding,) = of_kind(render(MANAGER_CHART), "ClusterRoleBinding")
-    (account,) = of_kind(render(MANAGER_CHART), "ServiceAccount")
-    assert binding["subjects"] == [
-        {"kind": "ServiceAccount", "name": account["metadata"]["name"], "namespace": NAMESPACE}
+    objects = render(MANAGER_CHART)
+    account = deployment(objects, "manager")["spec"]["template"]["spec"]["serviceAccountName"]
+    roles = {r["metadata"]["name"]: r for r in of_kind(objects, "ClusterRole")}
+    assert roles[account]["rules"] == rules_body(MANAGER_RULES)
+    bindings = {b["metadata"]["name"]: b for b in of_kind(objects, "ClusterRoleBinding")}
+    assert bindings[account]["subjects"] == [
+        {"kind": "ServiceAccount", "name": account, "namespace": NAMESPACE}
     ]
 
 
@@ -321,6 +352,6 @@ def test_chart_crds_are_the_crds_directory() -> None:
 
 @pytest.mark.parametrize(("chart", "values"), RENDERINGS)
 def test_container_arguments_are_what_bundler_parses(chart: Any, values: Obj) -> None:
-    args = container(render(chart, values))["args"]
-    parsed = build_parser().parse_args(args)
-    assert parsed.command == args[0]
+    for main in containers(render(chart, values)).values():
+        parsed = build_parser().parse_args(main["args"])
+        assert parsed.command == main["args"][0]

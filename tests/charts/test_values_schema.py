@@ -66,6 +66,7 @@ MANAGER_REJECTED: list[tuple[Obj, str, str]] = [
     ),
     ({"extraEnv": [{"value": "x"}]}, "/extraEnv/0", "env-without-name"),
     ({"kubeAPI": {"qps": 0, "burst": 1}}, "/kubeAPI/qps", "zero-qps"),
+    ({"remoteAgent": {"workers": 0}}, "/remoteAgent/workers", "remote-agent-without-workers"),
 ]
 
 AGENT_REJECTED: list[tuple[Obj, str, str]] = [

@@ -25,7 +25,7 @@ from bundler.manager.app import start_manager
 from bundler.manager.options import ManagerOptions
 from bundler.store.errors import NotFound
 from tests.builders import WS, bundle
-from tests.charts.rendering import AGENT_CHART, MANAGER_CHART, of_kind, render
+from tests.charts.rendering import AGENT_CHART, MANAGER_CHART, deployment, of_kind, render
 from tests.cli_helpers import CliResult, run_cli
 from tests.identities import manager_kubeconfig
 
@@ -242,7 +242,9 @@ def test_pull_registration_gives_the_agent_chart_a_working_kubeconfig(
     server.store.create(
         BUNDLE, bundle([{"clusterSelector": {"matchLabels": {"env": "prod"}}}]).to_wire()
     )
-    (role,) = of_kind(render(MANAGER_CHART), "ClusterRole")
+    manager_chart = render(MANAGER_CHART)
+    account = deployment(manager_chart, "manager")["spec"]["template"]["spec"]["serviceAccountName"]
+    (role,) = [r for r in of_kind(manager_chart, "ClusterRole") if r["metadata"]["name"] == account]
     chart_rules = [PolicyRule.from_dict(r) for r in role["rules"]]
     store = KubeStore.from_kubeconfig(manager_kubeconfig(server, tmp_path, chart_rules), None)
     running = start_manager(store, ManagerOptions(workers=2, namespaces=(WS,)))

@@ -16,17 +16,40 @@
 {{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
 
-{{- define "bundler.selectorLabels" -}}
+{{/* Every pod and Service of the release: what the ServiceMonitor selects. */}}
+{{- define "bundler.instanceLabels" -}}
 app.kubernetes.io/name: {{ include "bundler.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "bundler.selectorLabels" -}}
+{{ include "bundler.instanceLabels" . }}
 app.kubernetes.io/component: manager
+{{- end -}}
+
+{{- define "bundler.remoteAgentSelectorLabels" -}}
+{{ include "bundler.instanceLabels" . }}
+app.kubernetes.io/component: remote-agent
+{{- end -}}
+
+{{- define "bundler.metaLabels" -}}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- end -}}
 
 {{- define "bundler.labels" -}}
 {{ include "bundler.selectorLabels" . }}
-app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
-app.kubernetes.io/managed-by: {{ .Release.Service }}
-helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{ include "bundler.metaLabels" . }}
+{{- end -}}
+
+{{- define "bundler.remoteAgentLabels" -}}
+{{ include "bundler.remoteAgentSelectorLabels" . }}
+{{ include "bundler.metaLabels" . }}
+{{- end -}}
+
+{{- define "bundler.remoteAgentName" -}}
+{{- printf "%s-remote-agent" (include "bundler.fullname" . | trunc 50 | trimSuffix "-") -}}
 {{- end -}}
 
 {{- define "bundler.serviceAccountName" -}}
