@@ -57,12 +57,8 @@ def violations(pod_spec: Obj) -> list[str]:
 
 
 def pod_spec_of(obj: Obj) -> Obj | None:
-    """The pod spec of a workload object (Pod, Deployment, ...), None for other kinds."""
-    if obj.get("kind") == "Pod":
-        return dict(obj.get("spec") or {})
+    """The pod template's spec of a workload (Deployment, StatefulSet, ...), None for others."""
     template = (obj.get("spec") or {}).get("template")
-    if obj.get("kind") == "CronJob":
-        template = ((obj["spec"].get("jobTemplate") or {}).get("spec") or {}).get("template")
     return dict(template["spec"]) if isinstance(template, dict) else None
 
 

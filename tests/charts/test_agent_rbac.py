@@ -35,6 +35,7 @@ from bundler.kube.store import KubeStore
 from bundler.runtime.host import Host
 from tests.agent.http_fleet import FAST, eventually
 from tests.agent.objects import CLUSTER_NAME, bd_object
+from tests.agent.test_identity import LoneAgent
 from tests.builders import WS, cluster
 from tests.charts.rendering import AGENT_CHART, AGENT_REQUIRED, Obj, of_kind, render
 from tests.charts.rendering import NAMESPACE as AGENT_NAMESPACE
@@ -50,21 +51,12 @@ CHART_RULES = [PolicyRule.from_dict(r) for role in CHART_ROLES for r in role["ru
 
 
 @dataclass
-class Pair:
-    """A pull agent between a management and a downstream test API server."""
+class Pair(LoneAgent):
+    """A pull agent between a management and a downstream test API server, whose identity there
+    is the chart's (`user`)."""
 
-    management: ApiServer
     downstream: ApiServer
     user: str
-    host: Host
-    agent: Agent
-    stores: list[KubeStore]
-
-    def stop(self) -> None:
-        self.host.stop()
-        self.agent.caches.stop()
-        for store in self.stores:
-            store.close()
 
 
 RBAC_KINDS = {res.kind: res for res in (ROLE, ROLE_BINDING, CLUSTER_ROLE, CLUSTER_ROLE_BINDING)}
@@ -124,7 +116,7 @@ def agent_pair(tmp_path: Path) -> Iterator[Callable[[PolicyRule | None], Pair]]:
         agent = Agent(host, stores[0], stores[1], config)
         (account,) = of_kind(CHART_OBJECTS, "ServiceAccount")
         user = f"system:serviceaccount:{AGENT_NAMESPACE}:{account['metadata']['name']}"
-        pair = Pair(management, downstream, user, host, agent, stores)
+        pair = Pair(management, agent, host, stores, downstream, user)
         started.append(pair)
         agent.start()
         host.start()

@@ -6,7 +6,6 @@ the kubeconfig in the rendered Secret lets the agent list its BundleDeployments.
 from __future__ import annotations
 
 import base64
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,10 +26,9 @@ from bundler.store.errors import NotFound
 from tests.builders import WS, bundle
 from tests.charts.rendering import AGENT_CHART, MANAGER_CHART, deployment, of_kind, render
 from tests.cli_helpers import CliResult, run_cli
+from tests.commands.test_agent_kubeconfig import WAIT, exists, wait_until
 from tests.identities import manager_kubeconfig
 
-# Upper bound (seconds) on waiting for the manager; tests never assert on durations.
-WAIT = 20.0
 DOWNSTREAM = {
     "apiVersion": "v1",
     "kind": "Config",
@@ -218,21 +216,6 @@ def test_missing_workspace_exits_1_naming_it(
     assert "namespace nowhere: does not exist on the management cluster" in result.stderr
 
 
-def _wait_until(what: str, check: Any) -> None:
-    deadline = time.monotonic() + WAIT
-    while not check():
-        assert time.monotonic() < deadline, f"gave up waiting for {what}"
-        time.sleep(0.05)
-
-
-def _exists(server: ApiServer, res: Any, name: str, namespace: str) -> bool:
-    try:
-        server.store.get(res, name, namespace)
-    except NotFound:
-        return False
-    return True
-
-
 def test_pull_registration_gives_the_agent_chart_a_working_kubeconfig(
     server: ApiServer, management: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -250,7 +233,7 @@ def test_pull_registration_gives_the_agent_chart_a_working_kubeconfig(
     running = start_manager(store, ManagerOptions(workers=2, namespaces=(WS,)))
     namespace = cluster_namespace(WS, "edge")
     try:
-        _wait_until("the deployment", lambda: _exists(server, BUNDLE_DEPLOYMENT, "app", namespace))
+        wait_until("the deployment", lambda: exists(server, BUNDLE_DEPLOYMENT, "app", namespace))
         values = run_cli(
             capsys,
             "agent-kubeconfig",
