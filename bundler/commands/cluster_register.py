@@ -98,15 +98,18 @@ def run_register(args: argparse.Namespace) -> int:
     )
     check_registration(registration)
     with load_store(args.management_kubeconfig, args.context) as store:
+        cluster = _current(store, CLUSTER, registration.name, registration.workspace)
+        # Both decided before either is written: a refusal leaves the management cluster as it was.
+        writes = [(CLUSTER, desired_cluster(registration, cluster), cluster)]
         if registration.mode is AgentMode.REMOTE:
             secret = _current(store, SECRET, registration.secret_name, registration.workspace)
-            _write(store, SECRET, desired_secret(registration, secret), secret)
-        cluster = _current(store, CLUSTER, registration.name, registration.workspace)
-        written = _write(store, CLUSTER, desired_cluster(registration, cluster), cluster)
+            writes.insert(0, (SECRET, desired_secret(registration, secret), secret))
+        for res, body, live in writes:
+            _write(store, res, body, live)
     action = "created" if cluster is None else "updated"
     print(f"{registration.cluster_ref} {action} ({registration.mode.value} mode)", file=sys.stderr)
     if registration.mode is AgentMode.PULL:
-        ref = f"{registration.workspace}/{written['metadata']['name']}"
+        ref = f"{registration.workspace}/{registration.name}"
         print(
             "next: install charts/bundler-agent in the cluster with the values of `bundler "
             f"agent-kubeconfig --cluster {ref} --server URL --helm-values`",
@@ -138,12 +141,13 @@ def _current(store: Store, res: Resource, name: str, namespace: str) -> Obj | No
         return None
 
 
-def _write(store: Store, res: Resource, body: Obj, live: Obj | None) -> Obj:
+def _write(store: Store, res: Resource, body: Obj, live: Obj | None) -> None:
     """Create `body`, or update it over `live`; a missing workspace is named."""
     if live is not None:
-        return store.update(res, body)
+        store.update(res, body)
+        return
     try:
-        return store.create(res, body)
+        store.create(res, body)
     except NotFound:
         namespace = body["metadata"]["namespace"]
         raise NotFound(

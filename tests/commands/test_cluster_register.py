@@ -191,7 +191,7 @@ def test_a_secret_bundler_did_not_write_is_left_alone(
 
 
 def test_an_imported_cluster_is_left_alone(
-    server: ApiServer, management: Path, capsys: pytest.CaptureFixture[str]
+    server: ApiServer, management: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     owner = {
         "apiVersion": "cluster.x-k8s.io/v1beta2",
@@ -202,10 +202,13 @@ def test_an_imported_cluster_is_left_alone(
     }
     imported = {"metadata": {"name": "edge", "namespace": WS, "ownerReferences": [owner]}}
     server.store.create(CLUSTER, imported)
-    result = register(capsys, management, "edge", "--label", "env=prod")
+    kubeconfig = write_kubeconfig(tmp_path / "edge.kubeconfig", DOWNSTREAM)
+    remote = ["--mode", "remote", "--kubeconfig", str(kubeconfig)]
+    result = register(capsys, management, "edge", *remote, "--label", "env=prod")
     assert result.code == 2
     assert f"Cluster {WS}/edge: is controlled by Cluster edge" in result.stderr
     assert not server.store.get(CLUSTER, "edge", WS)["metadata"].get("labels")
+    assert server.store.list(SECRET, WS).items == [], "nothing is written"
 
 
 def test_missing_workspace_exits_1_naming_it(
