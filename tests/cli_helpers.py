@@ -13,6 +13,10 @@ from typing import NamedTuple
 
 import pytest
 
+# Metrics and probes of an in-process manager or agent on free loopback ports, never the defaults
+# (every interface, fixed ports).
+LOOPBACK_ENDPOINTS = ("--metrics-addr", "127.0.0.1:0", "--health-addr", "127.0.0.1:0")
+
 
 class CliResult(NamedTuple):
     code: int

@@ -4,6 +4,22 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from bundler.commands import agent, agent_kubeconfig, chart, manager, render, sim
+from bundler.commands import (
+    agent,
+    agent_kubeconfig,
+    chart,
+    cluster_register,
+    manager,
+    render,
+    sim,
+)
 
-COMMANDS: tuple[ModuleType, ...] = (render, chart, manager, agent, agent_kubeconfig, sim)
+COMMANDS: tuple[ModuleType, ...] = (
+    render,
+    chart,
+    manager,
+    agent,
+    agent_kubeconfig,
+    sim,
+    cluster_register,
+)

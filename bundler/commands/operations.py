@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from prometheus_client import CollectorRegistry
 
 from bundler.commands.flag_types import positive_seconds
-from bundler.errors import InvalidInputError
+from bundler.errors import InvalidInputError, TransientError
 from bundler.kube.metrics import RequestMetrics
 from bundler.kube.ratelimit import DEFAULT_BURST, DEFAULT_QPS, TokenBucket
 from bundler.kube.store import KubeOptions
@@ -221,13 +221,22 @@ class Operations:
             self.metrics_addr, self.health_addr, self.registry, self.liveness, self.readiness
         )
         try:
-            bound = [server.start() for server in self.servers]
+            bound = [self._start(server) for server in self.servers]
             for server, where in zip(self.servers, bound, strict=True):
                 log.info("serving %s on %s", ", ".join(sorted(server.routes)), where)
             yield bound
         finally:
             for server in self.servers:
                 server.stop()
+
+    def _start(self, server: EndpointServer) -> Address:
+        try:
+            return server.start()
+        except OSError as error:
+            flag = "--metrics-addr" if server.address == self.metrics_addr else "--health-addr"
+            raise TransientError(
+                f"{flag} {server.address}: cannot listen there: {error.strerror or error}"
+            ) from None
 
     def run_until_signal(
         self, start: Callable[[], None], stop: Callable[[float], None]

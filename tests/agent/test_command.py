@@ -19,7 +19,7 @@ from bundler.sim.flux import SimulatedFlux
 from tests.agent.http_fleet import eventually
 from tests.agent.objects import bd_object
 from tests.builders import WS, cluster
-from tests.cli_helpers import run_command
+from tests.cli_helpers import LOOPBACK_ENDPOINTS, run_command
 from tests.identities import agent_identity_by_hand
 
 STOP_WAIT = 20.0
@@ -32,7 +32,6 @@ def servers() -> Iterator[tuple[ApiServer, ApiServer]]:
 
 
 # Free ports on loopback: tests never listen on every interface or on fixed ports.
-LOOPBACK_ENDPOINTS = ("--metrics-addr", "127.0.0.1:0", "--health-addr", "127.0.0.1:0")
 
 
 def test_pull_agent_deploys_reports_and_stops_on_sigterm(
@@ -93,6 +92,7 @@ def test_pull_agent_deploys_reports_and_stops_on_sigterm(
             "heartbeat",
         ),
         (["--management-kubeconfig", "/nonexistent/kubeconfig", "--mode", "remote"], "not found"),
+        (["--cluster", "ws/c1"], "--management-kubeconfig"),
     ],
     ids=[
         "pull-without-cluster",
@@ -100,6 +100,7 @@ def test_pull_agent_deploys_reports_and_stops_on_sigterm(
         "no-workers",
         "no-heartbeat",
         "kubeconfig-missing",
+        "pull-without-management-kubeconfig",
     ],
 )
 def test_invalid_arguments(argv: list[str], field: str) -> None:

@@ -9,6 +9,7 @@ on 127.0.0.1 only and are stopped by the test that started them.
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 import threading
@@ -21,7 +22,7 @@ from typing import Any
 import pytest
 
 from bundler.apiserver.server import ApiServer
-from tests.cli_helpers import CliResult
+from tests.cli_helpers import LOOPBACK_ENDPOINTS, CliResult
 
 ROOT = Path(__file__).parents[2]
 DEAD = "127.0.0.1:1"  # nothing listens on port 1: connections are refused at once
@@ -368,6 +369,8 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> CliResult:
     """`bundler ARGV` in-process; argparse's usage errors (SystemExit) count as their exit code."""
     from bundler.cli import main
 
+    if argv and argv[0] in ("manager", "agent"):
+        argv = (argv[0], *LOOPBACK_ENDPOINTS, *argv[1:])  # flags given later win
     try:
         code = main(list(argv))
     except SystemExit as stop:
@@ -877,3 +880,15 @@ def test_a_cluster_name_longer_than_a_label_value_is_invalid_input(
     code, _, err = run(capsys, "render", "-f", str(tmp_path / "in.yaml"))
     assert code == 2
     assert "in.yaml:3: metadata.name:" in err and "label values" in err
+
+
+def test_a_taken_metrics_address_names_the_flag(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    with socket.socket() as taken, ApiServer() as server:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        address = f"127.0.0.1:{taken.getsockname()[1]}"
+        kubeconfig = server.kubeconfig(tmp_path / "kubeconfig")
+        result = run(capsys, "manager", "--kubeconfig", str(kubeconfig), "--metrics-addr", address)
+    assert_fails(result, 1, f"--metrics-addr {address}: cannot listen there")

@@ -18,13 +18,12 @@ from bundler.commands import manager as command
 from bundler.errors import InvalidInputError
 from bundler.manager.options import ManagerOptions
 from tests.builders import WS, cluster
-from tests.cli_helpers import parse_args, run_cli, run_command
+from tests.cli_helpers import LOOPBACK_ENDPOINTS, parse_args, run_cli, run_command
 from tests.identities import manager_kubeconfig
 from tests.manager.conftest import WAIT
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # Free ports on loopback: tests never listen on every interface or on fixed ports.
-LOOPBACK_ENDPOINTS = ("--metrics-addr", "127.0.0.1:0", "--health-addr", "127.0.0.1:0")
 
 
 @pytest.mark.parametrize(
