@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from bundler.api.crdgen import CRDS
 from bundler.api.resources import Resource
 from bundler.store.protocol import Obj
 
@@ -17,6 +18,16 @@ _OBJECT_VERBS = ["create", "delete", "get", "list", "patch", "update", "watch"]
 _STATUS_VERBS = ["get", "patch", "update"]
 _VERSION = re.compile(r"v(\d+)(?:(alpha|beta)(\d+))?")
 _STABILITY = {None: 2, "beta": 1, "alpha": 0}
+# What the bundler CRDs' names add to discovery: `kubectl get bundler`, `kubectl get bcl`.
+_CRD_NAMES: dict[Resource, Obj] = {
+    spec.resource: {"shortNames": list(spec.short_names), "categories": ["bundler"]}
+    for spec in CRDS
+}
+# kube-apiserver's short names for the built-in kinds served here (`kubectl get ns`).
+_BUILT_IN_NAMES: dict[tuple[str, str], Obj] = {
+    ("", "namespaces"): {"shortNames": ["ns"]},
+    ("", "serviceaccounts"): {"shortNames": ["sa"]},
+}
 
 VERSION_INFO: Obj = {
     "major": "1",
@@ -112,4 +123,9 @@ def _api_resource(res: Resource, name: str, singular: str, verbs: list[str]) -> 
         "namespaced": res.namespaced,
         "kind": res.kind,
         "verbs": list(verbs),
+        **(_names(res) if singular else {}),
     }
+
+
+def _names(res: Resource) -> Obj:
+    return _CRD_NAMES.get(res) or _BUILT_IN_NAMES.get((res.group, res.plural), {})

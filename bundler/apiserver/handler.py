@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import socket
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler
 from typing import Any, Protocol, cast
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -17,9 +18,11 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from bundler.apiserver.admission import admit, authorize_path
 from bundler.apiserver.context import ServerContext
 from bundler.apiserver.discovery import document, is_discovery_path
+from bundler.apiserver.openapi import is_openapi_path, openapi_document
 from bundler.apiserver.routing import ResourceRoute, Verb, resolve, verb_of
 from bundler.apiserver.selectors import parse_equality_selector, parse_field_selector
 from bundler.apiserver.statuses import HttpError, from_store_error
+from bundler.apiserver.tables import TableEvents, TableView, table_view
 from bundler.apiserver.verbs import ApiRequest, execute
 from bundler.apiserver.watchstream import WatchStream
 from bundler.store.errors import StoreError
@@ -32,6 +35,7 @@ DEFAULT_WATCH_SECONDS = 1800.0
 _TRUE = ("true", "1", "True")
 # The requests whose answer is the object as stored (a delete may answer with a Status).
 _WRITES_OF_OBJECTS = frozenset({Verb.CREATE, Verb.UPDATE, Verb.PATCH})
+_READS = frozenset({Verb.GET, Verb.LIST, Verb.WATCH})
 
 
 class _HasContext(Protocol):
@@ -117,11 +121,15 @@ class RequestHandler(BaseHTTPRequestHandler):
         url = urlsplit(self.path)
         path = unquote(url.path)
         query = {k: v[-1] for k, v in parse_qs(url.query, keep_blank_values=True).items()}
-        if self.command == "GET" and is_discovery_path(path):
+        if self.command == "GET" and (is_discovery_path(path) or is_openapi_path(path)):
             context.count("discovery")
             authorize_path(context.authorizer, user, self.command, path, query)
             host, port = self.connection.getsockname()[:2]
-            found = document(path, context.served(), f"{host}:{port}")
+            found = (
+                openapi_document(path, context.served())
+                if is_openapi_path(path)
+                else document(path, context.served(), f"{host}:{port}")
+            )
             if found is None:
                 raise HttpError(404, "the server could not find the requested resource")
             self._send_json(200, found)
@@ -142,18 +150,22 @@ class RequestHandler(BaseHTTPRequestHandler):
         fault = context.faults.take(verb, route.resource)
         if fault is not None:
             raise fault.error()
+        accept = self.headers.get("Accept", "")
+        view = table_view(accept, query, route.resource) if verb in _READS else None
         try:
             if verb is Verb.WATCH:
-                self._watch(route, query)
+                self._watch(route, query, view)
                 return
             code, answer = execute(context.store, context.pager, request)
+            if view is not None:
+                answer = view.of_answer(answer, _now())
             if context.tokens is not None and verb in _WRITES_OF_OBJECTS:
                 context.tokens.written(route.resource, answer)
         except StoreError as error:
             raise from_store_error(error, route.resource, route.name) from None
         self._send_json(code, answer)
 
-    def _watch(self, route: ResourceRoute, query: dict[str, str]) -> None:
+    def _watch(self, route: ResourceRoute, query: dict[str, str], view: TableView | None) -> None:
         resource_version = query.get("resourceVersion") or None
         if resource_version is not None and not resource_version.isdigit():
             raise HttpError(400, f"invalid resourceVersion {resource_version!r}")
@@ -169,6 +181,7 @@ class RequestHandler(BaseHTTPRequestHandler):
             fields=parse_field_selector(query.get("fieldSelector", "")),
             timeout=float(timeout) if timeout and int(timeout) > 0 else DEFAULT_WATCH_SECONDS,
             bookmarks=query.get("allowWatchBookmarks") in _TRUE,
+            transform=None if view is None else TableEvents(view, _now),
         )
         self.close_connection = True
         stream.run(resource_version, self._begin_stream)
@@ -190,3 +203,7 @@ class RequestHandler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.end_headers()
         self.wfile.write(data)
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import socket
+import ssl
 import threading
 from http.server import ThreadingHTTPServer
 from typing import Any
@@ -22,11 +23,19 @@ class KubeHTTPServer(ThreadingHTTPServer):
     daemon_threads = False
     block_on_close = True
 
-    def __init__(self, context: ServerContext) -> None:
+    def __init__(
+        self, context: ServerContext, tls: ssl.SSLContext | None = None, port: int = 0
+    ) -> None:
         self.context = context
         self._connections: set[socket.socket] = set()
         self._connections_lock = threading.Lock()
-        super().__init__(("127.0.0.1", 0), RequestHandler)
+        super().__init__(("127.0.0.1", port), RequestHandler)
+        if tls is not None:
+            # The handshake happens on the connection's first read, in its own thread, so a
+            # slow client cannot hold up accepting the others.
+            self.socket = tls.wrap_socket(
+                self.socket, server_side=True, do_handshake_on_connect=False
+            )
 
     def process_request(self, request: Any, client_address: Any) -> None:
         with self._connections_lock:

@@ -11,6 +11,8 @@ enforces RBAC (bundler.apiserver.rbac, .escalation) and etcd's and the API's lim
 
 from __future__ import annotations
 
+import base64
+import ssl
 import threading
 from collections import Counter
 from collections.abc import Iterable
@@ -50,6 +52,8 @@ class ApiServer:
         token: str | None = None,
         bookmark_interval: float = 30.0,
         token_controller: bool = True,
+        certificate: tuple[Path, Path] | None = None,
+        port: int = 0,
     ) -> None:
         self.store = store if store is not None else MemoryStore(require_namespaces=True)
         self.url = ""
@@ -61,15 +65,22 @@ class ApiServer:
             bookmark_interval=bookmark_interval,
             token_controller=token_controller,
         )
+        self._certificate = certificate
+        self._port = port
         self._httpd: KubeHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
     def start(self) -> ApiServer:
         if self._httpd is not None:
             raise RuntimeError(f"the test API server at {self.url} is already running")
-        self._httpd = KubeHTTPServer(self._context)
+        tls = None
+        if self._certificate is not None:
+            tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            tls.load_cert_chain(*self._certificate)
+        self._httpd = KubeHTTPServer(self._context, tls, self._port)
         host, port = self._httpd.server_address[:2]
-        self.url = f"http://{host!s}:{port}"
+        scheme = "http" if tls is None else "https"
+        self.url = f"{scheme}://{host!s}:{port}"
         self._thread = threading.Thread(
             target=self._httpd.serve_forever,
             kwargs={"poll_interval": 0.05},
@@ -142,9 +153,11 @@ class ApiServer:
     def kubeconfig(
         self, path: Path, *, token: str | None = None, namespace: str = "default"
     ) -> Path:
-        """Write a kubeconfig for this server (plain http) and return its path.
+        """Write a kubeconfig for this server and return its path (mode 0600: it holds a token).
 
-        `token` defaults to the admin token (`admin_token`).
+        `token` defaults to the admin token (`admin_token`). With a `certificate`, the server
+        speaks HTTPS and the kubeconfig trusts that certificate; kubectl sends a token only over
+        HTTPS.
         """
         if not self.url:
             raise RuntimeError("start the test API server before writing a kubeconfig for it")
@@ -152,7 +165,7 @@ class ApiServer:
         config = {
             "apiVersion": "v1",
             "kind": "Config",
-            "clusters": [{"name": _CONTEXT_NAME, "cluster": {"server": self.url}}],
+            "clusters": [{"name": _CONTEXT_NAME, "cluster": self._cluster_entry()}],
             "users": [{"name": _CONTEXT_NAME, "user": {"token": bearer} if bearer else {}}],
             "contexts": [
                 {
@@ -166,5 +179,14 @@ class ApiServer:
             ],
             "current-context": _CONTEXT_NAME,
         }
+        path.touch(mode=0o600)
+        path.chmod(0o600)
         path.write_text(yaml.safe_dump(config, sort_keys=False))
         return path
+
+    def _cluster_entry(self) -> dict[str, str]:
+        entry = {"server": self.url}
+        if self._certificate is not None:
+            authority = base64.b64encode(self._certificate[0].read_bytes()).decode()
+            entry["certificate-authority-data"] = authority
+        return entry

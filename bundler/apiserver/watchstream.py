@@ -4,7 +4,7 @@ Like the real API server: without a resourceVersion (or with "0") the stream sta
 event per existing object; a resourceVersion too old for the store's history answers 200 and a
 single ERROR event carrying a 410 Status; the stream ends at `timeoutSeconds`, when the client goes
 away, or when the server stops. Events reach the stream through a queue, so the store's writers
-never wait on a socket.
+never wait on a socket. A `transform` changes what each event carries (a Table for kubectl).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import json
 import queue
 import select
 import socket
+import ssl
 import time
 from collections.abc import Callable
 
@@ -44,6 +45,7 @@ class WatchStream:
         fields: dict[str, str],
         timeout: float,
         bookmarks: bool,
+        transform: Callable[[Obj], Obj] | None = None,
     ) -> None:
         self._context = context
         self._connection = connection
@@ -53,6 +55,7 @@ class WatchStream:
         self._fields = fields
         self._timeout = timeout
         self._bookmarks = bookmarks
+        self._transform = transform
         self._queue: queue.SimpleQueue[_Item] = queue.SimpleQueue()
         self._last_rv = "0"
 
@@ -140,7 +143,7 @@ class WatchStream:
         if self._fields and not fields_match(obj, self._fields):
             return
         self._last_rv = obj["metadata"].get("resourceVersion", self._last_rv)
-        self._send_event(event_type, obj)
+        self._send_event(event_type, obj if self._transform is None else self._transform(obj))
 
     def _send_bookmark(self) -> None:
         res = self._route.resource
@@ -171,6 +174,10 @@ def _peer_closed(connection: socket.socket) -> bool:
     """True when the client has closed its end (a readable socket with nothing to read)."""
     try:
         readable, _, _ = select.select([connection], [], [], 0)
+        if readable and isinstance(connection, ssl.SSLSocket):
+            # TLS cannot peek; a watch client sends nothing after its request, so whatever
+            # arrives is its close_notify or end of stream.
+            return True
         return bool(readable) and connection.recv(1, socket.MSG_PEEK) == b""
     except OSError:
         return True
