@@ -19,6 +19,7 @@ from bundler.store.memory import MemoryStore
 from bundler.store.protocol import Obj
 
 MERGE_PATCH = "application/merge-patch+json"
+STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 # Groups of built-in kinds, which answer a finished deletion with a Status rather than the object.
 _BUILT_IN_GROUPS = frozenset({"", "rbac.authorization.k8s.io", "coordination.k8s.io"})
 
@@ -155,10 +156,29 @@ def _check_type(res: Resource, body: Obj) -> None:
 
 
 def _patch_for(request: ApiRequest) -> Obj:
-    if request.content_type != MERGE_PATCH:
+    # kubectl apply patches built-in kinds strategically; without directives ($patch,
+    # $setElementOrder, ...) such a patch of the kinds served here means what a merge patch means.
+    strategic = (
+        request.content_type == STRATEGIC_MERGE_PATCH
+        and request.route.resource.group in _BUILT_IN_GROUPS
+    )
+    if request.content_type != MERGE_PATCH and not strategic:
         raise HttpError(
             415,
-            f"unsupported patch format {request.content_type or 'none'!r}: "
-            f"this server accepts only {MERGE_PATCH}",
+            f"unsupported patch format {request.content_type or 'none'!r}: this server accepts "
+            f"{MERGE_PATCH}, and {STRATEGIC_MERGE_PATCH} for built-in kinds",
         )
-    return _json_object(request.body, "merge patch")
+    patch = _json_object(request.body, "merge patch")
+    if strategic and _has_directive(patch):
+        raise HttpError(
+            415, "strategic merge patch directives ($...) are not supported by the test API server"
+        )
+    return patch
+
+
+def _has_directive(value: Any) -> bool:
+    if isinstance(value, dict):
+        return any(str(k).startswith("$") or _has_directive(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_directive(v) for v in value)
+    return False

@@ -9,6 +9,7 @@ from bundler.commands import (
     agent_kubeconfig,
     chart,
     cluster_register,
+    dev,
     manager,
     render,
     sim,
@@ -22,4 +23,5 @@ COMMANDS: tuple[ModuleType, ...] = (
     agent_kubeconfig,
     sim,
     cluster_register,
+    dev,
 )

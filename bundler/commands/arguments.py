@@ -22,14 +22,16 @@ def configure_logging(log_format: LogFormat = LogFormat.TEXT) -> None:
     configure_log_lines(log_format)
 
 
-def add_input_paths(parser: argparse.ArgumentParser) -> None:
-    """`-f/--filename PATH` (repeatable, required): the YAML inputs of the offline commands."""
+def add_input_paths(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
+    """`-f/--filename PATH` (repeatable, required unless told): the YAML inputs of the offline
+    commands."""
     parser.add_argument(
         "-f",
         "--filename",
         dest="paths",
         action="append",
-        required=True,
+        required=required,
+        default=None if required else [],
         metavar="PATH",
         help="YAML file or directory of Bundle, Cluster and ClusterGroup documents, and Cluster "
         "API Clusters with their kubeconfig Secrets; - reads standard input (repeatable)",

@@ -145,6 +145,19 @@ class Fleet:
                 sim.flux.stop()
         self.remote_flux.stop()
 
+    def add_cluster(self, cluster: Cluster) -> None:
+        """Give a Cluster written after start its downstream side: an agent and a simulated Flux
+        on a store of its own (pull mode), or its labels for the remote Flux and a placeholder
+        kubeconfig Secret unless it has one (remote mode)."""
+        sim = SimCluster(cluster)
+        self._labels[_label_key(cluster)] = dict(cluster.metadata.labels)
+        self.clusters.append(sim)
+        secret = cluster.spec.kubeConfigSecret
+        if cluster.spec.agentMode is AgentMode.PULL:
+            self._wire_pull(sim)
+        elif secret:
+            _create(self.store, SECRET, _placeholder_kubeconfig(cluster, secret))
+
     def _write_inputs(self) -> None:
         for namespace in sorted(self._namespaces()):
             _create(self.store, NAMESPACE, {"metadata": {"name": namespace}})
