@@ -1,0 +1,191 @@
+"""`bundler dev` with the real kubectl: CRDs and examples applied, printer columns once the
+simulated fleet converges, Clusters applied later wired, watches, and the command's lifecycle."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bundler.commands.dev import Playground
+from bundler.inputs import World
+from bundler.sim.fleet import FleetOptions
+
+ROOT = Path(__file__).resolve().parents[2]
+KUBECTL = shutil.which("kubectl")
+# Upper bound of every poll: generous for 2 shared cores, never a timing assertion.
+WAIT_SECONDS = 60.0
+
+pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl is installed by `make test`")
+
+PODINFO_READY = re.compile(r"^podinfo\s+5/5\s+Ready\s", re.MULTILINE)
+
+LATE_CLUSTER = """\
+apiVersion: bundler.dev/v1alpha1
+kind: Cluster
+metadata: {name: dev-2, namespace: fleet-default, labels: {env: dev, region: eu-west}}
+"""
+
+
+@pytest.fixture
+def playground(tmp_path: Path) -> Iterator[Playground]:
+    running = Playground(World(), FleetOptions(flux_delay=0.05), tmp_path)
+    running.start()
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+class Kubectl:
+    """The real kubectl with the playground's admin kubeconfig."""
+
+    def __init__(self, config: Path) -> None:
+        self.command = [str(KUBECTL), "--kubeconfig", str(config)]
+
+    def __call__(self, *args: str, stdin: str | None = None) -> str:
+        done = subprocess.run(
+            [*self.command, *args],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=WAIT_SECONDS,
+            check=False,
+        )
+        assert done.returncode == 0, f"kubectl {' '.join(args)}: {done.stderr}"
+        return done.stdout
+
+
+@pytest.fixture
+def kubectl(playground: Playground, tmp_path: Path) -> Kubectl:
+    return Kubectl(playground.server.kubeconfig(tmp_path / "kubeconfig"))
+
+
+def eventually(kubectl: Kubectl, args: tuple[str, ...], pattern: re.Pattern[str]) -> str:
+    """kubectl's output once it matches `pattern`; fails after WAIT_SECONDS."""
+    deadline = time.monotonic() + WAIT_SECONDS
+    while True:
+        output = kubectl(*args)
+        if pattern.search(output) or time.monotonic() > deadline:
+            assert pattern.search(output), f"never matched {pattern.pattern!r}:\n{output}"
+            return output
+        time.sleep(0.2)
+
+
+def apply_examples(kubectl: Kubectl) -> None:
+    kubectl("apply", "-f", str(ROOT / "crds"))
+    kubectl("apply", "-R", "-f", str(ROOT / "examples"))
+
+
+def test_kubectl_applies_the_crds_and_examples_and_shows_the_printer_columns(
+    kubectl: Kubectl,
+) -> None:
+    apply_examples(kubectl)
+    output = eventually(
+        kubectl, ("get", "bundles", "-n", "fleet-default", "--no-headers"), PODINFO_READY
+    )
+    header = kubectl("get", "bundles", "-n", "fleet-default").splitlines()[0]
+    assert header.split() == ["NAME", "READY", "STATE", "VERSION", "AGE"]
+    assert re.search(r"^podinfo-oci\s+\d+/\d+\s", output, re.MULTILINE)
+
+
+def test_kubectl_get_bundler_lists_every_bundler_kind(kubectl: Kubectl) -> None:
+    apply_examples(kubectl)
+    listed = kubectl("get", "bundler", "-A", "-o", "name")
+    for name in (
+        "bundle.bundler.dev/podinfo",
+        "cluster.bundler.dev/dev-1",
+        "clustergroup.bundler.dev/staging",
+    ):
+        assert name in listed.split()
+    assert "dev-1" in kubectl("get", "bcl", "-n", "fleet-default", "-o", "name")
+
+
+def test_a_cluster_applied_later_gets_an_agent_and_joins_the_rollout(kubectl: Kubectl) -> None:
+    kubectl("apply", "-f", str(ROOT / "examples" / "podinfo"))
+    eventually(kubectl, ("get", "bundles", "-n", "fleet-default"), PODINFO_READY)
+    kubectl("apply", "-f", "-", stdin=LATE_CLUSTER)
+    eventually(
+        kubectl,
+        ("get", "bundles", "-n", "fleet-default"),
+        re.compile(r"^podinfo\s+6/6\s+Ready\s", re.MULTILINE),
+    )
+    eventually(
+        kubectl,
+        ("get", "bcl", "dev-2", "-n", "fleet-default"),
+        re.compile(r"^dev-2\s+1/1\s+Ready\s", re.MULTILINE),
+    )
+
+
+def test_editing_a_cluster_moves_the_bundle_to_it(kubectl: Kubectl) -> None:
+    kubectl("apply", "-f", str(ROOT / "examples" / "podinfo"))
+    eventually(kubectl, ("get", "bundles", "-n", "fleet-default"), PODINFO_READY)
+    kubectl("label", "bcl", "dev-1", "-n", "fleet-default", "env=nowhere", "--overwrite")
+    eventually(
+        kubectl,
+        ("get", "bundles", "-n", "fleet-default"),
+        re.compile(r"^podinfo\s+4/4\s+Ready\s", re.MULTILINE),
+    )
+
+
+def test_kubectl_get_watch_prints_the_rollout(kubectl: Kubectl) -> None:
+    watch_args = ("get", "bundles", "-n", "fleet-default", "-w", "--request-timeout=50s")
+    with subprocess.Popen(
+        [*kubectl.command, *watch_args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as watch:
+        assert watch.stdout is not None
+        kubectl("apply", "-f", str(ROOT / "examples" / "podinfo"))
+        seen: list[str] = []
+        try:
+            for line in watch.stdout:
+                seen.append(line)
+                if PODINFO_READY.search(line):
+                    break
+        finally:
+            watch.terminate()
+    assert seen[0].split() == ["NAME", "READY", "STATE", "VERSION", "AGE"]
+    assert PODINFO_READY.search(seen[-1]), "".join(seen)
+
+
+def test_the_command_writes_a_private_kubeconfig_and_stops_on_sigterm(tmp_path: Path) -> None:
+    config = tmp_path / "dev.kubeconfig"
+    command = [
+        sys.executable,
+        "-m",
+        "bundler",
+        "dev",
+        "-f",
+        str(ROOT / "examples" / "podinfo"),
+        "--kubeconfig-out",
+        str(config),
+    ]
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    ) as dev:
+        assert dev.stdout is not None
+        try:
+            assert dev.stdout.readline() == f"export KUBECONFIG={config}\n"
+            assert config.stat().st_mode & 0o777 == 0o600
+            done = subprocess.run(
+                [str(KUBECTL), "--kubeconfig", str(config), "get", "bundles", "-A", "-o", "name"],
+                capture_output=True,
+                text=True,
+                timeout=WAIT_SECONDS,
+                check=False,
+            )
+            assert done.stdout.split() == ["bundle.bundler.dev/podinfo"], done.stderr
+        finally:
+            dev.send_signal(signal.SIGTERM)
+            _, errors = dev.communicate(timeout=WAIT_SECONDS)
+    assert dev.returncode == 0, errors
+    assert "Traceback" not in errors
