@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: demo test lint crds charts bench registry clean
+.PHONY: demo dev test lint crds charts bench registry kubectl clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -18,13 +18,18 @@ registry:
 	@command -v docker-registry >/dev/null 2>&1 || { \
 	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq docker-registry >/dev/null; }
 
+# Debian's kubernetes-client: the real kubectl the tests drive `bundler dev` with.
+kubectl:
+	@command -v kubectl >/dev/null 2>&1 || { \
+	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq kubernetes-client >/dev/null; }
+
 lint: $(STAMP)
 	$(BIN)/ruff check bundler tests
 	$(BIN)/ruff format --check bundler tests
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
-test: $(STAMP) registry lint
+test: $(STAMP) registry kubectl lint
 	$(BIN)/pytest
 
 crds: $(STAMP)
@@ -36,6 +41,10 @@ charts: $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/bundler sim -f examples/ --values capi-workloads/calico
+
+# A playground for kubectl until Ctrl-C: see README "Two commands".
+dev: $(STAMP)
+	$(BIN)/bundler dev -f examples/podinfo
 
 bench: $(STAMP)
 	$(BIN)/python -m bundler.sim.bench
