@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -15,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from bundler.commands.dev import Playground
+from bundler.errors import BundlerError
 from bundler.inputs import World
 from bundler.sim.fleet import FleetOptions
 
@@ -189,3 +191,15 @@ def test_the_command_writes_a_private_kubeconfig_and_stops_on_sigterm(tmp_path: 
             _, errors = dev.communicate(timeout=WAIT_SECONDS)
     assert dev.returncode == 0, errors
     assert "Traceback" not in errors
+
+
+def test_a_taken_port_names_the_flag(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        playground = Playground(World(), FleetOptions(), tmp_path, port)
+        with pytest.raises(BundlerError) as raised:
+            playground.start()
+    assert raised.value.field == "--port"
+    assert "cannot listen on 127.0.0.1" in str(raised.value)
