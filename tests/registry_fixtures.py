@@ -29,6 +29,8 @@ import pytest
 import requests
 import yaml
 
+from bundler.apiserver.certificates import self_signed_certificate
+
 REGISTRY_BINARY = "docker-registry"
 START_TIMEOUT_S = 20.0
 POLL_INTERVAL_S = 0.05
@@ -84,35 +86,9 @@ def write_htpasswd(path: Path, username: str, password: str) -> Path:
 
 def write_self_signed_certificate(workdir: Path) -> tuple[Path, Path]:
     """A certificate and key for 127.0.0.1 (EC keys: generated in milliseconds)."""
-    openssl = shutil.which("openssl")
-    if openssl is None:
+    if shutil.which("openssl") is None:
         pytest.skip("the openssl command is needed for the TLS registry")
-    cert, key = workdir / "registry.crt", workdir / "registry.key"
-    subprocess.run(
-        [
-            openssl,
-            "req",
-            "-x509",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:prime256v1",
-            "-nodes",
-            "-days",
-            "2",
-            "-subj",
-            "/CN=127.0.0.1",
-            "-addext",
-            "subjectAltName=IP:127.0.0.1",
-            "-keyout",
-            str(key),
-            "-out",
-            str(cert),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    return cert, key
+    return self_signed_certificate(workdir, "registry")
 
 
 def _wait_for_address(log: Path, process: subprocess.Popen[bytes]) -> str:

@@ -29,12 +29,12 @@ _OPENSSL_REQUEST = [
 ]
 
 
-def self_signed_certificate(directory: Path) -> tuple[Path, Path]:
-    """Write `apiserver.crt` and `apiserver.key` for 127.0.0.1 into `directory`."""
+def self_signed_certificate(directory: Path, name: str = "apiserver") -> tuple[Path, Path]:
+    """Write `NAME.crt` and `NAME.key` for 127.0.0.1 into `directory`."""
     openssl = shutil.which("openssl")
     if openssl is None:
         raise BundlerError("the openssl command is needed to serve HTTPS (apt-get install openssl)")
-    cert, key = directory / "apiserver.crt", directory / "apiserver.key"
+    cert, key = directory / f"{name}.crt", directory / f"{name}.key"
     command = [openssl, *_OPENSSL_REQUEST, "-keyout", str(key), "-out", str(cert)]
     done = subprocess.run(command, capture_output=True, text=True, check=False, timeout=60)
     if done.returncode != 0:
