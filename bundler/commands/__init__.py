@@ -5,5 +5,14 @@ from __future__ import annotations
 from types import ModuleType
 
 from bundler.commands import agent, agent_kubeconfig, chart, manager, render, sim
+from bundler.commands import diff as diff_command
 
-COMMANDS: tuple[ModuleType, ...] = (render, chart, manager, agent, agent_kubeconfig, sim)
+COMMANDS: tuple[ModuleType, ...] = (
+    render,
+    chart,
+    manager,
+    agent,
+    agent_kubeconfig,
+    sim,
+    diff_command,
+)
