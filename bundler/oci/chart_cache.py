@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import urljoin
 
@@ -34,7 +35,7 @@ DIGEST_ALGORITHM = "sha256"
 CACHE_SUBDIR = ("bundler", "charts")
 
 
-def default_cache_dir(environ: os._Environ[str] | dict[str, str] | None = None) -> Path:
+def default_cache_dir(environ: Mapping[str, str] | None = None) -> Path:
     """`$XDG_CACHE_HOME/bundler/charts`, else `~/.cache/bundler/charts`."""
     env = os.environ if environ is None else environ
     base = env.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
