@@ -131,7 +131,7 @@ def run_diff(args: argparse.Namespace) -> int:
     new_side = parse_side(args.new, "--to")
     old_side = None if args.live else parse_side(args.old, "--from")
     with side_paths(new_side, old_side or new_side) as new_paths:
-        new_world = load_world(new_paths)
+        new_world = _load(new_paths)
         resolver = cli_resolver(args) if args.manifests else None
         renderer = manifest_renderer(args, new_world) if args.manifests else None
         new = plan_world(new_world, resolver, renderer, "new")
@@ -139,7 +139,7 @@ def run_diff(args: argparse.Namespace) -> int:
         old = live_deployments(args.kubeconfig, renderer)
     else:
         with side_paths(old_side, new_side) as old_paths:
-            old_world = load_world(old_paths)
+            old_world = _load(old_paths)
             old_renderer = None if renderer is None else _for_world(renderer, old_world)
             old = plan_world(old_world, resolver, old_renderer, "old")
     result = compare(old, new)
@@ -234,6 +234,11 @@ def compare(old: _Planned, new: _Planned) -> FleetDiff:
         }
 
     return diff_fleet(kept(old), kept(new), [*old.errors, *new.errors])
+
+
+def _load(paths: list[str]) -> World:
+    """The inputs at `paths`; none at all (a revision without the directory) is an empty fleet."""
+    return load_world(paths) if paths else World()
 
 
 def format_diff(result: FleetDiff, fmt: DiffFormat) -> str:
