@@ -20,7 +20,6 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from pathlib import Path
 from typing import Any
 
 from bundler.api.resources import BUNDLE_DEPLOYMENT
@@ -30,7 +29,12 @@ from bundler.commands.arguments import (
     check_kubeconfig_source,
 )
 from bundler.commands.diff_sides import parse_side, side_paths
-from bundler.commands.manifests import ManifestRenderer, add_manifest_arguments, manifest_renderer
+from bundler.commands.manifests import (
+    ManifestRenderer,
+    add_manifest_arguments,
+    add_registry_config_argument,
+    manifest_renderer,
+)
 from bundler.commands.render import cli_resolver, resolve_ranges
 from bundler.core.diff.deployments import DeploymentRef, DeploymentSide, FleetDiff, diff_fleet
 from bundler.core.diff.report import markdown_report, text_report
@@ -104,13 +108,7 @@ def register(sub: Any) -> None:
         help="exit 0 when nothing changes, 1 when something does, 2 on an error (for CI)",
     )
     add_manifest_arguments(diff, "compare")
-    diff.add_argument(
-        "--registry-config",
-        type=Path,
-        metavar="PATH",
-        help="Docker config with registry credentials for --manifests "
-        "(default: $DOCKER_CONFIG/config.json, else ~/.docker/config.json)",
-    )
+    add_registry_config_argument(diff, "--manifests")
     add_registry_arguments(diff)
     diff.set_defaults(run=run_diff)
 

@@ -57,6 +57,17 @@ def add_manifest_arguments(parser: argparse._ActionsContainer, what: str) -> Non
     )
 
 
+def add_registry_config_argument(parser: argparse._ActionsContainer, used_by: str) -> None:
+    """`--registry-config PATH`: the Docker config holding registry credentials."""
+    parser.add_argument(
+        "--registry-config",
+        type=Path,
+        metavar="PATH",
+        help=f"Docker config with registry credentials for {used_by} "
+        "(default: $DOCKER_CONFIG/config.json, else ~/.docker/config.json)",
+    )
+
+
 @dataclass
 class ManifestRenderer:
     """Renders BundleDeployment objects of `world` (a cluster failing is a BundlerError)."""

@@ -33,7 +33,12 @@ from bundler.commands.arguments import (
     load_inputs,
     resolver_settings,
 )
-from bundler.commands.manifests import add_manifest_arguments, manifest_renderer, with_manifests
+from bundler.commands.manifests import (
+    add_manifest_arguments,
+    add_registry_config_argument,
+    manifest_renderer,
+    with_manifests,
+)
 from bundler.commands.output import (
     OutputFormat,
     add_output_argument,
@@ -83,13 +88,7 @@ def register(sub: Any) -> None:
         action="store_true",
         help="resolve version ranges against the repositories, as the manager does",
     )
-    resolving.add_argument(
-        "--registry-config",
-        type=Path,
-        metavar="PATH",
-        help="Docker config with registry credentials for --resolve "
-        "(default: $DOCKER_CONFIG/config.json, else ~/.docker/config.json)",
-    )
+    add_registry_config_argument(resolving, "--resolve and --manifests")
     add_registry_arguments(resolving)
     render.set_defaults(run=run_render)
 
