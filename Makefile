@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: demo test lint crds bench registry clean
+.PHONY: demo test lint crds charts bench registry clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -30,11 +30,16 @@ test: $(STAMP) registry lint
 crds: $(STAMP)
 	$(BIN)/bundler crds --output-dir crds
 
+# The charts' generated files: CRDs and RBAC rules, from the code (bundler.commands.chart_files).
+charts: $(STAMP)
+	$(BIN)/python -m bundler.commands.chart_files
+
 demo: $(STAMP)
 	$(BIN)/bundler sim -f examples/ --values capi-workloads/calico
 
 bench: $(STAMP)
 	$(BIN)/python -m bundler.sim.bench
+	$(BIN)/python -m bundler.sim.bench_limits
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bundler import yamlload
 from bundler.api.bundle import Bundle
 from bundler.api.cluster import Cluster, ClusterGroup
 from bundler.api.documents import (
@@ -94,9 +95,11 @@ def read_documents(paths: Sequence[str]) -> list[Document]:
 
 
 def _read_bytes(path: Path) -> bytes:
+    # one byte over the limit tells it is over: a larger input is never read whole
     if str(path) == STDIN:
-        return sys.stdin.buffer.read()
-    return path.read_bytes()
+        return sys.stdin.buffer.read(yamlload.MAX_INPUT_BYTES + 1)
+    with path.open("rb") as stream:
+        return stream.read(yamlload.MAX_INPUT_BYTES + 1)
 
 
 def _read_text(path: Path) -> str:
@@ -104,6 +107,13 @@ def _read_text(path: Path) -> str:
         data = _read_bytes(path)
     except OSError as err:
         raise InvalidInputError(f"cannot read: {err.strerror or err}", obj=str(path)) from None
+    except MemoryError:
+        raise InvalidInputError("too large to read: out of memory", obj=str(path)) from None
+    if len(data) > yamlload.MAX_INPUT_BYTES:
+        raise InvalidInputError(
+            f"larger than {yamlload.MAX_INPUT_BYTES >> 20} MiB, the limit for one input",
+            obj=str(path),
+        )
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:

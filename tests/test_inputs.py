@@ -1,4 +1,5 @@
-"""Reading `-f` inputs: standard input, documents of kinds bundler does not own, --strict."""
+"""Reading `-f` inputs: standard input, documents of kinds bundler does not own, --strict, the size
+cap and hostile scalars (one line, exit 2)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from bundler import yamlload
 from bundler.inputs import load_world
 from tests.cli_helpers import run_cli
 
@@ -75,3 +77,45 @@ def test_skipped_documents_are_told_on_stderr_and_strict_refuses_them(
     code, out, err = run_cli(capsys, "render", "-f", str(tmp_path), "--strict")
     assert (code, out) == (2, "")
     assert "in.yaml:6: kind: Deployment apps/v1 web is not a kind bundler reads" in err
+
+
+#: (id, what follows a Cluster's metadata in the file, what the one line on stderr says)
+HOSTILE = [
+    ("over-4300-digits", f"spec: {{x: {'9' * 5000}}}\n", "does not fit in 64 bits"),
+    ("lone-surrogate", 'spec: {x: "\\ud800"}\n', "malformed YAML (line 4)"),
+    ("deep", "spec: " + "[" * 100_000 + "]" * 100_000 + "\n", "nested more than 100"),
+]
+
+
+@pytest.mark.parametrize(("tail", "message"), [c[1:] for c in HOSTILE], ids=[c[0] for c in HOSTILE])
+def test_hostile_input_is_one_line_and_exit_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, tail: str, message: str
+) -> None:
+    path = tmp_path / "in.yaml"
+    path.write_text(CLUSTER + tail, encoding="utf-8")
+    result = run_cli(capsys, "render", "-f", str(path))
+    assert result.code == 2
+    assert message in result.stderr
+    assert result.stderr.count("\n") == 1
+    assert "internal error" not in result.stderr
+
+
+def test_a_file_over_the_size_cap_is_refused_unread(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "in.yaml"
+    with path.open("wb") as stream:
+        stream.truncate(yamlload.MAX_INPUT_BYTES + 1)  # sparse: nothing to write
+    result = run_cli(capsys, "render", "-f", str(path))
+    assert result.code == 2
+    assert f"{path}: larger than 16 MiB, the limit for one input" in result.stderr
+
+
+def test_standard_input_over_the_size_cap_is_refused(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    big = io.BytesIO(b"#" * (yamlload.MAX_INPUT_BYTES + 1))
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(big))
+    result = run_cli(capsys, "render", "-f", "-")
+    assert result.code == 2
+    assert "larger than 16 MiB, the limit for one input" in result.stderr

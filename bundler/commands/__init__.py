@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from bundler.commands import agent, agent_kubeconfig, chart, manager, render, sim
+from bundler.commands import (
+    agent,
+    agent_kubeconfig,
+    chart,
+    cluster_register,
+    manager,
+    render,
+    sim,
+)
 from bundler.commands import diff as diff_command
 
 COMMANDS: tuple[ModuleType, ...] = (
@@ -14,5 +22,6 @@ COMMANDS: tuple[ModuleType, ...] = (
     agent,
     agent_kubeconfig,
     sim,
+    cluster_register,
     diff_command,
 )

@@ -4,7 +4,8 @@ from the management cluster (remote mode), until SIGTERM or SIGINT.
 Pull mode talks to the management cluster through --management-kubeconfig (a credential that sees
 only the cluster namespace) and writes Flux objects into --namespace on its own cluster
 (--kubeconfig, else $KUBECONFIG, else the in-cluster service account). Remote mode needs only the
-management cluster: Flux there deploys through each cluster's kubeconfig Secret.
+management cluster (--management-kubeconfig, else $KUBECONFIG, else the in-cluster service account):
+Flux there deploys through each cluster's kubeconfig Secret.
 
 Metrics, probes, log format, API rate limits and the graceful shutdown are
 bundler.commands.operations'. A pull agent is ready once its BundleDeployment cache is filled.
@@ -56,9 +57,9 @@ def register(sub: Any) -> None:
     )
     agent.add_argument(
         "--management-kubeconfig",
-        required=True,
         metavar="PATH",
-        help="kubeconfig of the management cluster",
+        help="kubeconfig of the management cluster (required in pull mode; remote mode, which "
+        "runs on the management cluster: default $KUBECONFIG, else in-cluster)",
     )
     add_kubeconfig_argument(
         agent, "kubeconfig of this cluster (pull mode; default: $KUBECONFIG, else in-cluster)"
@@ -112,9 +113,7 @@ def run_agent(args: argparse.Namespace) -> int:
     configure_logging(args.log_format)
     stores: list[KubeStore] = []
     try:
-        management = KubeStore.from_kubeconfig(
-            args.management_kubeconfig, options=ops.kube_options()
-        )
+        management = load_store(args.management_kubeconfig, options=ops.kube_options())
         stores.append(management)
         if isinstance(serve, AgentConfig):
             downstream = load_store(args.kubeconfig, options=ops.kube_options())
@@ -152,6 +151,11 @@ def _cache_problem(agent: Agent) -> str | None:
 def _pull_config(args: argparse.Namespace) -> AgentConfig:
     if not args.cluster:
         raise InvalidInputError("pull mode needs the cluster it serves", field="--cluster")
+    if not args.management_kubeconfig:
+        # $KUBECONFIG and the in-cluster account are this cluster's, never the management's.
+        raise InvalidInputError(
+            "pull mode needs the management cluster's kubeconfig", field="--management-kubeconfig"
+        )
     workspace, name = parse_cluster_ref(args.cluster)
     return AgentConfig(
         workspace=workspace,

@@ -20,11 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from bundler import yamldump
 from bundler.agent.config import parse_cluster_ref
 from bundler.api.resources import CLUSTER, NAMESPACE, SECRET, Resource
 from bundler.commands.arguments import add_kubeconfig_argument
+from bundler.core.agent_helm_values import agent_helm_values
 from bundler.core.agent_identity import AGENT_NAME, AGENT_TOKEN_SECRET
 from bundler.core.agent_kubeconfig import (
     AgentToken,
@@ -99,6 +99,12 @@ def register(sub: Any) -> None:
         help=f"how long to wait for the manager and Kubernetes to issue the token (default "
         f"{DEFAULT_WAIT:g})",
     )
+    command.add_argument(
+        "--helm-values",
+        action="store_true",
+        help="write the values of charts/bundler-agent (cluster, management server, CA, token) "
+        "instead of a kubeconfig: `helm install ... -f` them in the downstream cluster",
+    )
     command.set_defaults(run=run_agent_kubeconfig)
 
 
@@ -116,8 +122,9 @@ def run_agent_kubeconfig(args: argparse.Namespace) -> int:
         issued = wait_for_token(store, workspace, name, args.wait)
     endpoint = agent_endpoint(management, issued.token, server)
     cluster_ref = f"{workspace}/{name}"
-    document = agent_kubeconfig(endpoint, issued.token.token, issued.namespace, cluster_ref)
-    text = yaml.safe_dump(document, sort_keys=False)
+    render = agent_helm_values if args.helm_values else agent_kubeconfig
+    document = render(endpoint, issued.token.token, issued.namespace, cluster_ref)
+    text = yamldump.dump(document)
     if output is None:
         sys.stdout.write(text)
     else:

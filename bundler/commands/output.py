@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from enum import StrEnum
 from typing import Any
 
-import yaml
+from bundler import yamldump
 
 
 class OutputFormat(StrEnum):
@@ -16,21 +16,8 @@ class OutputFormat(StrEnum):
     JSON = "json"
 
 
-class _NoAliasDumper(yaml.SafeDumper):
-    def ignore_aliases(self, data: Any) -> bool:
-        return True
-
-
-def _str_representer(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    style = "|" if "\n" in value else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
-
-
-_NoAliasDumper.add_representer(str, _str_representer)
-
-
 def to_yaml(obj: Any) -> str:
-    return yaml.dump(obj, Dumper=_NoAliasDumper, sort_keys=False, allow_unicode=True, width=100)
+    return yamldump.dump(obj)
 
 
 def format_objects(objects: Sequence[dict[str, Any]], fmt: OutputFormat) -> str:

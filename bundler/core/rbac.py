@@ -36,8 +36,11 @@ from bundler.api.resources import (
     CLUSTER_ROLE,
     CLUSTER_ROLE_BINDING,
     FLUX_KINDS,
+    HELM_RELEASE,
+    HELM_REPOSITORY,
     LEASE,
     NAMESPACE,
+    OCI_REPOSITORY,
     ROLE,
     ROLE_BINDING,
     SECRET,
@@ -144,6 +147,24 @@ AGENT_NAMESPACE_RULES: tuple[PolicyRule, ...] = (
     rule(("patch",), [BUNDLE_DEPLOYMENT], STATUS),
     rule(("get",), [SECRET]),
 )
+
+
+# What a pull agent does on its own (downstream) cluster, in the namespace of its Flux objects
+# (`bundler agent --namespace`, where the agent itself runs): the objects of bundler.agent.caches
+# OWNED_KINDS, watched by label, created, updated and deleted (bundler.agent.writer); a HelmRelease
+# whose release is kept is patched to suspend before its deletion.
+AGENT_DOWNSTREAM_RULES: tuple[PolicyRule, ...] = (
+    rule((*READ, *WRITE), [SECRET]),
+    rule((*READ, *WRITE), [HELM_REPOSITORY, OCI_REPOSITORY]),
+    rule((*READ, *WRITE, "patch"), [HELM_RELEASE]),
+)
+
+
+def agent_downstream_namespace_rules(namespace: str) -> tuple[PolicyRule, ...]:
+    """Cluster-wide on the downstream cluster: the agent reads its own namespace `namespace` at
+    every heartbeat, to create it when missing. Where the agent runs in it, reading suffices; a
+    refusal would be tolerated, but logged by the API server at every heartbeat."""
+    return (rule(("get",), [NAMESPACE], names=[namespace]),)
 
 
 def agent_cluster_rules(cluster: str) -> tuple[PolicyRule, ...]:

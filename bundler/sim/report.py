@@ -21,8 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any
 
-import yaml
-
+from bundler import yamldump
 from bundler.api.resources import BUNDLE, BUNDLE_DEPLOYMENT, CLUSTER
 from bundler.api.summary import NON_READY_MAX, DeploymentState
 from bundler.core.labels import LABEL_BUNDLE_NAME, LABEL_BUNDLE_NAMESPACE, LABEL_CLUSTER_NAME
@@ -222,7 +221,7 @@ def format_table(report: FleetReport) -> str:
         lines += ["", f"VALUES OF {bundle}"]
         for cluster, values in per_cluster.items():
             lines.append(f"  {cluster}:")
-            dumped = yaml.safe_dump(values, sort_keys=False, default_flow_style=False)
+            dumped = yamldump.dump(values)
             lines += [f"    {line}" for line in dumped.rstrip().splitlines()]
     return "\n".join(lines).rstrip() + "\n"
 

@@ -92,6 +92,7 @@ def test_pull_agent_deploys_reports_and_stops_on_sigterm(
             "heartbeat",
         ),
         (["--management-kubeconfig", "/nonexistent/kubeconfig", "--mode", "remote"], "not found"),
+        (["--cluster", "ws/c1"], "--management-kubeconfig"),
     ],
     ids=[
         "pull-without-cluster",
@@ -99,6 +100,7 @@ def test_pull_agent_deploys_reports_and_stops_on_sigterm(
         "no-workers",
         "no-heartbeat",
         "kubeconfig-missing",
+        "pull-without-management-kubeconfig",
     ],
 )
 def test_invalid_arguments(argv: list[str], field: str) -> None:

@@ -5,26 +5,48 @@ str, int, float, bool, None), so rendered values never alias the cluster's conte
 carry template objects. In mixed text a string is written as itself and anything else as
 JSON (``true``, ``null``, ``[1, 2]``), the spelling YAML and Helm users expect; Python's
 ``True``/``None`` would leak the implementation.
+
+Python's printed form of an object that is not a value (``<jinja2.utils.Cycler object at
+0x7f...>``, from ``'%s' % cycler(1)``) holds a memory address, which would change the rendered
+values, and so the deploymentID, on every render: a string holding one is refused. So is a
+string holding half of a UTF-16 surrogate pair (``'\\ud800'``), which no encoding can write.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import ItemsView, Iterator, KeysView, Mapping, ValuesView
 from typing import Any
 
 from jinja2 import Undefined
 
-from bundler.core.templating_budget import RenderBudget
+from bundler.core.templating.budget import RenderBudget
 
 _SCALARS = (bool, int, float, type(None))
+_OBJECT_ADDRESS = re.compile(r"<[^<>]* at 0x[0-9a-fA-F]+>")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class NotAValueError(Exception):
     """An expression evaluated to something that is not a value (a function, a namespace)."""
 
     def __init__(self, value: object) -> None:
+        surrogate = _SURROGATE.search(value) if isinstance(value, str) else None
+        if surrogate is not None:
+            super().__init__(
+                f"the text holds \\u{ord(surrogate.group()):04x}, half of a character, alone:"
+                " no encoding can write it"
+            )
+            return
+        if isinstance(value, str):
+            super().__init__(
+                "the text holds the printed form of a Python object with its memory address"
+                " (`<... at 0x...>`), which changes on every render: only strings, numbers,"
+                " bools, null, lists and maps are values"
+            )
+            return
         if isinstance(value, float):
             super().__init__(f"the expression evaluates to {value!r}, which JSON cannot carry")
             return
@@ -43,7 +65,7 @@ def to_plain(value: Any, budget: RenderBudget) -> Any:
 def to_text(value: Any, budget: RenderBudget) -> str:
     """``value`` as it is written into mixed text: strings as-is, anything else as JSON."""
     if isinstance(value, str):
-        return str.__str__(value)  # drops a Markup subclass: we never escape
+        return _plain_text(value)
     if isinstance(value, Undefined):
         return str(value)  # a missing name raises; `${ x if c }` with c false writes nothing
     return json.dumps(to_plain(value, budget), ensure_ascii=False)
@@ -54,9 +76,15 @@ def preview(text: str, width: int = 60) -> str:
     return text if len(text) <= width else f"{text[: width - 3]}..."
 
 
+def _plain_text(text: str) -> str:
+    if _OBJECT_ADDRESS.search(text) or _SURROGATE.search(text):
+        raise NotAValueError(text)
+    return str.__str__(text)  # drops a Markup subclass: we never escape
+
+
 def _copy(value: Any, budget: RenderBudget) -> Any:
     if isinstance(value, str):
-        return str.__str__(value)
+        return _plain_text(value)
     if isinstance(value, float) and not math.isfinite(value):
         raise NotAValueError(value)
     if isinstance(value, _SCALARS):
@@ -76,7 +104,7 @@ def _copy(value: Any, budget: RenderBudget) -> Any:
 
 def _key(key: Any, budget: RenderBudget) -> str:
     if isinstance(key, str):
-        return str.__str__(key)
+        return _plain_text(key)
     if isinstance(key, _SCALARS):
         return to_text(key, budget)  # as JSON would: 1 -> "1", True -> "true"
     raise NotAValueError(key)

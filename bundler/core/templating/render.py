@@ -1,8 +1,8 @@
 """Rendering a Bundle's values for one cluster (design §2).
 
 Every string in the values tree, map keys included, is rendered on its own with the Jinja
-sandbox of :mod:`bundler.core.templating_env` (compiled by
-:mod:`bundler.core.templating_compile`): ``${ expr }`` for expressions, ``${% %}`` for
+sandbox of :mod:`bundler.core.templating.environment` (compiled by
+:mod:`bundler.core.templating.compiler`): ``${ expr }`` for expressions, ``${% %}`` for
 statements, ``${# #}`` for comments, and ``$${`` for a literal ``${``. A string that is
 exactly one ``${ expr }`` keeps the expression's native type; any other string stays a
 string. Rendered text is never parsed again, so a cluster label cannot inject structure.
@@ -26,19 +26,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from jinja2 import TemplateSyntaxError, UndefinedError
+from jinja2 import TemplateRuntimeError, TemplateSyntaxError, UndefinedError
 from jinja2.exceptions import SecurityError
 
-from bundler.core.templating_budget import (
+from bundler.core.templating.budget import (
     DEFAULT_STEP_LIMIT,
     MAX_NESTING,
     RenderBudget,
     RenderLimitError,
     text_size,
 )
-from bundler.core.templating_compile import RESULT, compile_template
-from bundler.core.templating_convert import NotAValueError, preview, to_plain, to_text
-from bundler.core.templating_guards import BUDGET_VARIABLE
+from bundler.core.templating.compiler import RESULT, compile_template
+from bundler.core.templating.convert import NotAValueError, preview, to_plain, to_text
+from bundler.core.templating.guards import BUDGET_VARIABLE
 from bundler.errors import TemplateError
 
 DEFAULT_RENDER_LIMIT_BYTES = 1 << 20
@@ -48,7 +48,8 @@ _TEMPLATE_MARK = "${"
 _LITERAL_OPENER = ("$${", '${ "${" }')
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 _MISSING_NAME_HELP = (
-    'use `| default(...)` for optional values (`${ cluster.labels.tier | default("bronze") }`);'
+    "use `| default(...)` for optional values; it covers a whole chain of keys"
+    ' (`${ cluster.values.ingress.className | default("nginx") }`);'
     " if this `${` is meant for the application, write `$${` to get a literal `${`, or set"
     " spec.helm.disableTemplating: true to pass this bundle's values verbatim"
 )
@@ -226,6 +227,6 @@ def _describe(error: Exception) -> str:
         return f"invalid template: {error.message} (line {error.lineno})"
     if isinstance(error, RecursionError):
         return "the template nests too deeply"
-    if isinstance(error, RenderLimitError | NotAValueError):
+    if isinstance(error, RenderLimitError | NotAValueError | TemplateRuntimeError):
         return str(error)
     return f"{type(error).__name__}: {error}"

@@ -2,7 +2,7 @@
 
 The sandbox intercepts attribute access, calls and some operators, but not ``~``, filters,
 loops, literals or comparisons; the compiler rewrites those to go through the guards of
-:mod:`bundler.core.templating_guards` under names no template can spell. Macros, blocks,
+:mod:`bundler.core.templating.guards` under names no template can spell. Macros, blocks,
 includes and other constructs values never need are refused: they would buffer output out
 of sight of the size checks.
 
@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from jinja2 import Template, TemplateSyntaxError, nodes
 from jinja2.visitor import NodeTransformer
 
-from bundler.core.templating_env import ENVIRONMENT
-from bundler.core.templating_guards import Guard
+from bundler.core.templating.environment import ENVIRONMENT, REFUSED_FILTERS, refused_filter_message
+from bundler.core.templating.guards import Guard
 
 #: The variable a whole-string expression is assigned to, to read back its native value.
 RESULT = "result"
@@ -129,6 +129,8 @@ class _Guards(NodeTransformer):
 
     def visit_Filter(self, node: nodes.Filter) -> nodes.Node:  # noqa: N802 (visitor protocol)
         self.generic_visit(node)
+        if node.name in REFUSED_FILTERS:
+            raise TemplateSyntaxError(refused_filter_message(node.name), node.lineno)
         if node.name not in ENVIRONMENT.filters:
             raise TemplateSyntaxError(f"no filter named {node.name!r}", node.lineno)
         arguments = [nodes.Const(node.name), *node.args]

@@ -1,0 +1,156 @@
+"""`bundler cluster register`: add a downstream cluster to a workspace on the management cluster.
+
+Writes the Cluster (created, or updated keeping what the command does not set) and, in remote mode,
+its kubeconfig Secret `<name>-kubeconfig` (key `value`, as Cluster API names it), which the remote
+agent and Flux deploy through (bundler.core.cluster_registration decides what to write). In pull
+mode the next step is the agent's chart: `bundler agent-kubeconfig --cluster WS/NAME --helm-values`.
+Invalid input exits 2 before anything is written; an unreachable server or a missing workspace 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from bundler.api.cluster import AgentMode
+from bundler.api.resources import CLUSTER, SECRET, Resource
+from bundler.commands.flag_types import namespace_name
+from bundler.core.cluster_registration import (
+    MAX_KUBECONFIG_BYTES,
+    Registration,
+    check_registration,
+    desired_cluster,
+    desired_secret,
+    parse_labels,
+)
+from bundler.errors import InvalidInputError
+from bundler.kube.store import load_store
+from bundler.store.errors import NotFound
+from bundler.store.protocol import Obj, Store
+
+EXIT_OK = 0
+DEFAULT_WORKSPACE = "fleet-default"
+
+
+def register(sub: Any) -> None:
+    group = sub.add_parser("cluster", help="manage the downstream clusters of a workspace")
+    commands = group.add_subparsers(dest="cluster_command", required=True, metavar="COMMAND")
+    command = commands.add_parser(
+        "register",
+        help="register a downstream cluster: its Cluster, and in remote mode its kubeconfig",
+        description="Create or update the Cluster NAME in a workspace of the management cluster. "
+        "Remote mode also stores the cluster's kubeconfig in the Secret NAME-kubeconfig (key "
+        "value), through which Flux on the management cluster deploys to it. Pull mode needs "
+        "an agent in the cluster: install charts/bundler-agent with the values `bundler "
+        "agent-kubeconfig --cluster WS/NAME --helm-values` prints.",
+    )
+    command.add_argument("name", metavar="NAME", help="the Cluster's name (a DNS label)")
+    command.add_argument(
+        "--kubeconfig",
+        metavar="FILE",
+        help="remote mode: the downstream cluster's kubeconfig, self-contained (`kubectl config "
+        "view --minify --flatten`)",
+    )
+    command.add_argument(
+        "-n",
+        "--namespace",
+        type=namespace_name,
+        default=DEFAULT_WORKSPACE,
+        metavar="WS",
+        help=f"the workspace (default {DEFAULT_WORKSPACE})",
+    )
+    command.add_argument(
+        "-l",
+        "--label",
+        dest="labels",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a label of the Cluster, for Bundle targets (repeatable)",
+    )
+    command.add_argument(
+        "--mode",
+        choices=[m.value for m in AgentMode],
+        default=AgentMode.PULL.value,
+        help="pull (default): an agent in the cluster pulls its deployments; remote: Flux on "
+        "the management cluster deploys through the kubeconfig",
+    )
+    command.add_argument(
+        "--management-kubeconfig",
+        metavar="PATH",
+        help="kubeconfig of the management cluster (default: $KUBECONFIG, else in-cluster)",
+    )
+    command.add_argument(
+        "--context", metavar="NAME", help="context of the management kubeconfig to use"
+    )
+    command.set_defaults(run=run_register)
+
+
+def run_register(args: argparse.Namespace) -> int:
+    registration = Registration(
+        workspace=args.namespace,
+        name=args.name,
+        mode=AgentMode(args.mode),
+        labels=parse_labels(args.labels),
+        kubeconfig=_read_kubeconfig(args.kubeconfig),
+    )
+    check_registration(registration)
+    with load_store(args.management_kubeconfig, args.context) as store:
+        cluster = _current(store, CLUSTER, registration.name, registration.workspace)
+        # Both decided before either is written: a refusal leaves the management cluster as it was.
+        writes = [(CLUSTER, desired_cluster(registration, cluster), cluster)]
+        if registration.mode is AgentMode.REMOTE:
+            secret = _current(store, SECRET, registration.secret_name, registration.workspace)
+            writes.insert(0, (SECRET, desired_secret(registration, secret), secret))
+        for res, body, live in writes:
+            _write(store, res, body, live)
+    action = "created" if cluster is None else "updated"
+    print(f"{registration.cluster_ref} {action} ({registration.mode.value} mode)", file=sys.stderr)
+    if registration.mode is AgentMode.PULL:
+        ref = f"{registration.workspace}/{registration.name}"
+        print(
+            "next: install charts/bundler-agent in the cluster with the values of `bundler "
+            f"agent-kubeconfig --cluster {ref} --server URL --helm-values`",
+            file=sys.stderr,
+        )
+    return EXIT_OK
+
+
+def _read_kubeconfig(path: str | None) -> bytes | None:
+    if path is None:
+        return None
+    file = Path(path)
+    try:
+        if file.stat().st_size > MAX_KUBECONFIG_BYTES:
+            raise InvalidInputError(
+                f"{path} is larger than a Secret can hold", field="--kubeconfig"
+            )
+        return file.read_bytes()
+    except OSError as err:
+        raise InvalidInputError(
+            f"cannot read {path}: {err.strerror}", field="--kubeconfig"
+        ) from None
+
+
+def _current(store: Store, res: Resource, name: str, namespace: str) -> Obj | None:
+    try:
+        return store.get(res, name, namespace)
+    except NotFound:
+        return None
+
+
+def _write(store: Store, res: Resource, body: Obj, live: Obj | None) -> None:
+    """Create `body`, or update it over `live`; a missing workspace is named."""
+    if live is not None:
+        store.update(res, body)
+        return
+    try:
+        store.create(res, body)
+    except NotFound:
+        namespace = body["metadata"]["namespace"]
+        raise NotFound(
+            "does not exist on the management cluster (create the workspace first)",
+            obj=f"namespace {namespace}",
+        ) from None

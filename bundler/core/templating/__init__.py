@@ -1,0 +1,17 @@
+"""Per-cluster values templating: the Jinja sandbox, its budget and its guards (design §2).
+
+:mod:`~bundler.core.templating.render` walks a values tree and renders each string;
+:mod:`~bundler.core.templating.environment` is the sandbox; :mod:`~bundler.core.templating.compiler`
+compiles a string and inserts the guards of :mod:`~bundler.core.templating.guards`, which charge
+the per-render :mod:`~bundler.core.templating.budget`; :mod:`~bundler.core.templating.convert`
+turns results into plain data and text.
+"""
+
+from bundler.core.templating.render import (
+    DEFAULT_RENDER_LIMIT_BYTES,
+    TemplateContext,
+    format_path,
+    render_values,
+)
+
+__all__ = ["DEFAULT_RENDER_LIMIT_BYTES", "TemplateContext", "format_path", "render_values"]
