@@ -7,8 +7,9 @@ version, when the caller knows it, is passed as Helm's `--kube-version`; otherwi
 applies. CRDs (a chart's `crds/`) come first unless the release skips them, as helm-controller
 installs them before the templates.
 
-A chart's templates are its author's: the binary runs with a timeout and its output is capped; the
-SDK renders in-process, bounded by the chart cap on the archive (100 MiB) only.
+A chart's templates are its author's: the binary runs with a timeout; the SDK renders in-process,
+without one (helm-python-sdk offers no cancellation of a render). What either renders is read
+within a cap (bundler.manifests.release).
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from bundler.errors import BundlerError, TemplateError
 
 HELM_BINARY = "helm"
 BINARY_TIMEOUT_S = 120.0
-MAX_OUTPUT_BYTES = 64 << 20
 INSTALL_HINT = (
     "rendering charts needs Helm's engine: install bundler's helm extra "
     "(pip install 'bundler[helm]', which brings helm-python-sdk) or put a helm binary on PATH "
@@ -113,8 +113,6 @@ class BinaryEngine:
                 ) from None
         if done.returncode != 0:
             raise TemplateError(_first_lines(done.stderr.decode("utf-8", "replace")))
-        if len(done.stdout) > MAX_OUTPUT_BYTES:
-            raise TemplateError(f"the rendered manifests are over {MAX_OUTPUT_BYTES >> 20} MiB")
         return done.stdout.decode("utf-8", "replace")
 
 

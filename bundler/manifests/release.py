@@ -24,6 +24,8 @@ from bundler.errors import TemplateError
 from bundler.manifests.engine import HelmEngine, ReleaseInput
 
 Obj = dict[str, Any]
+# What one release may render to: ten times Kubernetes' 3 MiB limit on one stored release.
+MAX_RENDERED_BYTES = 32 << 20
 
 
 def cluster_kube_version(cluster: Cluster | None) -> str | None:
@@ -54,6 +56,8 @@ def render_release(engine: HelmEngine, release: ReleaseInput) -> list[Obj]:
     """The objects of the release, in Helm's order; TemplateError when the chart fails to
     render or renders something that is not YAML objects."""
     text = engine.render(release)
+    if len(text) > MAX_RENDERED_BYTES:
+        raise TemplateError(f"the chart renders more than the {MAX_RENDERED_BYTES >> 20} MiB cap")
     try:
         documents = list(yaml.safe_load_all(text))
     except yaml.YAMLError as err:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -121,3 +122,11 @@ def test_without_the_sdk_or_a_helm_binary_the_error_says_how_to_get_one(
 
 def test_the_sdk_is_preferred_when_installed() -> None:
     assert isinstance(find_engine(), SdkEngine)
+
+
+@pytest.mark.skipif(shutil.which("helm") is None, reason="no helm binary on PATH")
+def test_a_helm_binary_renders_what_the_sdk_renders(tmp_path: Path) -> None:
+    chart = archive(tmp_path, {"crds/widget.yaml": CRD, "templates/NOTES.txt": NOTES})
+    release = ReleaseInput(chart, "rel", "apps", {"greeting": "hi"}, kube_version="v1.29.4")
+    binary = BinaryEngine(shutil.which("helm") or "helm")
+    assert objects(binary.render(release)) == objects(SdkEngine().render(release))

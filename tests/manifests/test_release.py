@@ -12,7 +12,12 @@ from bundler.api.bundledeployment import BundleDeployment
 from bundler.api.cluster import Cluster
 from bundler.errors import TemplateError
 from bundler.manifests.engine import ReleaseInput
-from bundler.manifests.release import cluster_kube_version, release_input, render_release
+from bundler.manifests.release import (
+    MAX_RENDERED_BYTES,
+    cluster_kube_version,
+    release_input,
+    render_release,
+)
 
 CHART = Path("/charts/demo-1.0.0.tgz")
 
@@ -103,3 +108,9 @@ def test_empty_documents_are_dropped() -> None:
     assert render_release(_Text(text), ReleaseInput(CHART, "demo", "apps")) == [
         {"kind": "ConfigMap"}
     ]
+
+
+def test_output_over_the_cap_is_a_template_error() -> None:
+    text = "kind: ConfigMap\n" + "#" * MAX_RENDERED_BYTES
+    with pytest.raises(TemplateError, match="32 MiB cap"):
+        render_release(_Text(text), ReleaseInput(CHART, "demo", "apps"))
