@@ -124,6 +124,17 @@ class _Planned:
 
 
 def run_diff(args: argparse.Namespace) -> int:
+    try:
+        return _run_diff(args)
+    except BundlerError as err:
+        if not args.exit_code:
+            raise
+        # For CI, any failure is 2: exit 1 means "changes" here.
+        print(f"error: {err}", file=sys.stderr)
+        return EXIT_ERROR
+
+
+def _run_diff(args: argparse.Namespace) -> int:
     if args.live == (args.old is not None):
         raise InvalidInputError("give either --from OLD or --live", field="--from")
     new_side = parse_side(args.new, "--to")

@@ -4,7 +4,9 @@ cluster (the test API server), and with --manifests charts from a loopback Helm 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -205,3 +207,24 @@ def test_live_compares_new_inputs_with_the_management_clusters_deployments(
     assert code == 0, err
     changes = {d["cluster"]: d["change"] for d in json.loads(out)["deployments"]}
     assert changes == {"ws/dev-1": "removed", "ws/prod-1": "changed"}
+
+
+@pytest.mark.parametrize(
+    ("extra", "expected"), [([], 1), (["--exit-code"], 2)], ids=["plain", "exit-code"]
+)
+def test_a_failure_of_the_whole_diff_is_exit_2_under_exit_code(
+    capsys: pytest.CaptureFixture[str],
+    repo: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    extra: list[str],
+    expected: int,
+) -> None:
+    commit(repo, "one", PROD, bundle("web", REPO, "web", "1.0.0"))
+    monkeypatch.setitem(sys.modules, "helm_python", None)  # no Helm engine at all
+    only_git = repo.parent / "only-git"
+    only_git.mkdir()
+    (only_git / "git").symlink_to(shutil.which("git") or "/usr/bin/git")
+    monkeypatch.setenv("PATH", str(only_git))  # git, but no helm binary
+    code, _, err = diff(capsys, "--from", "main", "--to", "fleet", "--manifests", *extra)
+    assert code == expected
+    assert "bundler[helm]" in err
