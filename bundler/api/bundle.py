@@ -43,8 +43,18 @@ class Partition(ApiModel):
     clusterGroupSelector: LabelSelector | None = None
 
 
+class OfflineClusters(StrEnum):
+    """How a rollout treats clusters whose agent is Offline (no recent check-in)."""
+
+    # Not counted unavailable, never hold a partition back, still promoted (bundler's default).
+    IGNORE = "Ignore"
+    # Counted unavailable like any other cluster, as Fleet does.
+    BLOCK = "Block"
+
+
 class RolloutStrategy(ApiModel):
-    """Fleet's rollout knobs; percentages round down with a minimum of 1."""
+    """Fleet's rollout knobs plus bundler's safety rules; percentages round down with a minimum
+    of 1."""
 
     maxUnavailable: IntOrPercent | None = None
     maxUnavailablePartitions: IntOrPercent | None = None
@@ -52,6 +62,7 @@ class RolloutStrategy(ApiModel):
     autoPartitionThreshold: int | None = Field(default=None, ge=0)
     maxNew: int | None = Field(default=None, ge=1)
     partitions: list[Partition] = Field(default_factory=list)
+    offlineClusters: OfflineClusters | None = None
 
 
 class BundleSpec(ApiModel):

@@ -31,6 +31,7 @@ from bundler.core.rollout import RolloutDecision, RolloutTarget, plan_rollout
 from bundler.core.targeting import missing_references
 from bundler.core.validation import validate_bundle
 from bundler.errors import BundlerError, InvalidInputError, TransientError
+from bundler.manager import placements
 from bundler.manager.context import Context, split_ref
 from bundler.manager.outcomes import Outcome, Rejection
 from bundler.manager.resolve import duration_seconds, query_for
@@ -163,7 +164,16 @@ class BundleController:
             if row.planned is not None
             and (row.key in existing or scope.namespace_ready(row.planned.namespace))
         ]
-        targets = [_target(row, existing.get(row.key)) for row in writable]
+        targets = [
+            RolloutTarget(
+                row.cluster,
+                row.planned.deployment_id,
+                existing.get(row.key),
+                placements.is_offline(self.ctx, scope, row.cluster),
+            )
+            for row in writable
+            if row.planned is not None
+        ]
         strategy = bundle.spec.rolloutStrategy
         decisions = plan_rollout(
             strategy,
@@ -276,11 +286,6 @@ def _parse(observed: Obj) -> Bundle:
 def _poll_again(bundle: Bundle) -> Result | None:
     interval = bundle.spec.helm.pollInterval
     return None if interval is None else Result(requeue_after=duration_seconds(interval))
-
-
-def _target(row: Row, current: BundleDeployment | None) -> RolloutTarget:
-    assert row.planned is not None
-    return RolloutTarget(row.cluster, row.planned.deployment_id, current)
 
 
 def _holds(decision: RolloutDecision, target: RolloutTarget) -> bool:
