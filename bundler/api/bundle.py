@@ -52,6 +52,18 @@ class OfflineClusters(StrEnum):
     BLOCK = "Block"
 
 
+class DeletionGuard(ApiModel):
+    """Holds a change that would delete many of a Bundle's BundleDeployments in one step.
+
+    Held when the change deletes more than `maxDeletions` (default 5) and more than
+    `maxDeletionsPercent` (default 50) percent of them; `enabled: false` turns the guard off.
+    """
+
+    enabled: bool | None = None
+    maxDeletions: int | None = Field(default=None, ge=0)
+    maxDeletionsPercent: int | None = Field(default=None, ge=0, le=100)
+
+
 class RolloutStrategy(ApiModel):
     """Fleet's rollout knobs plus bundler's safety rules; percentages round down with a minimum
     of 1."""
@@ -63,6 +75,7 @@ class RolloutStrategy(ApiModel):
     maxNew: int | None = Field(default=None, ge=1)
     partitions: list[Partition] = Field(default_factory=list)
     offlineClusters: OfflineClusters | None = None
+    deletionGuard: DeletionGuard | None = None
 
 
 class BundleSpec(ApiModel):

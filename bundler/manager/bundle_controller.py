@@ -13,12 +13,15 @@ confined to its cluster, which keeps what it runs. Before a BundleDeployment tha
 credentials Secret is written, the Secret is copied into its cluster namespace
 (bundler.manager.secret_copy); a cluster where a Secret that bundler did not copy is in the way
 keeps what it runs too, and the Bundle says Ready=False, CredentialsCopyBlocked, naming it.
+A change that would delete many of the Bundle's deployments at once is held by the deletion guard
+(bundler.core.deletion_guard): they stay, and the Bundle says Ready=False, DeletionHeld.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from functools import partial
 
 from pydantic import ValidationError
@@ -26,6 +29,7 @@ from pydantic import ValidationError
 from bundler.api.bundle import Bundle
 from bundler.api.bundledeployment import BundleDeployment
 from bundler.api.resources import BUNDLE, BUNDLE_DEPLOYMENT
+from bundler.core.deletion_guard import deletion_hold
 from bundler.core.planning import key as ref
 from bundler.core.rollout import RolloutDecision, RolloutTarget, plan_rollout
 from bundler.core.targeting import missing_references
@@ -60,6 +64,7 @@ REASON_INVALID = "InvalidSpec"
 REASON_UNRESOLVED = "VersionNotResolved"
 REASON_CREDENTIALS = "CredentialsNotFound"
 REASON_COPY_BLOCKED = "CredentialsCopyBlocked"
+REASON_DELETION_HELD = "DeletionHeld"
 
 SpecFor = Callable[[Obj | None], Obj]
 
@@ -185,7 +190,8 @@ class BundleController:
             _holds(d, t) for d, t in zip(decisions, targets, strict=True)
         )
         missing = _missing(scope, bundle)
-        outcome = _outcome(bundle, planned, held, self._blocked(writable), missing)
+        guarded = _guarded(scope, bundle, planned, existing)
+        outcome = _outcome(bundle, planned, held, self._blocked(writable), missing, guarded)
         # Recorded before any write (so status roll-ups never wait on a failing write), and before
         # creating deployments (so the cluster controller never takes one for a stray).
         self._record(scope, bundle_ref, outcome)
@@ -195,10 +201,10 @@ class BundleController:
             write = partial(self._write, scope, row, decision, target.current, sources)
             self._attempt(failures, write)
         for cluster, stale in existing.items():
-            if outcome.targeted is not None and cluster not in outcome.targeted:
+            if not outcome.keeps(cluster):
                 self._attempt(failures, partial(_delete, self.ctx, stale))
         # A copy found blocked (or no longer) shows at once, not only from the next pass.
-        after = _outcome(bundle, planned, held, self._blocked(writable), missing)
+        after = _outcome(bundle, planned, held, self._blocked(writable), missing, guarded)
         if after != outcome:
             self._record(scope, bundle_ref, after)
         if failures:
@@ -382,12 +388,41 @@ def _missing(scope: Scope, bundle: Bundle) -> tuple[str, ...]:
     return tuple(missing_references(bundle, scope.groups_in(workspace), names))
 
 
+@dataclass(frozen=True)
+class _Guarded:
+    """The deployments of untargeted clusters the deletion guard keeps, and why."""
+
+    kept: frozenset[str] = frozenset()
+    why: Rejection | None = None
+
+
+def _guarded(
+    scope: Scope, bundle: Bundle, planned: BundleRows, existing: Mapping[str, BundleDeployment]
+) -> _Guarded:
+    """Deleting a Cluster is explicit, like deleting the Bundle: its deployments are not kept."""
+    workspace = bundle.metadata.namespace or ""
+    live = {ref(workspace, c.metadata.name) for c in scope.live_clusters(workspace)}
+    stale = frozenset((existing.keys() - {row.key for row in planned.rows}) & live)
+    strategy = bundle.spec.rolloutStrategy
+    hold = deletion_hold(
+        strategy.deletionGuard if strategy is not None else None,
+        len(stale),
+        len(existing),
+        generation=bundle.metadata.generation or 0,
+        annotations=bundle.metadata.annotations,
+    )
+    if hold is None:
+        return _Guarded()
+    return _Guarded(stale, Rejection(REASON_DELETION_HELD, hold.message()))
+
+
 def _outcome(
     bundle: Bundle,
     planned: BundleRows,
     held: bool,
     blocked: Mapping[str, str],
     missing: tuple[str, ...] = (),
+    guarded: _Guarded = _Guarded(),
 ) -> Outcome:
     errors = {row.key: row.error for row in planned.rows if row.error is not None}
     return Outcome(
@@ -398,6 +433,8 @@ def _outcome(
         resolved_version=_resolved_version(bundle, planned),
         held=held,
         missing=missing,
+        kept=guarded.kept,
+        deletion_held=guarded.why,
     )
 
 

@@ -1,5 +1,5 @@
 """Acceptance for bundler's rollout safety rules, the manager over real HTTP: offline clusters
-never block a rollout."""
+never block a rollout, and mass deletion is held."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from tests.manager.conftest import (
     check_in,
     create_world,
     deployment_of,
+    deployments,
     report,
     settle_remote,
     status_of,
@@ -77,3 +78,111 @@ def test_offline_clusters_do_not_block_a_rollout(
     admin.patch(BUNDLE, "app", {"spec": {"helm": {"values": {"v": 2}}}}, WS)
     settle_remote(manager, server.store)
     assert promoted(server.store) == expected
+
+
+FLEET = [f"c{i}" for i in range(8)]
+PROD = [{"clusterSelector": {"matchLabels": {"env": "prod"}}}]
+TYPO = [{"clusterSelector": {"matchLabels": {"env": "prd"}}}]
+
+
+def ready_of(store: Any) -> dict[str, Any]:
+    conditions = status_of(store, BUNDLE, "app")["conditions"]
+    found: dict[str, Any] = next(c for c in conditions if c["type"] == "Ready")
+    return found
+
+
+def deployed(store: Any) -> set[str]:
+    return {name for name, _ in deployments(store)}
+
+
+def test_mass_deletion_is_held_until_allowed_for_its_generation(
+    server: ApiServer,  # noqa: F811
+    admin: KubeStore,  # noqa: F811
+    remote: KubeStore,  # noqa: F811
+    start_manager: StartManager,
+) -> None:
+    create_world(admin, world(*(cluster(n, {"env": "prod"}) for n in FLEET), bundle(PROD)))
+    manager = start_manager(remote)
+    settle_remote(manager, server.store)
+    admin.patch(BUNDLE, "app", {"spec": {"targets": TYPO}}, WS)
+    settle_remote(manager, server.store)
+    assert deployed(server.store) == set(FLEET)
+    ready = ready_of(server.store)
+    generation = server.store.get(BUNDLE, "app", WS)["metadata"]["generation"]
+    assert (ready["status"], ready["reason"]) == ("False", "DeletionHeld")
+    assert "would delete 8 of the bundle's 8 BundleDeployments" in ready["message"]
+    allow = {"bundler.dev/allow-deletion": str(generation - 1)}
+    admin.patch(BUNDLE, "app", {"metadata": {"annotations": allow}}, WS)
+    settle_remote(manager, server.store)
+    assert deployed(server.store) == set(FLEET)
+    allow = {"bundler.dev/allow-deletion": str(generation)}
+    admin.patch(BUNDLE, "app", {"metadata": {"annotations": allow}}, WS)
+    settle_remote(manager, server.store)
+    assert deployed(server.store) == set()
+
+
+def test_reverting_a_held_deletion_releases_the_hold(
+    server: ApiServer,  # noqa: F811
+    admin: KubeStore,  # noqa: F811
+    remote: KubeStore,  # noqa: F811
+    start_manager: StartManager,
+) -> None:
+    create_world(admin, world(*(cluster(n, {"env": "prod"}) for n in FLEET), bundle(PROD)))
+    manager = start_manager(remote)
+    settle_remote(manager, server.store)
+    admin.patch(BUNDLE, "app", {"spec": {"targets": TYPO}}, WS)
+    settle_remote(manager, server.store)
+    assert ready_of(server.store)["reason"] == "DeletionHeld"
+    admin.patch(BUNDLE, "app", {"spec": {"targets": PROD}}, WS)
+    settle_remote(manager, server.store)
+    assert deployed(server.store) == set(FLEET)
+    assert ready_of(server.store)["reason"] != "DeletionHeld"
+
+
+# (clusters relabelled away from env=prod, the deletion guard, clusters left deployed)
+DELETION_CASES: list[tuple[str, int, dict[str, Any] | None, int]] = [
+    ("a-few-deletions-proceed", 3, None, 5),
+    ("more-than-half-and-more-than-five-are-held", 6, None, 8),
+    ("disabled-guard-deletes", 6, {"enabled": False}, 2),
+    ("stricter-guard-holds-fewer", 2, {"maxDeletions": 1, "maxDeletionsPercent": 10}, 8),
+]
+
+
+@pytest.mark.parametrize(
+    ("untargeted", "guard", "left"),
+    [c[1:] for c in DELETION_CASES],
+    ids=[c[0] for c in DELETION_CASES],
+)
+def test_deletion_guard_thresholds(
+    server: ApiServer,  # noqa: F811
+    admin: KubeStore,  # noqa: F811
+    remote: KubeStore,  # noqa: F811
+    start_manager: StartManager,
+    untargeted: int,
+    guard: dict[str, Any] | None,
+    left: int,
+) -> None:
+    strategy = {} if guard is None else {"deletionGuard": guard}
+    clusters = [
+        cluster(n, {"env": "dev" if i < untargeted else "prod"}) for i, n in enumerate(FLEET)
+    ]
+    create_world(admin, world(*clusters, bundle(ALL, rolloutStrategy=strategy)))
+    manager = start_manager(remote)
+    settle_remote(manager, server.store)
+    admin.patch(BUNDLE, "app", {"spec": {"targets": PROD}}, WS)
+    settle_remote(manager, server.store)
+    assert len(deployed(server.store)) == left
+
+
+def test_deleting_the_bundle_is_not_guarded(
+    server: ApiServer,  # noqa: F811
+    admin: KubeStore,  # noqa: F811
+    remote: KubeStore,  # noqa: F811
+    start_manager: StartManager,
+) -> None:
+    create_world(admin, world(*(cluster(n, {"env": "prod"}) for n in FLEET), bundle(PROD)))
+    manager = start_manager(remote)
+    settle_remote(manager, server.store)
+    admin.delete(BUNDLE, "app", WS)
+    settle_remote(manager, server.store)
+    assert deployed(server.store) == set()
