@@ -9,7 +9,7 @@ from pydantic import Field
 
 from bundler.api.base import ApiModel
 from bundler.api.helm import HelmOptions
-from bundler.api.meta import Conditions, DependsOn, IntOrPercent, ObjectMeta
+from bundler.api.meta import Conditions, DependsOn, Duration, IntOrPercent, ObjectMeta
 from bundler.api.selector import LabelSelector
 from bundler.api.summary import NON_READY_MAX, DeploymentState, NonReadyResource, Summary
 
@@ -64,6 +64,28 @@ class DeletionGuard(ApiModel):
     maxDeletionsPercent: int | None = Field(default=None, ge=0, le=100)
 
 
+class FailureAction(StrEnum):
+    """What a rollout does once more clusters failed than `onFailure.maxFailures` allows."""
+
+    # Promote nothing more; the clusters that failed keep the failing deployment.
+    HALT = "Halt"
+    # Halt, and return the clusters that failed to the last options that were Ready there.
+    ROLLBACK = "Rollback"
+
+
+class OnFailure(ApiModel):
+    """When a rollout counts as failing, and what it then does (bundler.core.rollout_failures).
+
+    maxFailures: failed clusters tolerated (default 0: the first failure halts); a percentage is
+    of the bundle's targets. progressDeadline: how long a promoted cluster may take to be Ready on
+    its new deployment (default: no deadline, only ErrApplied fails). action: default Halt.
+    """
+
+    maxFailures: IntOrPercent | None = None
+    progressDeadline: Duration | None = None
+    action: FailureAction | None = None
+
+
 class RolloutStrategy(ApiModel):
     """Fleet's rollout knobs plus bundler's safety rules; percentages round down with a minimum
     of 1."""
@@ -76,6 +98,7 @@ class RolloutStrategy(ApiModel):
     partitions: list[Partition] = Field(default_factory=list)
     offlineClusters: OfflineClusters | None = None
     deletionGuard: DeletionGuard | None = None
+    onFailure: OnFailure | None = None
 
 
 class BundleSpec(ApiModel):

@@ -26,6 +26,9 @@ Fleet's model (design §3), decided in one pure pass over the targets in their g
   pass. Creations are not held back by maxUnavailable (that budget is about updates, as in Fleet),
   but each one counts as unavailable and so holds back updates elsewhere.
 - Pause. A paused bundle or cluster stages but never promotes, and creates nothing.
+- Halt (bundler.core.rollout_failures decides it). A halted rollout stages but never promotes,
+  and creates nothing; the clusters it names for rollback get their `spec.lastReady` options back
+  (the desired ones staged), whatever the budgets say: they only return to what ran there.
 - Offline clusters (bundler's rule, not Fleet's). With `offlineClusters: Ignore` (the default) a
   cluster whose agent is Offline is not counted unavailable, takes no room in any budget (so it
   never holds its partition back), and is promoted (or created) whenever it is not paused or in
@@ -38,7 +41,7 @@ Percentages round down with a minimum of 1; plain numbers are taken as they are.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from bundler.api.bundle import BundleTarget, OfflineClusters, Partition, RolloutStrategy
@@ -76,6 +79,7 @@ class RolloutDecision:
     create: create the BundleDeployment with the desired options (promote is then True as well).
     promote: spec.options/deploymentID become the desired ones and the staged fields are cleared.
     stage: spec.stagedOptions/stagedDeploymentID become the desired ones; options stay.
+    rollback: spec.options/deploymentID return to spec.lastReady, the desired ones are staged.
     None of them: leave the cluster as it is.
     """
 
@@ -83,6 +87,7 @@ class RolloutDecision:
     promote: bool = False
     stage: bool = False
     create: bool = False
+    rollback: bool = False
     reason: str = ""
 
 
@@ -151,8 +156,13 @@ def plan_rollout(
     groups: Sequence[ClusterGroup],
     *,
     bundle_paused: bool,
+    halted: str | None = None,
+    rollback: Collection[str] = (),
 ) -> tuple[RolloutDecision, ...]:
-    """A decision per target, in the order of `targets`; `groups` are the workspace's groups."""
+    """A decision per target, in the order of `targets`; `groups` are the workspace's groups.
+
+    `halted`: why the rollout is halted (None: it is not); `rollback`: the keys of the targets
+    to return to their last Ready options."""
     strategy = strategy or RolloutStrategy()
     counting = _Counting(strategy.offlineClusters is not OfflineClusters.BLOCK)
     partitions = split_partitions(strategy, targets, groups)
@@ -181,7 +191,12 @@ def plan_rollout(
             counting.unavailable(partition.targets),
         )
         for target in partition.targets:
-            hold = _hold_reason(target, bundle_paused, waiting)
+            if target.key in rollback:
+                decisions[target.key] = RolloutDecision(
+                    target.key, rollback=True, reason=f"rolled back: {halted}"
+                )
+                continue
+            hold = _hold_reason(target, bundle_paused, halted or waiting)
             budgets = (bundle_budget, budget) if counting.counts(target) else ()
             decisions[target.key] = _decide(target, hold, budgets, creations)
         if budget.used > budget.limit:
