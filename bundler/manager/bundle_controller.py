@@ -35,7 +35,7 @@ from bundler.core.rollout import RolloutDecision, RolloutTarget, plan_rollout
 from bundler.core.targeting import missing_references
 from bundler.core.validation import validate_bundle
 from bundler.errors import BundlerError, InvalidInputError, TransientError
-from bundler.manager import placements
+from bundler.manager import placements, rollout_memory
 from bundler.manager.context import Context, split_ref
 from bundler.manager.outcomes import Outcome, Rejection
 from bundler.manager.resolve import duration_seconds, query_for
@@ -103,9 +103,10 @@ class BundleController:
         sources = self._sources(scope, bundle_ref, bundle, named)
         if sources is None:
             return None
-        self._apply(scope, observed, bundle, planned, sources)
+        recheck = self._apply(scope, observed, bundle, planned, sources)
         poll = self.ctx.resolution.seconds_until_poll(bundle)
-        return Result(requeue_after=poll) if poll is not None else None
+        waits = [w for w in (poll, recheck) if w is not None]
+        return Result(requeue_after=min(waits)) if waits else None
 
     # -- planning -----------------------------------------------------------------------------
 
@@ -160,7 +161,8 @@ class BundleController:
 
     def _apply(
         self, scope: Scope, observed: Obj, bundle: Bundle, planned: BundleRows, sources: Sources
-    ) -> None:
+    ) -> float | None:
+        """Write the rollout's decisions; returns clock seconds until a progress deadline."""
         bundle_ref = ref(bundle.metadata.namespace, bundle.metadata.name)
         existing = scope.deployment_models.of_bundle(bundle_ref)
         writable = [
@@ -179,36 +181,43 @@ class BundleController:
             for row in writable
             if row.planned is not None
         ]
-        strategy = bundle.spec.rolloutStrategy
+        failing = rollout_memory.gate(bundle, targets, self.ctx.clock.now())
         decisions = plan_rollout(
-            strategy,
+            bundle.spec.rolloutStrategy,
             targets,
             scope.groups_in(bundle.metadata.namespace or ""),
             bundle_paused=bundle.spec.paused,
+            halted=failing.halted,
+            rollback=failing.halt.rollback if failing.halt is not None else (),
         )
-        held = len(writable) < sum(1 for r in planned.rows if r.planned is not None) or any(
-            _holds(d, t) for d, t in zip(decisions, targets, strict=True)
+        # With onFailure every deployment status change may fail the rollout: always listen.
+        held = (
+            failing.watching
+            or len(writable) < sum(1 for r in planned.rows if r.planned is not None)
+            or any(_holds(d, t) for d, t in zip(decisions, targets, strict=True))
         )
         missing = _missing(scope, bundle)
-        guarded = _guarded(scope, bundle, planned, existing)
-        outcome = _outcome(bundle, planned, held, self._blocked(writable), missing, guarded)
+        holds = _Holds(failing.rejection(), *_guarded(scope, bundle, planned, existing))
+        outcome = _outcome(bundle, planned, held, self._blocked(writable), missing, holds)
         # Recorded before any write (so status roll-ups never wait on a failing write), and before
         # creating deployments (so the cluster controller never takes one for a stray).
         self._record(scope, bundle_ref, outcome)
         update_with_retry(self.ctx.store, BUNDLE, observed, adding_finalizer(BUNDLE_FINALIZER))
         failures: list[BundlerError] = []
+        memory = _Memory(failing.watching, self.ctx.now_iso())
         for row, decision, target in zip(writable, decisions, targets, strict=True):
-            write = partial(self._write, scope, row, decision, target.current, sources)
+            write = partial(self._write, scope, row, decision, target.current, sources, memory)
             self._attempt(failures, write)
         for cluster, stale in existing.items():
             if not outcome.keeps(cluster):
                 self._attempt(failures, partial(_delete, self.ctx, stale))
         # A copy found blocked (or no longer) shows at once, not only from the next pass.
-        after = _outcome(bundle, planned, held, self._blocked(writable), missing, guarded)
+        after = _outcome(bundle, planned, held, self._blocked(writable), missing, holds)
         if after != outcome:
             self._record(scope, bundle_ref, after)
         if failures:
             raise failures[0]
+        return failing.recheck_after
 
     def _blocked(self, rows: Iterable[Row]) -> dict[str, str]:
         """Why each cluster whose credentials copy is blocked cannot get its deployment."""
@@ -233,6 +242,7 @@ class BundleController:
         decision: RolloutDecision,
         current: BundleDeployment | None,
         sources: Sources,
+        memory: _Memory,
     ) -> None:
         planned = row.planned
         assert planned is not None
@@ -241,7 +251,7 @@ class BundleController:
         if current is not None and _in_sync(current, row, decision):
             return
         observed = scope.deployments.get(planned.namespace, planned.name)
-        spec_for = _spec_for(row, decision)
+        spec_for = _spec_for(row, decision, memory.replacing(current))
         if observed is None and not decision.create:
             return
         desired = planned.to_object()
@@ -296,7 +306,7 @@ def _poll_again(bundle: Bundle) -> Result | None:
 
 def _holds(decision: RolloutDecision, target: RolloutTarget) -> bool:
     """The rollout keeps this cluster from its desired deployment for now."""
-    return decision.stage or (target.current is None and not decision.create)
+    return decision.stage or decision.rollback or (target.current is None and not decision.create)
 
 
 def _in_sync(current: BundleDeployment, row: Row, decision: RolloutDecision) -> bool:
@@ -310,6 +320,11 @@ def _in_sync(current: BundleDeployment, row: Row, decision: RolloutDecision) -> 
         labels.get(k) != v for k, v in planned.labels.items()
     ):
         return False
+    if decision.rollback:
+        return (
+            spec.rolledBackFrom == planned.deployment_id
+            and spec.deploymentID != planned.deployment_id
+        )
     if decision.promote or decision.create:
         return (
             spec.deploymentID == planned.deployment_id
@@ -326,7 +341,26 @@ def _in_sync(current: BundleDeployment, row: Row, decision: RolloutDecision) -> 
     return spec.deploymentID != planned.deployment_id or spec.options == planned.options
 
 
-def _spec_for(row: Row, decision: RolloutDecision) -> SpecFor:
+@dataclass(frozen=True)
+class _Memory:
+    """Whether this pass records rollout memory (bundler.manager.rollout_memory), and when."""
+
+    recording: bool
+    now_iso: str
+
+    def replacing(self, current: BundleDeployment | None) -> _Promotion | None:
+        if not self.recording:
+            return None
+        return _Promotion(self.now_iso, rollout_memory.last_ready(current))
+
+
+@dataclass(frozen=True)
+class _Promotion:
+    now_iso: str
+    last_ready: Obj | None
+
+
+def _spec_for(row: Row, decision: RolloutDecision, promotion: _Promotion | None) -> SpecFor:
     """The spec the BundleDeployment should have, given the spec it has (None: none yet)."""
     planned = row.planned
     assert planned is not None
@@ -335,8 +369,14 @@ def _spec_for(row: Row, decision: RolloutDecision) -> SpecFor:
 
     def spec_for(current: Obj | None) -> Obj:
         spec: Obj
-        if current is None or decision.promote or decision.create:
+        if decision.rollback and promotion and current and current.get("lastReady"):
+            spec = rollout_memory.rolled_back(current, wanted, promotion.now_iso)
+        elif current is None or decision.promote or decision.create:
             spec = dict(wanted)
+            if promotion is not None:
+                spec = rollout_memory.promoted(
+                    spec, current, promotion.last_ready, promotion.now_iso
+                )
         elif decision.stage:
             spec = {
                 **current,
@@ -389,16 +429,18 @@ def _missing(scope: Scope, bundle: Bundle) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
-class _Guarded:
-    """The deployments of untargeted clusters the deletion guard keeps, and why."""
+class _Holds:
+    """What this pass holds: a halted rollout (why), and the deployments of untargeted clusters
+    the deletion guard keeps (and why)."""
 
+    halted: Rejection | None = None
     kept: frozenset[str] = frozenset()
     why: Rejection | None = None
 
 
 def _guarded(
     scope: Scope, bundle: Bundle, planned: BundleRows, existing: Mapping[str, BundleDeployment]
-) -> _Guarded:
+) -> tuple[frozenset[str], Rejection | None]:
     """Deleting a Cluster is explicit, like deleting the Bundle: its deployments are not kept."""
     workspace = bundle.metadata.namespace or ""
     live = {ref(workspace, c.metadata.name) for c in scope.live_clusters(workspace)}
@@ -412,8 +454,8 @@ def _guarded(
         annotations=bundle.metadata.annotations,
     )
     if hold is None:
-        return _Guarded()
-    return _Guarded(stale, Rejection(REASON_DELETION_HELD, hold.message()))
+        return frozenset(), None
+    return stale, Rejection(REASON_DELETION_HELD, hold.message())
 
 
 def _outcome(
@@ -422,7 +464,7 @@ def _outcome(
     held: bool,
     blocked: Mapping[str, str],
     missing: tuple[str, ...] = (),
-    guarded: _Guarded = _Guarded(),
+    holds: _Holds = _Holds(),
 ) -> Outcome:
     errors = {row.key: row.error for row in planned.rows if row.error is not None}
     return Outcome(
@@ -433,8 +475,9 @@ def _outcome(
         resolved_version=_resolved_version(bundle, planned),
         held=held,
         missing=missing,
-        kept=guarded.kept,
-        deletion_held=guarded.why,
+        kept=holds.kept,
+        deletion_held=holds.why,
+        halted=holds.halted,
     )
 
 

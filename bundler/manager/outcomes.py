@@ -32,7 +32,8 @@ class Outcome:
     while the others proceed; it is the Bundle's Ready condition. `missing` tells the clusterGroups
     and dependsOn that name nothing in the workspace (the Bundle's References condition).
     `kept` are clusters no longer targeted whose deployments the deletion guard keeps, and
-    `deletion_held` says why (the Bundle's Ready condition while it holds).
+    `deletion_held` says why (the Bundle's Ready condition while it holds). `halted` says why a
+    failing rollout halted or rolled back (bundler.manager.rollout_memory).
     """
 
     generation: int
@@ -45,6 +46,7 @@ class Outcome:
     missing: tuple[str, ...] = ()
     kept: frozenset[str] = frozenset()
     deletion_held: Rejection | None = None
+    halted: Rejection | None = None
 
     def keeps(self, cluster: str) -> bool:
         """Whether this plan keeps a deployment on `cluster` (a rejected one keeps every one)."""

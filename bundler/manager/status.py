@@ -90,7 +90,7 @@ class BundleStatusController:
             previous=previous,
             now=now,
         )
-        why = outcome.rejection or outcome.deletion_held or outcome.blocked
+        why = outcome.rejection or outcome.deletion_held or outcome.halted or outcome.blocked
         if why is not None:
             not_ready = condition(
                 ConditionType.READY.value, False, why.reason, why.message, now, previous

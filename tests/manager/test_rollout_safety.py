@@ -186,3 +186,108 @@ def test_deleting_the_bundle_is_not_guarded(
     admin.delete(BUNDLE, "app", WS)
     settle_remote(manager, server.store)
     assert deployed(server.store) == set()
+
+
+def values_of(store: Any, name: str) -> Any:
+    return deployment_of(store, name)["spec"]["options"]["helm"].get("values")
+
+
+def start_failing_rollout(
+    server: ApiServer, admin: KubeStore, remote: KubeStore, start: StartManager, on_failure: Any
+) -> Any:
+    """Four clusters Ready on the first options; then v=2 rolls out two at a time."""
+    strategy = {"maxUnavailable": 2, "onFailure": on_failure}
+    create_world(
+        admin, world(*(cluster(n) for n in FLEET[:4]), bundle(ALL, rolloutStrategy=strategy))
+    )
+    # Never offline: an offline cluster is not failed by the progress deadline.
+    manager = start(remote, offline_after=3600.0)
+    settle_remote(manager, server.store)
+    for name in FLEET[:4]:
+        report(admin, name)
+    settle_remote(manager, server.store)
+    admin.patch(BUNDLE, "app", {"spec": {"helm": {"values": {"v": 2}}}}, WS)
+    settle_remote(manager, server.store)
+    return manager
+
+
+def test_failing_rollout_halts_and_resumes_on_annotation(
+    server: ApiServer,  # noqa: F811
+    admin: KubeStore,  # noqa: F811
+    remote: KubeStore,  # noqa: F811
+    start_manager: StartManager,
+) -> None:
+    on_failure = {"maxFailures": 1, "action": "Halt"}
+    manager = start_failing_rollout(server, admin, remote, start_manager, on_failure)
+    first = [n for n in FLEET[:4] if values_of(server.store, n) == {"v": 2}]
+    assert first == ["c0", "c1"]
+    for name in first:
+        report(admin, name, applied=False, deployed_error="image pull failed")
+    settle_remote(manager, server.store)
+    ready = ready_of(server.store)
+    assert (ready["status"], ready["reason"]) == ("False", "RolloutHalted")
+    assert "2 clusters failed the rollout, maxFailures is 1" in ready["message"]
+    assert f"{WS}/c0: ApplyFailed: image pull failed" in ready["message"]
+    # Halted: the failed clusters keep the failing deployment, nothing more is promoted.
+    assert [values_of(server.store, n) for n in FLEET[:4]] == [{"v": 2}, {"v": 2}, None, None]
+    for name in first:
+        report(admin, name)
+    generation = server.store.get(BUNDLE, "app", WS)["metadata"]["generation"]
+    resume = {"bundler.dev/resume-rollout": str(generation)}
+    admin.patch(BUNDLE, "app", {"metadata": {"annotations": resume}}, WS)
+    settle_remote(manager, server.store)
+    assert [values_of(server.store, n) for n in FLEET[:4]] == [{"v": 2}] * 4
+
+
+def test_failing_rollout_rolls_back_to_the_last_ready_options(
+    server: ApiServer,  # noqa: F811
+    admin: KubeStore,  # noqa: F811
+    remote: KubeStore,  # noqa: F811
+    start_manager: StartManager,
+) -> None:
+    on_failure = {"maxFailures": 1, "action": "Rollback"}
+    manager = start_failing_rollout(server, admin, remote, start_manager, on_failure)
+    before = deployment_of(server.store, "c2")["spec"]
+    for name in ("c0", "c1"):
+        report(admin, name, applied=False, deployed_error="image pull failed")
+    settle_remote(manager, server.store)
+    ready = ready_of(server.store)
+    assert (ready["status"], ready["reason"]) == ("False", "RolledBack")
+    for name in ("c0", "c1"):
+        spec = deployment_of(server.store, name)["spec"]
+        assert (spec["options"], spec["deploymentID"]) == (
+            before["options"],
+            before["deploymentID"],
+        )
+        assert spec["stagedOptions"]["helm"]["values"] == {"v": 2}
+        assert spec["rolledBackFrom"] == spec["stagedDeploymentID"]
+        report(admin, name)
+    settle_remote(manager, server.store)
+    # Back on the last Ready options, the rollout stays halted until a new generation.
+    assert ready_of(server.store)["reason"] == "RolledBack"
+    assert [values_of(server.store, n) for n in FLEET[:4]] == [None] * 4
+    admin.patch(BUNDLE, "app", {"spec": {"helm": {"values": {"v": 3}}}}, WS)
+    settle_remote(manager, server.store)
+    assert [values_of(server.store, n) for n in FLEET[:4]] == [{"v": 3}] * 2 + [None] * 2
+
+
+def test_not_ready_past_the_progress_deadline_halts(
+    server: ApiServer,  # noqa: F811
+    admin: KubeStore,  # noqa: F811
+    remote: KubeStore,  # noqa: F811
+    start_manager: StartManager,
+    clock: ManualClock,
+) -> None:
+    on_failure = {"progressDeadline": "10m"}
+    manager = start_failing_rollout(server, admin, remote, start_manager, on_failure)
+    report(admin, "c0", ready=False, ready_reason="Progressing")
+    report(admin, "c1")
+    settle_remote(manager, server.store)
+    assert ready_of(server.store)["reason"] != "RolloutHalted"
+    clock.advance(601.0)
+    settle_remote(manager, server.store)
+    ready = ready_of(server.store)
+    assert (ready["status"], ready["reason"]) == ("False", "RolloutHalted")
+    assert f"{WS}/c0: not Ready within progressDeadline: Progressing" in ready["message"]
+    # c1 was Ready in time, so c2 took its place in the budget before the deadline passed.
+    assert [values_of(server.store, n) for n in FLEET[:4]] == [{"v": 2}] * 3 + [None]
