@@ -20,6 +20,7 @@ from typing import Any
 
 from bundler.core.deletion_guard import ALLOW_DELETION
 from bundler.core.labels import ANNOTATION_IMPORT_GATE
+from bundler.core.rollout_failures import RESUME
 from bundler.manager.context import Context, split_ref
 from bundler.manager.indexes import cluster_of, labels_fingerprint, last_seen, placement_of
 from bundler.manager.scope import Scope
@@ -137,8 +138,9 @@ class Router:
 
     def on_bundle(self, event: EventType, obj: Obj) -> None:
         key = Key.of(obj)
-        allowed = (_meta(obj).get("annotations") or {}).get(ALLOW_DELETION)
-        fingerprint = (*_identity(obj), tuple(_meta(obj).get("finalizers") or ()), allowed)
+        annotations = _meta(obj).get("annotations") or {}
+        allowances = (annotations.get(ALLOW_DELETION), annotations.get(RESUME))
+        fingerprint = (*_identity(obj), tuple(_meta(obj).get("finalizers") or ()), allowances)
         if self._bundles.changed(key, event, fingerprint):
             self.ctx.work.add(Stage.BUNDLE, key)
         self._dependents.record(key, event, obj)

@@ -53,7 +53,7 @@ OFFLINE_CASES = [
 )
 def test_offline_clusters_do_not_block_a_rollout(
     server: ApiServer,  # noqa: F811
-    admin: KubeStore,
+    admin: KubeStore,  # noqa: F811
     remote: KubeStore,  # noqa: F811
     start_manager: StartManager,
     clock: ManualClock,
@@ -97,7 +97,7 @@ def deployed(store: Any) -> set[str]:
 
 def test_mass_deletion_is_held_until_allowed_for_its_generation(
     server: ApiServer,  # noqa: F811
-    admin: KubeStore,
+    admin: KubeStore,  # noqa: F811
     remote: KubeStore,  # noqa: F811
     start_manager: StartManager,
 ) -> None:
@@ -123,7 +123,7 @@ def test_mass_deletion_is_held_until_allowed_for_its_generation(
 
 def test_reverting_a_held_deletion_releases_the_hold(
     server: ApiServer,  # noqa: F811
-    admin: KubeStore,
+    admin: KubeStore,  # noqa: F811
     remote: KubeStore,  # noqa: F811
     start_manager: StartManager,
 ) -> None:
@@ -155,7 +155,7 @@ DELETION_CASES: list[tuple[str, int, dict[str, Any] | None, int]] = [
 )
 def test_deletion_guard_thresholds(
     server: ApiServer,  # noqa: F811
-    admin: KubeStore,
+    admin: KubeStore,  # noqa: F811
     remote: KubeStore,  # noqa: F811
     start_manager: StartManager,
     untargeted: int,
@@ -176,7 +176,7 @@ def test_deletion_guard_thresholds(
 
 def test_deleting_the_bundle_is_not_guarded(
     server: ApiServer,  # noqa: F811
-    admin: KubeStore,
+    admin: KubeStore,  # noqa: F811
     remote: KubeStore,  # noqa: F811
     start_manager: StartManager,
 ) -> None:
@@ -198,7 +198,7 @@ def start_failing_rollout(
     """Four clusters Ready on the first options; then v=2 rolls out two at a time."""
     strategy = {"maxUnavailable": 2, "onFailure": on_failure}
     create_world(
-        admin, world(*(cluster(n) for n in FLEET[:4]), bundle(ALL, rolloutStrategy=strategy))
+        user, world(*(cluster(n) for n in FLEET[:4]), bundle(ALL, rolloutStrategy=strategy))
     )
     # Never offline: an offline cluster is not failed by the progress deadline.
     manager = start(manager_store, offline_after=3600.0)
@@ -213,7 +213,7 @@ def start_failing_rollout(
 
 def test_failing_rollout_halts_and_resumes_on_annotation(
     server: ApiServer,  # noqa: F811
-    admin: KubeStore,
+    admin: KubeStore,  # noqa: F811
     remote: KubeStore,  # noqa: F811
     start_manager: StartManager,
 ) -> None:
@@ -241,7 +241,7 @@ def test_failing_rollout_halts_and_resumes_on_annotation(
 
 def test_failing_rollout_rolls_back_to_the_last_ready_options(
     server: ApiServer,  # noqa: F811
-    admin: KubeStore,
+    admin: KubeStore,  # noqa: F811
     remote: KubeStore,  # noqa: F811
     start_manager: StartManager,
 ) -> None:
@@ -273,7 +273,7 @@ def test_failing_rollout_rolls_back_to_the_last_ready_options(
 
 def test_not_ready_past_the_progress_deadline_halts(
     server: ApiServer,  # noqa: F811
-    admin: KubeStore,
+    admin: KubeStore,  # noqa: F811
     remote: KubeStore,  # noqa: F811
     start_manager: StartManager,
     clock: ManualClock,
