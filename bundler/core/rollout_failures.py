@@ -28,6 +28,8 @@ from bundler.core.state import as_utc, deployment_state, state_message
 
 RESUME = "bundler.dev/resume-rollout"
 DEFAULT_MAX_FAILURES = 0
+# Seconds past a deadline to look again: it is strict, and any instant after it will do.
+DEADLINE_MARGIN = 0.01
 # Failed clusters a halt message names (the count always covers all of them).
 NAMED_MAX = 5
 
@@ -125,7 +127,7 @@ def seconds_to_deadline(
     ]
     upcoming = [w for w in waits if w >= 0]
     # The deadline is strict (older than it): come back just past the edge.
-    return min(upcoming) + 1.0 if upcoming else None
+    return min(upcoming) + DEADLINE_MARGIN if upcoming else None
 
 
 def _can_roll_back(target: RolloutTarget, failed: set[str]) -> bool:

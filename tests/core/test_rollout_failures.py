@@ -202,7 +202,7 @@ def test_halt_message_names_failed_clusters_and_reasons() -> None:
 # (what each cluster runs, seconds until the next deadline)
 DEADLINE_CASES: list[tuple[str, list[str], float | None]] = [
     ("none-waiting", ["ready-v1", "ready-v2"], None),
-    ("one-waiting", ["slow-v2-early", "ready-v1"], 301.0),
+    ("one-waiting", ["slow-v2-early", "ready-v1"], 300.01),
     ("past-deadline-is-not-waited-for", ["slow-v2-late"], None),
 ]
 
