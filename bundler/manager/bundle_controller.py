@@ -435,13 +435,15 @@ class _Holds:
 
     halted: Rejection | None = None
     kept: frozenset[str] = frozenset()
-    why: Rejection | None = None
+    deletion_held: Rejection | None = None
 
 
 def _guarded(
     scope: Scope, bundle: Bundle, planned: BundleRows, existing: Mapping[str, BundleDeployment]
 ) -> tuple[frozenset[str], Rejection | None]:
-    """Deleting a Cluster is explicit, like deleting the Bundle: its deployments are not kept."""
+    """The deployments of untargeted clusters the deletion guard keeps, and why. Deleting a
+    Cluster is explicit, like deleting the Bundle: the deployments of a Cluster gone are not
+    counted, and not kept."""
     workspace = bundle.metadata.namespace or ""
     live = {ref(workspace, c.metadata.name) for c in scope.live_clusters(workspace)}
     stale = frozenset((existing.keys() - {row.key for row in planned.rows}) & live)
@@ -476,7 +478,7 @@ def _outcome(
         held=held,
         missing=missing,
         kept=holds.kept,
-        deletion_held=holds.why,
+        deletion_held=holds.deletion_held,
         halted=holds.halted,
     )
 
