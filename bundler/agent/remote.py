@@ -5,11 +5,15 @@ For each Cluster with `spec.agentMode: remote` and a `spec.kubeConfigSecret`, it
 where a namespaced HelmRelease can reference it, and runs an Agent whose Flux objects go to the
 cluster namespace with `spec.kubeConfig.secretRef`. Flux on the management cluster then deploys
 into the downstream cluster, which needs nothing installed. Clusters that leave remote mode, or go
-away, have their Agent stopped. The copy - the downstream cluster's credentials, which a pull agent
-in that namespace must never read - is deleted when the Cluster leaves remote mode (found by its
-marker label in the cluster namespace computed from the Cluster's key, never from a field anyone
-can write), and goes with the cluster namespace when the Cluster goes. Each Cluster not in remote
-mode is checked once per process, and again after every copy made for it.
+away, have their Agent stopped. A Cluster that leaves remote mode (to pull mode, say) hands its
+releases over without uninstalling them: its HelmReleases are suspended, then deleted (Flux leaves
+the release of a suspended HelmRelease installed), and its chart sources deleted, so no two
+controllers ever manage a release; the pull agent's HelmRelease has the same release name and
+storage namespace, so its Flux adopts the release by upgrading it. Then the copy - the downstream
+cluster's credentials, which a pull agent in that namespace must never read - is deleted. Both are
+found by bundler's labels in the cluster namespace computed from the Cluster's key, never from a
+field anyone can write. A Cluster that goes away takes all of it with its cluster namespace. Each
+Cluster not in remote mode is checked once per process, and again after every copy made for it.
 
 The copy is refreshed on every Cluster event and every heartbeat interval, so a rotated kubeconfig
 reaches Flux without a restart.
@@ -27,7 +31,13 @@ from bundler.agent.agent import Agent
 from bundler.agent.config import DEFAULT_HEARTBEAT_INTERVAL, DEFAULT_RESYNC_PERIOD, AgentConfig
 from bundler.agent.ownership import merged, needs_write
 from bundler.api.cluster import AgentMode
-from bundler.api.resources import CLUSTER, SECRET
+from bundler.api.resources import (
+    CLUSTER,
+    HELM_RELEASE,
+    HELM_REPOSITORY,
+    OCI_REPOSITORY,
+    SECRET,
+)
 from bundler.core.labels import ANNOTATION_CLUSTER
 from bundler.errors import InvalidInputError, TransientError
 from bundler.runtime.controller import Result
@@ -68,7 +78,8 @@ class RemoteAgents:
         self.store = store
         self.settings = settings or RemoteSettings()
         self._agents: dict[Key, Agent] = {}
-        # Clusters not in remote mode whose cluster namespace holds no kubeconfig copy.
+        # Clusters not in remote mode whose cluster namespace holds no kubeconfig copy and no
+        # remote agent HelmRelease any more.
         self._without_copy: set[Key] = set()
         self._lock = threading.Lock()
         self._informers: Sequence[Informer] = ()
@@ -97,7 +108,7 @@ class RemoteAgents:
         if config is None:
             self._stop_agent(key)
             if cluster is not None and self._serves(key) and not _deleting(cluster):
-                self._remove_kubeconfig_copy(key)
+                self._leave_remote_mode(key)
             return None
         self._ensure_agent(key, config)
         with self._lock:
@@ -108,11 +119,34 @@ class RemoteAgents:
     def _serves(self, key: Key) -> bool:
         return self.settings.only is None or key.name == self.settings.only
 
-    def _remove_kubeconfig_copy(self, key: Key) -> None:
+    def _leave_remote_mode(self, key: Key) -> None:
         with self._lock:
             if key in self._without_copy:
                 return
-        namespace = AgentConfig(workspace=key.namespace, cluster=key.name).cluster_namespace
+        # The cluster namespace and bundler's labels, which do not depend on the mode.
+        config = AgentConfig(workspace=key.namespace, cluster=key.name)
+        self._hand_over_releases(config)
+        self._remove_kubeconfig_copy(config.cluster_namespace)
+        with self._lock:
+            self._without_copy.add(key)
+
+    def _hand_over_releases(self, config: AgentConfig) -> None:
+        """Suspend and delete the remote agent's HelmReleases (leaving the releases installed),
+        then its chart sources."""
+        namespace, owned = config.cluster_namespace, config.owned_labels()
+        for release in self.store.list(HELM_RELEASE, namespace=namespace, labels=owned).items:
+            name = release["metadata"]["name"]
+            with contextlib.suppress(NotFound):
+                if not (release.get("spec") or {}).get("suspend"):
+                    self.store.patch(HELM_RELEASE, name, {"spec": {"suspend": True}}, namespace)
+                self.store.delete(HELM_RELEASE, name, namespace)
+            log.info("remote agents: handed over the release of HelmRelease %s/%s", namespace, name)
+        for res in (HELM_REPOSITORY, OCI_REPOSITORY):
+            for source in self.store.list(res, namespace=namespace, labels=owned).items:
+                with contextlib.suppress(NotFound):
+                    self.store.delete(res, source["metadata"]["name"], namespace)
+
+    def _remove_kubeconfig_copy(self, namespace: str) -> None:
         marked = {LABEL_KUBECONFIG_COPY: KUBECONFIG_COPY_MARK}
         for copy in self.store.list(SECRET, namespace=namespace, labels=marked).items:
             with contextlib.suppress(NotFound):
@@ -122,8 +156,6 @@ class RemoteAgents:
                 namespace,
                 copy["metadata"]["name"],
             )
-        with self._lock:
-            self._without_copy.add(key)
 
     def _cluster(self, key: Key) -> Obj | None:
         for informer in self._informers:

@@ -9,7 +9,7 @@ from pydantic import Field
 
 from bundler.api.base import ApiModel
 from bundler.api.helm import HelmOptions
-from bundler.api.meta import Conditions, DependsOn, IntOrPercent, ObjectMeta
+from bundler.api.meta import Conditions, DependsOn, Duration, IntOrPercent, ObjectMeta
 from bundler.api.selector import LabelSelector
 from bundler.api.summary import NON_READY_MAX, DeploymentState, NonReadyResource, Summary
 
@@ -43,8 +43,52 @@ class Partition(ApiModel):
     clusterGroupSelector: LabelSelector | None = None
 
 
+class OfflineClusters(StrEnum):
+    """How a rollout treats clusters whose agent is Offline (no recent check-in)."""
+
+    # Not counted unavailable, never hold a partition back, still promoted (bundler's default).
+    IGNORE = "Ignore"
+    # Counted unavailable like any other cluster, as Fleet does.
+    BLOCK = "Block"
+
+
+class DeletionGuard(ApiModel):
+    """Holds a change that would delete many of a Bundle's BundleDeployments in one step.
+
+    Held when the change deletes more than `maxDeletions` (default 5) and more than
+    `maxDeletionsPercent` (default 50) percent of them; `enabled: false` turns the guard off.
+    """
+
+    enabled: bool | None = None
+    maxDeletions: int | None = Field(default=None, ge=0)
+    maxDeletionsPercent: int | None = Field(default=None, ge=0, le=100)
+
+
+class FailureAction(StrEnum):
+    """What a rollout does once more clusters failed than `onFailure.maxFailures` allows."""
+
+    # Promote nothing more; the clusters that failed keep the failing deployment.
+    HALT = "Halt"
+    # Halt, and return the clusters that failed to the last options that were Ready there.
+    ROLLBACK = "Rollback"
+
+
+class OnFailure(ApiModel):
+    """When a rollout counts as failing, and what it then does (bundler.core.rollout_failures).
+
+    maxFailures: failed clusters tolerated (default 0: the first failure halts); a percentage is
+    of the bundle's targets. progressDeadline: how long a promoted cluster may take to be Ready on
+    its new deployment (default: no deadline, only ErrApplied fails). action: default Halt.
+    """
+
+    maxFailures: IntOrPercent | None = None
+    progressDeadline: Duration | None = None
+    action: FailureAction | None = None
+
+
 class RolloutStrategy(ApiModel):
-    """Fleet's rollout knobs; percentages round down with a minimum of 1."""
+    """Fleet's rollout knobs plus bundler's safety rules; percentages round down with a minimum
+    of 1."""
 
     maxUnavailable: IntOrPercent | None = None
     maxUnavailablePartitions: IntOrPercent | None = None
@@ -52,6 +96,9 @@ class RolloutStrategy(ApiModel):
     autoPartitionThreshold: int | None = Field(default=None, ge=0)
     maxNew: int | None = Field(default=None, ge=1)
     partitions: list[Partition] = Field(default_factory=list)
+    offlineClusters: OfflineClusters | None = None
+    deletionGuard: DeletionGuard | None = None
+    onFailure: OnFailure | None = None
 
 
 class BundleSpec(ApiModel):

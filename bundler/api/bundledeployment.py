@@ -22,12 +22,32 @@ class DeploymentOptions(ApiModel):
     keepResources: bool = False
 
 
+class LastReady(ApiModel):
+    """Options that were Ready on this cluster, and their deploymentID."""
+
+    options: DeploymentOptions
+    deploymentID: str
+
+
 class BundleDeploymentSpec(ApiModel):
+    """options/deploymentID: what runs; staged*: what the rollout holds back.
+
+    With a Bundle's `rolloutStrategy.onFailure`, the manager also keeps its rollout memory here
+    (the spec is the manager's alone, survives its restarts, and has room for options that an
+    annotation's 256 KiB would not): `promotedAt`, when the current deploymentID was promoted
+    (the manager's clock, RFC 3339); `lastReady`, the options last seen Ready here, recorded when
+    they were replaced; `rolledBackFrom`, the failing deploymentID this cluster was returned from.
+    The agent ignores these fields.
+    """
+
     options: DeploymentOptions
     deploymentID: str
     stagedOptions: DeploymentOptions | None = None
     stagedDeploymentID: str | None = None
     paused: bool = False
+    promotedAt: str | None = None
+    lastReady: LastReady | None = None
+    rolledBackFrom: str | None = None
 
 
 class ReleaseStatus(ApiModel):

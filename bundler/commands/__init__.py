@@ -14,6 +14,7 @@ from bundler.commands import (
     render,
     sim,
 )
+from bundler.commands import diff as diff_command
 
 COMMANDS: tuple[ModuleType, ...] = (
     render,
@@ -23,5 +24,6 @@ COMMANDS: tuple[ModuleType, ...] = (
     agent_kubeconfig,
     sim,
     cluster_register,
+    diff_command,
     dev,
 )

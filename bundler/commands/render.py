@@ -12,6 +12,8 @@ Secret when the inputs hold it, else from the Docker config (`--registry-config 
 `$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`); a bundle whose range cannot be
 resolved is an error line, the other bundles still print. Other Secrets among the inputs (a CAPI
 cluster's kubeconfig) only feed the Cluster API import; none is printed.
+`--manifests` (which resolves ranges as --resolve does) adds after each BundleDeployment the
+objects its chart renders to (bundler.commands.manifests).
 """
 
 from __future__ import annotations
@@ -30,6 +32,12 @@ from bundler.commands.arguments import (
     add_registry_arguments,
     load_inputs,
     resolver_settings,
+)
+from bundler.commands.manifests import (
+    add_manifest_arguments,
+    add_registry_config_argument,
+    manifest_renderer,
+    with_manifests,
 )
 from bundler.commands.output import (
     OutputFormat,
@@ -72,6 +80,7 @@ def register(sub: Any) -> None:
     render.add_argument(
         "--flux", action="store_true", help="also print each cluster's Flux objects"
     )
+    add_manifest_arguments(render, "also print")
     add_output_argument(render, default=OutputFormat.YAML)
     resolving = render.add_argument_group("resolving version ranges (default: left as written)")
     resolving.add_argument(
@@ -79,13 +88,7 @@ def register(sub: Any) -> None:
         action="store_true",
         help="resolve version ranges against the repositories, as the manager does",
     )
-    resolving.add_argument(
-        "--registry-config",
-        type=Path,
-        metavar="PATH",
-        help="Docker config with registry credentials for --resolve "
-        "(default: $DOCKER_CONFIG/config.json, else ~/.docker/config.json)",
-    )
+    add_registry_config_argument(resolving, "--resolve and --manifests")
     add_registry_arguments(resolving)
     render.set_defaults(run=run_render)
 
@@ -210,8 +213,12 @@ def cli_resolver(args: argparse.Namespace) -> RegistryResolver:
 
 def run_render(args: argparse.Namespace) -> int:
     world = load_inputs(args)
-    resolver = cli_resolver(args) if args.resolve else None
+    resolver = cli_resolver(args) if args.resolve or args.manifests else None
+    renderer = manifest_renderer(args, world) if args.manifests else None
     objects, messages = render_world(world, args.flux, resolver)
+    if renderer is not None:
+        objects, chart_errors = with_manifests(objects, renderer)
+        messages.extend(chart_errors)
     sys.stdout.write(format_objects(objects, args.output))
     for line in messages:
         print(line, file=sys.stderr)

@@ -100,6 +100,12 @@ def register(sub: Any) -> None:
         metavar="R",
         help="fraction (0..1) of the other releases that fail, drawn from --seed (default 0)",
     )
+    failures.add_argument(
+        "--upgrade-to",
+        metavar="VERSION",
+        help="once the fleet is at rest, move every Bundle to this chart version and simulate "
+        "that rollout too (with --fail-version VERSION: watch rolloutStrategy.onFailure)",
+    )
     tuning = sim.add_argument_group("tuning")
     tuning.add_argument(
         "--flux-delay",
@@ -156,7 +162,7 @@ def run_sim(args: argparse.Namespace) -> int:
     for ref in args.values:
         if ref not in bundles:
             raise InvalidInputError(f"no Bundle {ref!r} in the inputs", field="--values")
-    run = RunOptions(timeout=args.timeout, values_of=tuple(args.values))
+    run = RunOptions(timeout=args.timeout, values_of=tuple(args.values), upgrade_to=args.upgrade_to)
     report = run_fleet(world, options, clock, run, progress=_to_stderr)
     if args.output is None:
         sys.stdout.write(format_table(report))

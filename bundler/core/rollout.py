@@ -5,10 +5,10 @@ Fleet's model (design §3), decided in one pure pass over the targets in their g
 - Partitions. With manual `partitions[]`, each cluster joins the first partition whose criteria
   pick it (clusterName, clusterSelector, clusterGroup, clusterGroupSelector, AND-ed, exactly as for
   Bundle targets: a partition with no criterion picks nothing); partitions that pick no cluster are
-  left out. Clusters no partition picks are partitioned automatically after them, as Fleet does
-  (one trailing partition below the threshold). Automatic partitioning cuts chunks of
-  `autoPartitionSize` (default 25%) once there are at least `autoPartitionThreshold` (default 200)
-  clusters; below that all clusters form one partition.
+  left out. Clusters no partition picks are partitioned automatically after them (one trailing
+  partition below the threshold); Fleet leaves them in no partition, so they never deploy.
+  Automatic partitioning cuts chunks of `autoPartitionSize` (default 25%) once there are at least
+  `autoPartitionThreshold` (default 200) clusters; below that all clusters form one partition.
 - Unavailable. A cluster is unavailable while its BundleDeployment has not applied its current
   deploymentID or is not ready. Counting starts from what the BundleDeployments report and grows
   with every promotion and creation of this pass.
@@ -26,16 +26,25 @@ Fleet's model (design §3), decided in one pure pass over the targets in their g
   pass. Creations are not held back by maxUnavailable (that budget is about updates, as in Fleet),
   but each one counts as unavailable and so holds back updates elsewhere.
 - Pause. A paused bundle or cluster stages but never promotes, and creates nothing.
+- Halt (bundler.core.rollout_failures decides it). A halted rollout stages but never promotes,
+  and creates nothing; the clusters it names for rollback get their `spec.lastReady` options back
+  (the desired ones staged), whatever the budgets say: they only return to what ran there.
+- Offline clusters (bundler's rule, not Fleet's). With `offlineClusters: Ignore` (the default) a
+  cluster whose agent is Offline is not counted unavailable, takes no room in any budget (so it
+  never holds its partition back), and is promoted (or created) whenever it is not paused or in
+  a waiting partition: it converges when it returns. It still counts in the totals percentages
+  are taken of. `offlineClusters: Block` counts it like any other cluster, as Fleet does, so one
+  disconnected site can freeze a rollout.
 
 Percentages round down with a minimum of 1; plain numbers are taken as they are.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from bundler.api.bundle import BundleTarget, Partition, RolloutStrategy
+from bundler.api.bundle import BundleTarget, OfflineClusters, Partition, RolloutStrategy
 from bundler.api.bundledeployment import BundleDeployment
 from bundler.api.cluster import Cluster, ClusterGroup
 from bundler.api.meta import IntOrPercent
@@ -50,11 +59,13 @@ DEFAULT_MAX_NEW = 50
 
 @dataclass(frozen=True)
 class RolloutTarget:
-    """One targeted cluster: its current BundleDeployment (None: none yet) and the desired ID."""
+    """One targeted cluster: its current BundleDeployment (None: none yet), the desired ID, and
+    whether its agent is Offline (the caller decides, by its own clock)."""
 
     cluster: Cluster
     desired_id: str
     current: BundleDeployment | None
+    offline: bool = False
 
     @property
     def key(self) -> str:
@@ -68,6 +79,7 @@ class RolloutDecision:
     create: create the BundleDeployment with the desired options (promote is then True as well).
     promote: spec.options/deploymentID become the desired ones and the staged fields are cleared.
     stage: spec.stagedOptions/stagedDeploymentID become the desired ones; options stay.
+    rollback: spec.options/deploymentID return to spec.lastReady, the desired ones are staged.
     None of them: leave the cluster as it is.
     """
 
@@ -75,6 +87,7 @@ class RolloutDecision:
     promote: bool = False
     stage: bool = False
     create: bool = False
+    rollback: bool = False
     reason: str = ""
 
 
@@ -106,6 +119,23 @@ class _Creations:
     limit: int
 
 
+@dataclass(frozen=True)
+class _Counting:
+    """Which targets' unavailability counts against the budgets."""
+
+    ignore_offline: bool
+
+    def counts(self, target: RolloutTarget) -> bool:
+        return not (self.ignore_offline and target.offline)
+
+    def unavailable(self, targets: Sequence[RolloutTarget]) -> int:
+        return sum(
+            1
+            for t in targets
+            if t.current is not None and self.counts(t) and is_unavailable(t.current)
+        )
+
+
 def resolve_int_or_percent(value: IntOrPercent | None, total: int, default: IntOrPercent) -> int:
     """A count, or a percentage of `total` rounded down with a minimum of 1; None: `default`."""
     chosen = default if value is None else value
@@ -126,14 +156,20 @@ def plan_rollout(
     groups: Sequence[ClusterGroup],
     *,
     bundle_paused: bool,
+    halted: str | None = None,
+    rollback: Collection[str] = (),
 ) -> tuple[RolloutDecision, ...]:
-    """A decision per target, in the order of `targets`; `groups` are the workspace's groups."""
+    """A decision per target, in the order of `targets`; `groups` are the workspace's groups.
+
+    `halted`: why the rollout is halted (None: it is not); `rollback`: the keys of the targets
+    to return to their last Ready options."""
     strategy = strategy or RolloutStrategy()
+    counting = _Counting(strategy.offlineClusters is not OfflineClusters.BLOCK)
     partitions = split_partitions(strategy, targets, groups)
     bundle_budget = _Budget(
         "bundle",
         resolve_int_or_percent(strategy.maxUnavailable, len(targets), DEFAULT_MAX_UNAVAILABLE),
-        _count_unavailable(targets),
+        counting.unavailable(targets),
     )
     allowed_down = resolve_int_or_percent(
         strategy.maxUnavailablePartitions, len(partitions), DEFAULT_MAX_UNAVAILABLE_PARTITIONS
@@ -152,11 +188,17 @@ def plan_rollout(
         budget = _Budget(
             f"partition {partition.name!r}",
             partition.max_unavailable,
-            _count_unavailable(partition.targets),
+            counting.unavailable(partition.targets),
         )
         for target in partition.targets:
-            hold = _hold_reason(target, bundle_paused, waiting)
-            decisions[target.key] = _decide(target, hold, (bundle_budget, budget), creations)
+            if target.key in rollback:
+                decisions[target.key] = RolloutDecision(
+                    target.key, rollback=True, reason=f"rolled back: {halted}"
+                )
+                continue
+            hold = _hold_reason(target, bundle_paused, halted or waiting)
+            budgets = (bundle_budget, budget) if counting.counts(target) else ()
+            decisions[target.key] = _decide(target, hold, budgets, creations)
         if budget.used > budget.limit:
             down += 1
     return tuple(decisions[t.key] for t in targets)
@@ -192,6 +234,8 @@ def _decide(
         return RolloutDecision(key, promote=True, reason="current is desired: staged withdrawn")
     if hold is not None:
         return RolloutDecision(key, stage=True, reason=f"staged: {hold}")
+    if not budgets:
+        return RolloutDecision(key, promote=True, reason="promoted: cluster offline")
     if is_unavailable(current):
         return RolloutDecision(key, promote=True, reason="promoted: cluster already unavailable")
     full = next((b for b in budgets if not b.has_room()), None)
@@ -204,10 +248,6 @@ def _decide(
 def _take(budgets: tuple[_Budget, ...]) -> None:
     for budget in budgets:
         budget.used += 1
-
-
-def _count_unavailable(targets: Sequence[RolloutTarget]) -> int:
-    return sum(1 for t in targets if t.current is not None and is_unavailable(t.current))
 
 
 def split_partitions(

@@ -111,10 +111,10 @@ def is_offline(last_seen: str | None, now: datetime, threshold: timedelta) -> bo
         seen = datetime.fromisoformat(last_seen)
     except ValueError:
         return True
-    return _as_utc(now) - _as_utc(seen) > threshold
+    return as_utc(now) - as_utc(seen) > threshold
 
 
-def _as_utc(moment: datetime) -> datetime:
+def as_utc(moment: datetime) -> datetime:
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
 
 

@@ -13,12 +13,15 @@ confined to its cluster, which keeps what it runs. Before a BundleDeployment tha
 credentials Secret is written, the Secret is copied into its cluster namespace
 (bundler.manager.secret_copy); a cluster where a Secret that bundler did not copy is in the way
 keeps what it runs too, and the Bundle says Ready=False, CredentialsCopyBlocked, naming it.
+A change that would delete many of the Bundle's deployments at once is held by the deletion guard
+(bundler.core.deletion_guard): they stay, and the Bundle says Ready=False, DeletionHeld.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from functools import partial
 
 from pydantic import ValidationError
@@ -26,11 +29,13 @@ from pydantic import ValidationError
 from bundler.api.bundle import Bundle
 from bundler.api.bundledeployment import BundleDeployment
 from bundler.api.resources import BUNDLE, BUNDLE_DEPLOYMENT
+from bundler.core.deletion_guard import deletion_hold
 from bundler.core.planning import key as ref
 from bundler.core.rollout import RolloutDecision, RolloutTarget, plan_rollout
 from bundler.core.targeting import missing_references
 from bundler.core.validation import validate_bundle
 from bundler.errors import BundlerError, InvalidInputError, TransientError
+from bundler.manager import placements, rollout_memory
 from bundler.manager.context import Context, split_ref
 from bundler.manager.outcomes import Outcome, Rejection
 from bundler.manager.resolve import duration_seconds, query_for
@@ -59,6 +64,7 @@ REASON_INVALID = "InvalidSpec"
 REASON_UNRESOLVED = "VersionNotResolved"
 REASON_CREDENTIALS = "CredentialsNotFound"
 REASON_COPY_BLOCKED = "CredentialsCopyBlocked"
+REASON_DELETION_HELD = "DeletionHeld"
 
 SpecFor = Callable[[Obj | None], Obj]
 
@@ -97,9 +103,10 @@ class BundleController:
         sources = self._sources(scope, bundle_ref, bundle, named)
         if sources is None:
             return None
-        self._apply(scope, observed, bundle, planned, sources)
+        recheck = self._apply(scope, observed, bundle, planned, sources)
         poll = self.ctx.resolution.seconds_until_poll(bundle)
-        return Result(requeue_after=poll) if poll is not None else None
+        waits = [w for w in (poll, recheck) if w is not None]
+        return Result(requeue_after=min(waits)) if waits else None
 
     # -- planning -----------------------------------------------------------------------------
 
@@ -154,7 +161,8 @@ class BundleController:
 
     def _apply(
         self, scope: Scope, observed: Obj, bundle: Bundle, planned: BundleRows, sources: Sources
-    ) -> None:
+    ) -> float | None:
+        """Write the rollout's decisions; returns clock seconds until a progress deadline."""
         bundle_ref = ref(bundle.metadata.namespace, bundle.metadata.name)
         existing = scope.deployment_models.of_bundle(bundle_ref)
         writable = [
@@ -163,36 +171,53 @@ class BundleController:
             if row.planned is not None
             and (row.key in existing or scope.namespace_ready(row.planned.namespace))
         ]
-        targets = [_target(row, existing.get(row.key)) for row in writable]
-        strategy = bundle.spec.rolloutStrategy
+        targets = [
+            RolloutTarget(
+                row.cluster,
+                row.planned.deployment_id,
+                existing.get(row.key),
+                placements.is_offline(self.ctx, scope, row.cluster),
+            )
+            for row in writable
+            if row.planned is not None
+        ]
+        failing = rollout_memory.gate(bundle, targets, self.ctx.clock.now())
         decisions = plan_rollout(
-            strategy,
+            bundle.spec.rolloutStrategy,
             targets,
             scope.groups_in(bundle.metadata.namespace or ""),
             bundle_paused=bundle.spec.paused,
+            halted=failing.halted,
+            rollback=failing.halt.rollback if failing.halt is not None else (),
         )
-        held = len(writable) < sum(1 for r in planned.rows if r.planned is not None) or any(
-            _holds(d, t) for d, t in zip(decisions, targets, strict=True)
+        # With onFailure every deployment status change may fail the rollout: always listen.
+        held = (
+            failing.watching
+            or len(writable) < sum(1 for r in planned.rows if r.planned is not None)
+            or any(_holds(d, t) for d, t in zip(decisions, targets, strict=True))
         )
         missing = _missing(scope, bundle)
-        outcome = _outcome(bundle, planned, held, self._blocked(writable), missing)
+        holds = _Holds(failing.rejection(), *_guarded(scope, bundle, planned, existing))
+        outcome = _outcome(bundle, planned, held, self._blocked(writable), missing, holds)
         # Recorded before any write (so status roll-ups never wait on a failing write), and before
         # creating deployments (so the cluster controller never takes one for a stray).
         self._record(scope, bundle_ref, outcome)
         update_with_retry(self.ctx.store, BUNDLE, observed, adding_finalizer(BUNDLE_FINALIZER))
         failures: list[BundlerError] = []
+        memory = _Memory(failing.watching, self.ctx.now_iso())
         for row, decision, target in zip(writable, decisions, targets, strict=True):
-            write = partial(self._write, scope, row, decision, target.current, sources)
+            write = partial(self._write, scope, row, decision, target.current, sources, memory)
             self._attempt(failures, write)
         for cluster, stale in existing.items():
-            if outcome.targeted is not None and cluster not in outcome.targeted:
+            if not outcome.keeps(cluster):
                 self._attempt(failures, partial(_delete, self.ctx, stale))
         # A copy found blocked (or no longer) shows at once, not only from the next pass.
-        after = _outcome(bundle, planned, held, self._blocked(writable), missing)
+        after = _outcome(bundle, planned, held, self._blocked(writable), missing, holds)
         if after != outcome:
             self._record(scope, bundle_ref, after)
         if failures:
             raise failures[0]
+        return failing.recheck_after
 
     def _blocked(self, rows: Iterable[Row]) -> dict[str, str]:
         """Why each cluster whose credentials copy is blocked cannot get its deployment."""
@@ -217,6 +242,7 @@ class BundleController:
         decision: RolloutDecision,
         current: BundleDeployment | None,
         sources: Sources,
+        memory: _Memory,
     ) -> None:
         planned = row.planned
         assert planned is not None
@@ -225,7 +251,7 @@ class BundleController:
         if current is not None and _in_sync(current, row, decision):
             return
         observed = scope.deployments.get(planned.namespace, planned.name)
-        spec_for = _spec_for(row, decision)
+        spec_for = _spec_for(row, decision, memory.replacing(current))
         if observed is None and not decision.create:
             return
         desired = planned.to_object()
@@ -278,14 +304,9 @@ def _poll_again(bundle: Bundle) -> Result | None:
     return None if interval is None else Result(requeue_after=duration_seconds(interval))
 
 
-def _target(row: Row, current: BundleDeployment | None) -> RolloutTarget:
-    assert row.planned is not None
-    return RolloutTarget(row.cluster, row.planned.deployment_id, current)
-
-
 def _holds(decision: RolloutDecision, target: RolloutTarget) -> bool:
     """The rollout keeps this cluster from its desired deployment for now."""
-    return decision.stage or (target.current is None and not decision.create)
+    return decision.stage or decision.rollback or (target.current is None and not decision.create)
 
 
 def _in_sync(current: BundleDeployment, row: Row, decision: RolloutDecision) -> bool:
@@ -299,6 +320,11 @@ def _in_sync(current: BundleDeployment, row: Row, decision: RolloutDecision) -> 
         labels.get(k) != v for k, v in planned.labels.items()
     ):
         return False
+    if decision.rollback:
+        return (
+            spec.rolledBackFrom == planned.deployment_id
+            and spec.deploymentID != planned.deployment_id
+        )
     if decision.promote or decision.create:
         return (
             spec.deploymentID == planned.deployment_id
@@ -315,7 +341,26 @@ def _in_sync(current: BundleDeployment, row: Row, decision: RolloutDecision) -> 
     return spec.deploymentID != planned.deployment_id or spec.options == planned.options
 
 
-def _spec_for(row: Row, decision: RolloutDecision) -> SpecFor:
+@dataclass(frozen=True)
+class _Memory:
+    """Whether this pass records rollout memory (bundler.manager.rollout_memory), and when."""
+
+    recording: bool
+    now_iso: str
+
+    def replacing(self, current: BundleDeployment | None) -> _Promotion | None:
+        if not self.recording:
+            return None
+        return _Promotion(self.now_iso, rollout_memory.last_ready(current))
+
+
+@dataclass(frozen=True)
+class _Promotion:
+    now_iso: str
+    last_ready: Obj | None
+
+
+def _spec_for(row: Row, decision: RolloutDecision, promotion: _Promotion | None) -> SpecFor:
     """The spec the BundleDeployment should have, given the spec it has (None: none yet)."""
     planned = row.planned
     assert planned is not None
@@ -324,8 +369,14 @@ def _spec_for(row: Row, decision: RolloutDecision) -> SpecFor:
 
     def spec_for(current: Obj | None) -> Obj:
         spec: Obj
-        if current is None or decision.promote or decision.create:
+        if decision.rollback and promotion and current and current.get("lastReady"):
+            spec = rollout_memory.rolled_back(current, wanted, promotion.now_iso)
+        elif current is None or decision.promote or decision.create:
             spec = dict(wanted)
+            if promotion is not None:
+                spec = rollout_memory.promoted(
+                    spec, current, promotion.last_ready, promotion.now_iso
+                )
         elif decision.stage:
             spec = {
                 **current,
@@ -377,12 +428,45 @@ def _missing(scope: Scope, bundle: Bundle) -> tuple[str, ...]:
     return tuple(missing_references(bundle, scope.groups_in(workspace), names))
 
 
+@dataclass(frozen=True)
+class _Holds:
+    """What this pass holds: a halted rollout (why), and the deployments of untargeted clusters
+    the deletion guard keeps (and why)."""
+
+    halted: Rejection | None = None
+    kept: frozenset[str] = frozenset()
+    deletion_held: Rejection | None = None
+
+
+def _guarded(
+    scope: Scope, bundle: Bundle, planned: BundleRows, existing: Mapping[str, BundleDeployment]
+) -> tuple[frozenset[str], Rejection | None]:
+    """The deployments of untargeted clusters the deletion guard keeps, and why. Deleting a
+    Cluster is explicit, like deleting the Bundle: the deployments of a Cluster gone are not
+    counted, and not kept."""
+    workspace = bundle.metadata.namespace or ""
+    live = {ref(workspace, c.metadata.name) for c in scope.live_clusters(workspace)}
+    stale = frozenset((existing.keys() - {row.key for row in planned.rows}) & live)
+    strategy = bundle.spec.rolloutStrategy
+    hold = deletion_hold(
+        strategy.deletionGuard if strategy is not None else None,
+        len(stale),
+        len(existing),
+        generation=bundle.metadata.generation or 0,
+        annotations=bundle.metadata.annotations,
+    )
+    if hold is None:
+        return frozenset(), None
+    return stale, Rejection(REASON_DELETION_HELD, hold.message())
+
+
 def _outcome(
     bundle: Bundle,
     planned: BundleRows,
     held: bool,
     blocked: Mapping[str, str],
     missing: tuple[str, ...] = (),
+    holds: _Holds = _Holds(),
 ) -> Outcome:
     errors = {row.key: row.error for row in planned.rows if row.error is not None}
     return Outcome(
@@ -393,6 +477,9 @@ def _outcome(
         resolved_version=_resolved_version(bundle, planned),
         held=held,
         missing=missing,
+        kept=holds.kept,
+        deletion_held=holds.deletion_held,
+        halted=holds.halted,
     )
 
 

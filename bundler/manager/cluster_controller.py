@@ -103,11 +103,7 @@ class ClusterController:
         for bundle_ref, deployment in here.items():
             gone = split_ref(bundle_ref) not in bundles
             outcome = self.ctx.outcomes.get(bundle_ref)
-            untargeted = (
-                outcome is not None
-                and outcome.targeted is not None
-                and cluster not in outcome.targeted
-            )
+            untargeted = outcome is not None and not outcome.keeps(cluster)
             if (gone or untargeted) and not deployment.metadata.deletionTimestamp:
                 delete_if_present(
                     self.ctx.store,

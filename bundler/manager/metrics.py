@@ -52,7 +52,7 @@ class ManagerMetrics:
         self.rollout = Counter(
             "bundler_rollout_deployments",
             "BundleDeployments written by the rollout, by bundle and action: created, staged "
-            "(held back by the rollout strategy) or promoted.",
+            "(held back by the rollout strategy), promoted or rolled_back.",
             ["namespace", "bundle", "action"],
             registry=registry,
         )
@@ -88,6 +88,8 @@ class ManagerMetrics:
             action = "promoted"
         elif decision.stage:
             action = "staged"
+        elif decision.rollback:
+            action = "rolled_back"
         else:
             return
         self.rollout.labels(bundle.namespace, bundle.name, action).inc()

@@ -31,6 +31,9 @@ class Outcome:
     `blocked` says why some clusters (those with an entry in `errors`) cannot get their deployment
     while the others proceed; it is the Bundle's Ready condition. `missing` tells the clusterGroups
     and dependsOn that name nothing in the workspace (the Bundle's References condition).
+    `kept` are clusters no longer targeted whose deployments the deletion guard keeps, and
+    `deletion_held` says why (the Bundle's Ready condition while it holds). `halted` says why a
+    failing rollout halted or rolled back (bundler.manager.rollout_memory).
     """
 
     generation: int
@@ -41,6 +44,13 @@ class Outcome:
     resolved_version: str | None = None
     held: bool = False
     missing: tuple[str, ...] = ()
+    kept: frozenset[str] = frozenset()
+    deletion_held: Rejection | None = None
+    halted: Rejection | None = None
+
+    def keeps(self, cluster: str) -> bool:
+        """Whether this plan keeps a deployment on `cluster` (a rejected one keeps every one)."""
+        return self.targeted is None or cluster in self.targeted or cluster in self.kept
 
     def placement(self, cluster: str) -> tuple[bool, str | None]:
         targeted = self.targeted is not None and cluster in self.targeted

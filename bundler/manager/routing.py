@@ -18,10 +18,11 @@ import threading
 from collections.abc import Hashable
 from typing import Any
 
+from bundler.core.deletion_guard import ALLOW_DELETION
 from bundler.core.labels import ANNOTATION_IMPORT_GATE
+from bundler.core.rollout_failures import RESUME
 from bundler.manager.context import Context, split_ref
 from bundler.manager.indexes import cluster_of, labels_fingerprint, last_seen, placement_of
-from bundler.manager.outcomes import Outcome
 from bundler.manager.scope import Scope
 from bundler.manager.status import BUNDLE_FIELDS, CLUSTER_FIELDS, GROUP_FIELDS
 from bundler.manager.work import Stage
@@ -102,11 +103,6 @@ def _identity(obj: Obj) -> tuple[Any, ...]:
     )
 
 
-def _placed_by(outcome: Outcome, cluster: str) -> bool:
-    """Whether the plan keeps a deployment on `cluster` (a rejected one keeps every one)."""
-    return outcome.targeted is None or cluster in outcome.targeted
-
-
 class Router:
     """The event handlers of one scope's informers."""
 
@@ -142,7 +138,9 @@ class Router:
 
     def on_bundle(self, event: EventType, obj: Obj) -> None:
         key = Key.of(obj)
-        fingerprint = (*_identity(obj), tuple(_meta(obj).get("finalizers") or ()))
+        annotations = _meta(obj).get("annotations") or {}
+        allowances = (annotations.get(ALLOW_DELETION), annotations.get(RESUME))
+        fingerprint = (*_identity(obj), tuple(_meta(obj).get("finalizers") or ()), allowances)
         if self._bundles.changed(key, event, fingerprint):
             self.ctx.work.add(Stage.BUNDLE, key)
         self._dependents.record(key, event, obj)
@@ -201,7 +199,7 @@ class Router:
             spec_changed = False
         if spec_changed or (outcome is not None and outcome.held):
             work.add(Stage.BUNDLE, bundle)
-        if outcome is None or not _placed_by(outcome, cluster_ref):
+        if outcome is None or not outcome.keeps(cluster_ref):
             # No plan (yet) for its bundle, or one that does not place it here (a deployment the
             # cache showed only after the plan changed): a stray the cluster controller removes.
             work.add(Stage.CLUSTER, cluster)

@@ -90,7 +90,7 @@ class BundleStatusController:
             previous=previous,
             now=now,
         )
-        why = outcome.rejection or outcome.blocked
+        why = outcome.rejection or outcome.deletion_held or outcome.halted or outcome.blocked
         if why is not None:
             not_ready = condition(
                 ConditionType.READY.value, False, why.reason, why.message, now, previous
@@ -173,11 +173,15 @@ class ClusterStatusController:
         return requeue
 
     def _wake_viewers(self, key: Key) -> None:
-        """The cluster went on- or offline: the bundles placed on it and its groups must show it."""
+        """The cluster went on- or offline: the bundles placed on it and its groups must show it,
+        and the bundles whose rollout holds clusters back must decide again."""
         scope = self.ctx.scopes.of(key.namespace)
         assert scope is not None
         here = scope.deployment_models.in_namespace(cluster_namespace(key.namespace, key.name))
         self.ctx.work.add_all(Stage.BUNDLE_STATUS, (split_ref(b) for b in here))
+        # An offline cluster takes no room in a rollout's budgets: held rollouts decide again.
+        held = (b for b in here if (o := self.ctx.outcomes.get(b)) is not None and o.held)
+        self.ctx.work.add_all(Stage.BUNDLE, (split_ref(b) for b in held))
         self.ctx.work.add_all(Stage.GROUP_STATUS, self.ctx.groups_of(scope, key))
 
 

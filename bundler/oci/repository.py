@@ -10,6 +10,7 @@ MAX_INDEX_BYTES (50 MiB, Flux's limit), decoded or not (bundler.oci.limits).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 from urllib.parse import urlsplit
 
 import requests
@@ -49,12 +50,14 @@ def oci_chart_versions(repository: ChartRepository, options: RegistryOptions) ->
     return newest_first(tag_to_version(tag) for tag in list_tags(repository, options))
 
 
-def _fetch_index(url: str, options: RegistryOptions) -> bytes:
+def fetch_bounded(url: str, options: RegistryOptions, what: str, cap: int) -> bytes:
+    """The body of `GET url` from an HTTP Helm repository (`what`: 'index.yaml', 'the chart'),
+    as one operation under `options.deadline`, read within `cap` bytes."""
     credentials = options.credentials
     auth = None if credentials is None else (credentials.username, credentials.password)
     server = f"repository {urlsplit(url).netloc.rpartition('@')[2]}"
     with Deadline(options.deadline) as deadline, watch_session(requests.Session()) as session:
-        transfer = Transfer("index.yaml", server, url, deadline)
+        transfer = Transfer(what, server, url, deadline)
         try:
             response = send(
                 session,
@@ -73,7 +76,7 @@ def _fetch_index(url: str, options: RegistryOptions) -> bytes:
                 raise TransientError(f"no answer within {options.timeout:g}s", obj=url) from err
             raise TransientError(f"cannot fetch: {connection_error_cause(err)}", obj=url) from err
         _check_status(response, url, credentials)
-        return read_body(response, MAX_INDEX_BYTES, transfer)
+        return read_body(response, cap, transfer)
 
 
 def _check_status(response: requests.Response, url: str, credentials: Credentials | None) -> None:
@@ -91,10 +94,10 @@ def _check_status(response: requests.Response, url: str, credentials: Credential
     raise InvalidInputError(f"the repository answered {status} {response.reason}", obj=url)
 
 
-def index_chart_versions(repo_url: str, chart: str, options: RegistryOptions) -> list[str]:
-    """The versions of `chart` listed in an HTTP Helm repository's index.yaml, newest first."""
+def index_releases(repo_url: str, chart: str, options: RegistryOptions) -> list[Any]:
+    """The entries of `chart` in an HTTP Helm repository's index.yaml, as the index lists them."""
     url = f"{repo_url.rstrip('/')}/{INDEX_FILE}"
-    body = _fetch_index(url, options)
+    body = fetch_bounded(url, options, INDEX_FILE, MAX_INDEX_BYTES)
     try:
         index = yamlload.load_large(body, url)
     except InvalidInputError as err:  # malformed YAML: the repository's answer, not the user's
@@ -105,9 +108,14 @@ def index_chart_versions(repo_url: str, chart: str, options: RegistryOptions) ->
     releases = entries.get(chart)
     if not isinstance(releases, list):
         raise RegistryAnswerError(f"chart {chart!r} is not in this repository", obj=url)
+    return releases
+
+
+def index_chart_versions(repo_url: str, chart: str, options: RegistryOptions) -> list[str]:
+    """The versions of `chart` listed in an HTTP Helm repository's index.yaml, newest first."""
     return newest_first(
         str(release["version"])
-        for release in releases
+        for release in index_releases(repo_url, chart, options)
         # a version is a scalar; anything else (even an alias to a huge tree) is skipped unread
         if isinstance(release, dict) and isinstance(release.get("version"), str | int | float)
     )

@@ -26,9 +26,13 @@ from bundler.api.resources import BUNDLE, BUNDLE_DEPLOYMENT, CLUSTER
 from bundler.api.summary import NON_READY_MAX, DeploymentState
 from bundler.core.labels import LABEL_BUNDLE_NAME, LABEL_BUNDLE_NAMESPACE, LABEL_CLUSTER_NAME
 from bundler.core.summary import REASON_NO_TARGETS
+from bundler.manager.bundle_controller import REASON_DELETION_HELD
+from bundler.manager.rollout_memory import REASON_HALTED, REASON_ROLLED_BACK
 from bundler.store.protocol import Obj, Store
 
 _READY = DeploymentState.READY.value
+# Reasons that hold a Bundle's rollout as a whole while its clusters show the consequences.
+_ROLLOUT_HOLDS = frozenset({REASON_HALTED, REASON_ROLLED_BACK, REASON_DELETION_HELD})
 _COUNT_FIELDS = (
     "ready",
     "notReady",
@@ -228,8 +232,9 @@ def format_table(report: FleetReport) -> str:
 
 def _non_ready_lines(bundle: BundleReport) -> list[str]:
     lines = [f"    {n.cluster}  {n.state}  {n.message}".rstrip() for n in bundle.non_ready]
-    if not lines and bundle.reason:
-        lines.append(f"    {bundle.reason}: {bundle.message}".rstrip(": "))
+    # A halted rollout or a held deletion comes first: the clusters' states follow from it.
+    if bundle.reason and (not lines or bundle.reason in _ROLLOUT_HOLDS):
+        lines.insert(0, f"    {bundle.reason}: {bundle.message}".rstrip(": "))
     if bundle.unlisted:
         lines.append(f"    ... and {bundle.unlisted} more not ready")
     return lines

@@ -3,6 +3,11 @@
 Converged means the fleet came to rest (see Fleet.converged), whether or not every bundle is Ready:
 injected failures are results to report, not reasons to wait. A run that does not come to rest
 within `timeout` clock seconds ends with what it has and `converged=False`.
+
+With `upgrade_to`, the fleet first comes to rest on the inputs; then every Bundle's
+`spec.helm.version` is set to that version (a new generation: a rollout to watch, e.g. with an
+injected `--fail-version` and a Bundle's `rolloutStrategy.onFailure`) and the run goes on until it
+comes to rest again. The report shows the end of the second phase.
 """
 
 from __future__ import annotations
@@ -10,10 +15,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from bundler.api.resources import BUNDLE
 from bundler.inputs import World
 from bundler.runtime.clock import Clock
 from bundler.sim.fleet import Fleet, FleetOptions
 from bundler.sim.report import FleetReport, collect, progress_line
+from bundler.store.protocol import Store
 
 DEFAULT_TIMEOUT = 60.0
 PROGRESS_EVERY = 1.0
@@ -25,6 +32,7 @@ class RunOptions:
     timeout: float = DEFAULT_TIMEOUT
     progress_every: float = PROGRESS_EVERY
     values_of: tuple[str, ...] = ()  # bundles ("ns/name") whose per-cluster values to report
+    upgrade_to: str | None = None  # chart version every Bundle moves to once at rest
 
 
 def run_fleet(
@@ -40,13 +48,17 @@ def run_fleet(
     start = clock.monotonic()
     next_progress = start + run.progress_every
     converged = False
+    upgrade = run.upgrade_to
     fleet.start()
     try:
         while True:
             elapsed = clock.monotonic() - start
             if fleet.converged():
-                converged = True
-                break
+                if upgrade is None:
+                    converged = True
+                    break
+                _upgrade(fleet.store, upgrade)
+                upgrade = None
             if elapsed >= run.timeout:
                 break
             if progress is not None and clock.monotonic() >= next_progress:
@@ -57,3 +69,11 @@ def run_fleet(
         return collect(fleet.store, converged=converged, elapsed=elapsed, values_of=run.values_of)
     finally:
         fleet.stop()
+
+
+def _upgrade(store: Store, version: str) -> None:
+    """Every Bundle's chart version set to `version`, as a user's `kubectl patch` would."""
+    for bundle in store.list(BUNDLE).items:
+        meta = bundle["metadata"]
+        patch = {"spec": {"helm": {"version": version}}}
+        store.patch(BUNDLE, meta["name"], patch, meta.get("namespace"))

@@ -8,8 +8,18 @@ from typing import Any
 
 import pytest
 
+from bundler.agent.config import AgentConfig
+from bundler.agent.desired import desired_objects
 from bundler.agent.remote import RemoteAgents, RemoteSettings
-from bundler.api.resources import BUNDLE_DEPLOYMENT, CLUSTER, HELM_RELEASE, SECRET
+from bundler.api.bundledeployment import BundleDeployment
+from bundler.api.resources import (
+    BUNDLE_DEPLOYMENT,
+    CLUSTER,
+    HELM_RELEASE,
+    HELM_REPOSITORY,
+    OCI_REPOSITORY,
+    SECRET,
+)
 from bundler.core.naming import cluster_namespace
 from bundler.runtime.clock import ManualClock
 from bundler.runtime.host import Host
@@ -134,3 +144,27 @@ def test_every_exit_from_remote_mode_removes_the_copy(remote: RemoteWorld) -> No
     remote.store.patch(CLUSTER, "edge-1", {"spec": {"agentMode": "pull"}}, WS)
     remote.settle()
     assert remote.store.list(SECRET, namespace).items == []
+
+
+def test_leaving_remote_mode_hands_the_release_over_without_uninstalling_it(
+    remote: RemoteWorld,
+) -> None:
+    namespace = cluster_namespace(WS, "edge-1")
+    remote.add_cluster("edge-1", agentMode="remote", kubeConfigSecret="edge-1-kubeconfig")
+    remote.store.create(BUNDLE_DEPLOYMENT, bd_object(cluster_name="edge-1"))
+    remote.settle()
+    installed = remote.flux.releases()
+    assert list(installed) == [("app", "app")]
+    handed = remote.store.get(HELM_RELEASE, "app", namespace)
+    remote.store.patch(CLUSTER, "edge-1", {"spec": {"agentMode": "pull"}}, WS)
+    remote.settle()
+    # The remote side manages nothing any more, and Flux uninstalled nothing.
+    for res in (HELM_RELEASE, HELM_REPOSITORY, OCI_REPOSITORY):
+        assert remote.store.list(res, namespace).items == []
+    assert remote.flux.releases() == installed
+    # The pull agent's HelmRelease names the same release in the same storage namespace, so its
+    # Flux adopts the installed release (an upgrade, not a second install).
+    bd = BundleDeployment.model_validate(remote.store.get(BUNDLE_DEPLOYMENT, "app", namespace))
+    pulled = desired_objects(bd, AgentConfig(workspace=WS, cluster="edge-1"), None).release
+    same = ("releaseName", "storageNamespace", "targetNamespace")
+    assert [pulled["spec"][k] for k in same] == [handed["spec"][k] for k in same]

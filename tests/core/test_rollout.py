@@ -388,3 +388,135 @@ def test_staged_reason_names_the_full_budget() -> None:
         stage=True,
         reason="staged: bundle has 1 unavailable, maxUnavailable is 1",
     )
+
+
+def offline(name: str, runs: str, labels: dict[str, str] | None = None) -> RolloutTarget:
+    return RolloutTarget(cluster(name, labels), NEW, RUNS[runs], offline=True)
+
+
+ONLINE = False
+OFF = True
+
+# (clusters as (runs, offline), strategy, expected with the default Ignore, expected with Block)
+OFFLINE_CASES: list[tuple[str, list[tuple[str, bool]], dict[str, Any], list[str], list[str]]] = [
+    (
+        "offline-unavailable-uses-no-budget",
+        [("broken-v1", OFF), ("ready-v1", ONLINE), ("ready-v1", ONLINE)],
+        {"maxUnavailable": 1},
+        [PROMOTE, PROMOTE, STAGE],
+        [PROMOTE, STAGE, STAGE],
+    ),
+    (
+        "offline-ready-is-promoted-beyond-budget",
+        [("ready-v1", ONLINE), ("ready-v1", OFF), ("ready-v1", OFF)],
+        {"maxUnavailable": 1},
+        [PROMOTE, PROMOTE, PROMOTE],
+        [PROMOTE, STAGE, STAGE],
+    ),
+    (
+        "offline-stale-deployment-does-not-fill-budget",
+        [("broken-v2", OFF), ("applying-v2", OFF), ("ready-v1", ONLINE)],
+        {"maxUnavailable": 1},
+        [KEEP, KEEP, PROMOTE],
+        [KEEP, KEEP, STAGE],
+    ),
+    (
+        "offline-creation-takes-no-budget",
+        [("none", OFF), ("ready-v1", ONLINE)],
+        {"maxUnavailable": 1},
+        [CREATE, PROMOTE],
+        [CREATE, STAGE],
+    ),
+    (
+        "offline-creation-still-limited-by-max-new",
+        [("none", OFF), ("none", OFF), ("none", ONLINE)],
+        {"maxNew": 1},
+        [CREATE, KEEP, KEEP],
+        [CREATE, KEEP, KEEP],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("clusters", "strategy", "ignored", "blocked"),
+    [c[1:] for c in OFFLINE_CASES],
+    ids=[c[0] for c in OFFLINE_CASES],
+)
+def test_offline_clusters_never_block_unless_asked(
+    clusters: list[tuple[str, bool]],
+    strategy: dict[str, Any],
+    ignored: list[str],
+    blocked: list[str],
+) -> None:
+    targets = [
+        offline(f"c{i}", runs) if off else target(f"c{i}", runs)
+        for i, (runs, off) in enumerate(clusters)
+    ]
+    assert rollout(targets, strategy) == ignored
+    assert rollout(targets, {**strategy, "offlineClusters": "Ignore"}) == ignored
+    assert rollout(targets, {**strategy, "offlineClusters": "Block"}) == blocked
+
+
+def offline_fleet(canary_runs: str, canary_offline: bool) -> list[RolloutTarget]:
+    make = offline if canary_offline else target
+    return [
+        make("canary-1", canary_runs, CANARY),
+        make("canary-2", canary_runs, CANARY),
+        target("prod-1", "ready-v1", {**PROD, "region": "eu"}),
+        offline("prod-2", "ready-v1", PROD),
+    ]
+
+
+# (what both canaries run, whether they are offline, expected with Ignore, expected with Block)
+OFFLINE_PARTITION_CASES: list[tuple[str, str, bool, list[str], list[str]]] = [
+    (
+        "offline-canaries-never-hold-their-partition-back",
+        "broken-v2",
+        OFF,
+        [KEEP, KEEP, PROMOTE, PROMOTE],
+        [KEEP, KEEP, STAGE, STAGE],
+    ),
+    (
+        "offline-cluster-in-a-waiting-partition-waits",
+        "broken-v2",
+        ONLINE,
+        [KEEP, KEEP, STAGE, STAGE],
+        [KEEP, KEEP, STAGE, STAGE],
+    ),
+    (
+        "offline-cluster-in-a-partition-with-room-is-promoted",
+        "ready-v2",
+        ONLINE,
+        [KEEP, KEEP, PROMOTE, PROMOTE],
+        [KEEP, KEEP, PROMOTE, PROMOTE],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("canary_runs", "canary_offline", "ignored", "blocked"),
+    [c[1:] for c in OFFLINE_PARTITION_CASES],
+    ids=[c[0] for c in OFFLINE_PARTITION_CASES],
+)
+def test_offline_clusters_in_partitions(
+    canary_runs: str, canary_offline: bool, ignored: list[str], blocked: list[str]
+) -> None:
+    targets = offline_fleet(canary_runs, canary_offline)
+    assert rollout(targets, PARTITIONED, groups=GROUPS) == ignored
+    block = {**PARTITIONED, "offlineClusters": "Block"}
+    assert rollout(targets, block, groups=GROUPS) == blocked
+
+
+def test_offline_promotion_says_why() -> None:
+    decisions = plan_rollout(
+        RolloutStrategy(maxUnavailable=1),
+        [target("c0", "ready-v1"), offline("c1", "ready-v1")],
+        [],
+        bundle_paused=False,
+    )
+    assert decisions[1].reason == "promoted: cluster offline"
+
+
+def test_paused_offline_cluster_stages() -> None:
+    paused = RolloutTarget(cluster("c0", paused=True), NEW, RUNS["ready-v1"], offline=True)
+    assert rollout([paused]) == [STAGE]

@@ -156,3 +156,35 @@ def test_a_deployment_waiting_for_depends_on_shows_the_agents_reason(
     assert listed["message"] == (
         "DependencyNotReady: waiting for bundle certs to be Ready on this cluster (dependsOn)"
     )
+
+
+# (onFailure action, the Bundle's reason, the clusters' states at rest)
+FAILED_UPGRADE_CASES = [
+    ("halt-keeps-the-failed-clusters-on-the-bad-version", "Halt", "RolloutHalted", "NotReady"),
+    ("rollback-returns-them-to-the-last-ready-version", "Rollback", "RolledBack", "OutOfSync"),
+]
+
+
+@pytest.mark.parametrize(
+    ("action", "reason", "failed_state"),
+    [c[1:] for c in FAILED_UPGRADE_CASES],
+    ids=[c[0] for c in FAILED_UPGRADE_CASES],
+)
+def test_an_upgrade_to_a_failing_version_halts_after_max_failures(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, action: str, reason: str, failed_state: str
+) -> None:
+    strategy = {
+        "maxUnavailable": 2,
+        "onFailure": {"maxFailures": 1, "progressDeadline": "1s", "action": action},
+    }
+    web = bundle([{"clusterSelector": {}}], name="web", rolloutStrategy=strategy)
+    clusters = [cluster(f"edge-{i}").to_wire() for i in range(5)]
+    inputs = tmp_path / "fleet.yaml"
+    inputs.write_text(yaml.safe_dump_all([*clusters, web.to_wire()]))
+    argv = ["-f", str(inputs), *FAST, "--fail-version", "9.9.9", "--upgrade-to", "9.9.9"]
+    assert run([*argv, "-o", "json"]) == sim.EXIT_NOT_READY
+    (report,) = summary(capsys)["bundles"]
+    assert report["reason"] == reason
+    assert report["message"].startswith("2 clusters failed the rollout, maxFailures is 1: ")
+    states = sorted(entry["state"] for entry in report["nonReady"])
+    assert states == sorted([failed_state] * 2 + ["OutOfSync"] * 3)

@@ -1,0 +1,104 @@
+"""The two sides of `bundler diff`: a file, a directory, or a git revision of the working
+repository.
+
+A side naming an existing path is read as `-f` reads it. Any other side must be a revision of the
+git repository holding the current directory (`main`, `origin/main`, `HEAD~1`, a commit); its tree
+is exported with `git archive` into a temporary directory and read at the same paths as the other
+side (relative to the repository's top), or whole when both sides are revisions. A path the
+revision does not have yet is an empty side: everything under it is created.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import tarfile
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from bundler.errors import BundlerError, InvalidInputError
+
+GIT_TIMEOUT_S = 120.0
+
+
+@dataclass(frozen=True)
+class Side:
+    """What a `--from`/`--to` argument names: `paths` on disk, or a git `revision`."""
+
+    flag: str
+    text: str
+    revision: str | None = None
+
+    @property
+    def is_revision(self) -> bool:
+        return self.revision is not None
+
+
+def parse_side(text: str, flag: str) -> Side:
+    """An existing path, else a git revision; InvalidInputError naming `flag` for neither."""
+    if Path(text).exists():
+        return Side(flag, text)
+    if text and not text.startswith("-"):
+        commit = _git("rev-parse", "--verify", "--quiet", f"{text}^{{commit}}", check=False)
+        if commit:
+            return Side(flag, text, revision=commit.strip())
+    raise InvalidInputError(
+        f"{text!r} is neither a file, a directory nor a git revision of the repository at "
+        f"{Path.cwd()}",
+        field=flag,
+    )
+
+
+@contextmanager
+def side_paths(side: Side, other: Side) -> Iterator[list[str]]:
+    """The input paths of `side`, its revision's tree exported meanwhile when it is one."""
+    if not side.is_revision:
+        yield [side.text]
+        return
+    top = Path(_git("rev-parse", "--show-toplevel").strip())
+    relative = "." if other.is_revision else _inside(top, Path(other.text), other.flag)
+    archive = _git_bytes("archive", "--format=tar", side.revision or "")
+    with tempfile.TemporaryDirectory(prefix="bundler-diff-") as scratch:
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(scratch, filter="data")
+        path = Path(scratch, relative)
+        yield [str(path)] if path.exists() else []
+
+
+def _inside(top: Path, path: Path, flag: str) -> str:
+    resolved = path.resolve()
+    try:
+        return str(resolved.relative_to(top.resolve()))
+    except ValueError:
+        raise InvalidInputError(
+            f"{path} is outside the git repository at {top}: a revision is read at the same "
+            "paths as the other side",
+            field=flag,
+        ) from None
+
+
+def _git(*args: str, check: bool = True) -> str:
+    return _git_bytes(*args, check=check).decode("utf-8", "replace")
+
+
+def _git_bytes(*args: str, check: bool = True) -> bytes:
+    try:
+        done = subprocess.run(
+            ["git", *args],
+            capture_output=True,
+            timeout=GIT_TIMEOUT_S,
+            check=False,
+            env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
+        )
+    except FileNotFoundError:
+        raise BundlerError("git is not installed: a side that is a revision needs it") from None
+    except subprocess.TimeoutExpired:
+        raise BundlerError(f"git {args[0]} took longer than {GIT_TIMEOUT_S:g}s") from None
+    if check and done.returncode != 0:
+        message = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise BundlerError(f"git {args[0]} failed: {message[-1] if message else done.returncode}")
+    return done.stdout if done.returncode == 0 else b""

@@ -1,0 +1,1 @@
+"""The Kubernetes objects a BundleDeployment becomes: its chart rendered by Helm's own engine."""

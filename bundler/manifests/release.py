@@ -1,0 +1,81 @@
+"""From a BundleDeployment to the objects its release would hold on its cluster.
+
+The release is rendered the way helm-controller installs the HelmRelease the agent writes
+(bundler.core.flux): release name `helm.releaseName` or the bundle's name (within Helm's 53
+characters), the deployment's namespace as the release namespace, the rendered `helm.values` (no
+`--set`; `valuesFrom` is read on the cluster and cannot be known here), CRDs unless the release
+skips them. The Kube version is the cluster's when its Cluster says it: the Cluster API
+`spec.topology.version` an imported cluster carries in `spec.values.Cluster`; else Helm's default.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from bundler.api.bundledeployment import BundleDeployment
+from bundler.api.cluster import Cluster
+from bundler.api.helm import CRDsPolicy
+from bundler.core.flux import bundle_name, helm_release_name
+from bundler.errors import TemplateError
+from bundler.manifests.engine import HelmEngine, ReleaseInput
+
+Obj = dict[str, Any]
+# What one release may render to: ten times Kubernetes' 3 MiB limit on one stored release.
+MAX_RENDERED_BYTES = 32 << 20
+
+
+def cluster_kube_version(cluster: Cluster | None) -> str | None:
+    """The Kubernetes version a Cluster declares (its Cluster API topology version), if any."""
+    capi = cluster.spec.values.get("Cluster") if cluster is not None else None
+    topology = _get(capi, "spec", "topology")
+    version = topology.get("version") if isinstance(topology, Mapping) else None
+    return version if isinstance(version, str) and version else None
+
+
+def release_input(bd: BundleDeployment, chart: Path, cluster: Cluster | None) -> ReleaseInput:
+    """What helm-controller would install for `bd` from the chart archive `chart`."""
+    options = bd.spec.options
+    helm = options.helm
+    install = helm.install
+    skip_crds = install is not None and (install.skipCRDs or install.crds is CRDsPolicy.SKIP)
+    return ReleaseInput(
+        chart=chart,
+        name=helm_release_name(helm.releaseName or bundle_name(bd)),
+        namespace=options.namespace,
+        values=dict(helm.values or {}),
+        kube_version=cluster_kube_version(cluster),
+        include_crds=not skip_crds,
+    )
+
+
+def render_release(engine: HelmEngine, release: ReleaseInput) -> list[Obj]:
+    """The objects of the release, in Helm's order; TemplateError when the chart fails to
+    render or renders something that is not YAML objects."""
+    text = engine.render(release)
+    if len(text) > MAX_RENDERED_BYTES:
+        raise TemplateError(f"the chart renders more than the {MAX_RENDERED_BYTES >> 20} MiB cap")
+    try:
+        documents = list(yaml.safe_load_all(text))
+    except yaml.YAMLError as err:
+        raise TemplateError(f"the chart renders invalid YAML: {_one_line(err)}") from None
+    objects = [doc for doc in documents if doc is not None]
+    for doc in objects:
+        if not isinstance(doc, dict) or not isinstance(doc.get("kind"), str):
+            raise TemplateError("the chart renders a document that is not a Kubernetes object")
+    return objects
+
+
+def _get(value: Any, *path: str) -> Any:
+    for part in path:
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(part)
+    return value
+
+
+def _one_line(err: Exception) -> str:
+    return " ".join(str(err).split())

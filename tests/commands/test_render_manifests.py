@@ -1,0 +1,162 @@
+"""`bundler render --manifests`: every cluster's chart rendered by Helm's engine, compared with
+what Helm's own SDK renders for the same release, from a loopback Helm repository and the local
+registry."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from bundler.oci import package, registry
+from bundler.oci.reference import parse_location
+from tests.cli_helpers import run_cli
+from tests.commands.chart_fleet import (
+    KUBE_VERSION,
+    bundle,
+    cluster,
+    docker_config,
+    helm_repo,
+    write_fleet,
+)
+from tests.helm_repository import HelmRepository, write_chart
+from tests.registry_fixtures import LocalRegistry
+
+__all__ = ["docker_config", "helm_repo"]
+
+helm = pytest.importorskip("helm_python", reason="helm-python-sdk (Helm's Go SDK) is not installed")
+
+CLUSTERS = [cluster("plain", {"env": "dev"}), cluster("capi", {"env": "prod"}, KUBE_VERSION)]
+GREETING = {"greeting": "hello ${ cluster.name }"}
+Obj = dict[str, Any]
+
+
+def render_items(capsys: pytest.CaptureFixture[str], fleet: Path, cache: Path) -> list[Obj]:
+    code, out, err = run_cli(
+        capsys, "render", "-f", str(fleet), "--manifests", "--cache-dir", str(cache), "-o", "json"
+    )
+    assert code == 0, err
+    items: list[Obj] = json.loads(out)["items"]
+    return items
+
+
+def helm_objects(archive: Path, values: Obj, name: str, namespace: str) -> list[Obj]:
+    """What Helm's own SDK renders for the release."""
+    with helm.Chart.load(archive) as chart:
+        rendered = chart.render(values=values, name=name, namespace=namespace)
+    return [doc for key in sorted(rendered) for doc in yaml.safe_load_all(rendered[key]) if doc]
+
+
+def without_cluster_annotation(obj: Obj) -> Obj:
+    annotations = dict(obj["metadata"]["annotations"])
+    annotations.pop("bundler.dev/cluster")
+    metadata = {k: v for k, v in obj["metadata"].items() if k != "annotations"}
+    return {
+        **obj,
+        "metadata": {**metadata, **({"annotations": annotations} if annotations else {})},
+    }
+
+
+def test_charts_from_a_helm_repository_render_as_helm_renders_them(
+    capsys: pytest.CaptureFixture[str], helm_repo: HelmRepository, tmp_path: Path
+) -> None:
+    archive = helm_repo.publish(write_chart(tmp_path / "src", "web", "1.0.0"))
+    fleet = write_fleet(
+        tmp_path / "fleet.yaml", *CLUSTERS, bundle("web", helm_repo.url, "web", "1.0.0", GREETING)
+    )
+    items = render_items(capsys, fleet, tmp_path / "cache")
+    assert [
+        (i["kind"], i["metadata"].get("annotations", {}).get("bundler.dev/cluster")) for i in items
+    ] == [
+        ("BundleDeployment", None),
+        ("ConfigMap", "ws/capi"),
+        ("BundleDeployment", None),
+        ("ConfigMap", "ws/plain"),
+    ]
+    plain = without_cluster_annotation(items[3])
+    assert [plain] == helm_objects(archive, {"greeting": "hello plain"}, "web", "apps")
+    assert items[1]["data"] == {"greeting": "hello capi", "kube": KUBE_VERSION}
+
+
+def test_charts_from_the_registry_render_as_helm_renders_them(
+    capsys: pytest.CaptureFixture[str], oci_registry: LocalRegistry, tmp_path: Path
+) -> None:
+    archive = package.build_archive(write_chart(tmp_path / "src", "ociweb", "2.1.0"))
+    location = oci_registry.oci("render-manifests")
+    registry.push_chart(
+        archive, parse_location(location), registry.RegistryOptions(plain_http=True)
+    )
+    fleet = write_fleet(
+        tmp_path / "fleet.yaml",
+        CLUSTERS[0],
+        bundle("ociweb", location, "ociweb", "2.1.0", GREETING),
+    )
+    items = render_items(capsys, fleet, tmp_path / "cache")
+    tgz = tmp_path / "ociweb.tgz"
+    tgz.write_bytes(archive.data)
+    assert [without_cluster_annotation(items[1])] == helm_objects(
+        tgz, {"greeting": "hello plain"}, "ociweb", "apps"
+    )
+
+
+def test_a_version_range_is_resolved_before_the_chart_is_fetched(
+    capsys: pytest.CaptureFixture[str], helm_repo: HelmRepository, tmp_path: Path
+) -> None:
+    for version in ("1.0.0", "1.2.0", "2.0.0"):
+        helm_repo.publish(write_chart(tmp_path / "src", "web", version))
+    fleet = write_fleet(
+        tmp_path / "fleet.yaml", CLUSTERS[0], bundle("web", helm_repo.url, "web", "1.*")
+    )
+    bd, _ = render_items(capsys, fleet, tmp_path / "cache")
+    assert bd["spec"]["options"]["helm"]["version"] == "1.2.0"
+    assert helm_repo.requests["/web-1.2.0.tgz"] == 1
+
+
+def test_a_chart_that_fails_for_one_cluster_leaves_the_others_rendered(
+    capsys: pytest.CaptureFixture[str], helm_repo: HelmRepository, tmp_path: Path
+) -> None:
+    template = (
+        "kind: ConfigMap\napiVersion: v1\nmetadata: {name: c}\ndata:\n"
+        '  v: {{ required "size is required" .Values.size | quote }}\n'
+    )
+    helm_repo.publish(
+        write_chart(tmp_path / "src", "strict", "1.0.0", {"templates/configmap.yaml": template})
+    )
+    sized = bundle(
+        "strict",
+        helm_repo.url,
+        "strict",
+        "1.0.0",
+        targets=[
+            {"clusterSelector": {"matchLabels": {"env": "prod"}}, "helm": {"values": {"size": 3}}},
+            {"clusterSelector": {}},
+        ],
+    )
+    fleet = write_fleet(tmp_path / "fleet.yaml", *CLUSTERS, sized)
+    code, out, err = run_cli(
+        capsys, "render", "-f", str(fleet), "--manifests", "--cache-dir", str(tmp_path / "c")
+    )
+    assert code == 1
+    kinds = [(d["kind"], d["metadata"]["name"]) for d in yaml.safe_load_all(out) if d]
+    assert kinds == [
+        ("BundleDeployment", "strict"),
+        ("ConfigMap", "c"),
+        ("BundleDeployment", "strict"),
+    ]
+    assert err.count("error:") == 1
+    assert "on cluster ws/plain" in err and "size is required" in err
+
+
+def test_without_helms_engine_render_manifests_says_how_to_get_one(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setitem(sys.modules, "helm_python", None)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    fleet = write_fleet(tmp_path / "fleet.yaml", CLUSTERS[0])
+    code, out, err = run_cli(capsys, "render", "-f", str(fleet), "--manifests")
+    assert (code, out) == (1, "")
+    assert "pip install 'bundler[helm]'" in err and "helm binary on PATH" in err

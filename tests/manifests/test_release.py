@@ -1,0 +1,116 @@
+"""A BundleDeployment's release as helm-controller installs it: name, namespace, values, CRDs and
+the cluster's Kube version."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bundler.api.bundledeployment import BundleDeployment
+from bundler.api.cluster import Cluster
+from bundler.errors import TemplateError
+from bundler.manifests.engine import ReleaseInput
+from bundler.manifests.release import (
+    MAX_RENDERED_BYTES,
+    cluster_kube_version,
+    release_input,
+    render_release,
+)
+
+CHART = Path("/charts/demo-1.0.0.tgz")
+
+
+def bd(helm: dict[str, Any], name: str = "demo") -> BundleDeployment:
+    return BundleDeployment.model_validate(
+        {
+            "metadata": {
+                "name": name,
+                "namespace": "cluster-ws-a-0",
+                "labels": {"bundler.dev/bundle-name": "demo"},
+            },
+            "spec": {
+                "options": {"helm": {"chart": "demo", **helm}, "namespace": "apps"},
+                "deploymentID": "s-1",
+            },
+        }
+    )
+
+
+def cluster(values: dict[str, Any]) -> Cluster:
+    return Cluster.model_validate(
+        {"metadata": {"name": "a", "namespace": "ws"}, "spec": {"values": values}}
+    )
+
+
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [
+        ({"Cluster": {"spec": {"topology": {"version": "v1.30.2"}}}}, "v1.30.2"),
+        ({"Cluster": {"spec": {}}}, None),
+        ({"Cluster": "not a map"}, None),
+        ({}, None),
+    ],
+    ids=["capi-topology-version", "no-topology", "not-a-map", "no-capi-cluster"],
+)
+def test_the_kube_version_comes_from_the_capi_topology(
+    values: dict[str, Any], expected: str | None
+) -> None:
+    assert cluster_kube_version(cluster(values)) == expected
+
+
+@pytest.mark.parametrize(
+    ("helm", "expected"),
+    [
+        ({"values": {"a": 1}}, ReleaseInput(CHART, "demo", "apps", {"a": 1})),
+        ({"releaseName": "web"}, ReleaseInput(CHART, "web", "apps")),
+        ({"install": {"skipCRDs": True}}, ReleaseInput(CHART, "demo", "apps", include_crds=False)),
+        ({"install": {"crds": "Skip"}}, ReleaseInput(CHART, "demo", "apps", include_crds=False)),
+        ({"install": {"crds": "Create"}}, ReleaseInput(CHART, "demo", "apps")),
+    ],
+    ids=["values", "release-name", "skip-crds", "crds-policy-skip", "crds-policy-create"],
+)
+def test_the_release_is_the_one_helm_controller_installs(
+    helm: dict[str, Any], expected: ReleaseInput
+) -> None:
+    assert release_input(bd(helm), CHART, None) == expected
+
+
+def test_a_long_bundle_name_is_shortened_as_for_the_helmrelease() -> None:
+    long_name = "b" * 60
+    release = release_input(bd({}, name=long_name), CHART, cluster({}))
+    assert len(release.name) <= 53
+
+
+class _Text:
+    name = "text"
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def render(self, release: ReleaseInput) -> str:
+        return self.text
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [("a: [", "invalid YAML"), ("- 1\n", "not a Kubernetes object"), ("kind: 3\n", "not a Kub")],
+    ids=["bad-yaml", "a-list", "kind-not-text"],
+)
+def test_output_that_is_not_objects_is_a_template_error(text: str, message: str) -> None:
+    with pytest.raises(TemplateError, match=message):
+        render_release(_Text(text), ReleaseInput(CHART, "demo", "apps"))
+
+
+def test_empty_documents_are_dropped() -> None:
+    text = "---\n---\nkind: ConfigMap\n---\n"
+    assert render_release(_Text(text), ReleaseInput(CHART, "demo", "apps")) == [
+        {"kind": "ConfigMap"}
+    ]
+
+
+def test_output_over_the_cap_is_a_template_error() -> None:
+    text = "kind: ConfigMap\n" + "#" * MAX_RENDERED_BYTES
+    with pytest.raises(TemplateError, match="32 MiB cap"):
+        render_release(_Text(text), ReleaseInput(CHART, "demo", "apps"))
