@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -140,7 +141,7 @@ class TableView:
 class TableEvents:
     """Turns a watch's objects into Tables; only the first carries the column definitions."""
 
-    def __init__(self, view: TableView, now: Any) -> None:
+    def __init__(self, view: TableView, now: Callable[[], datetime]) -> None:
         self._view = view
         self._now = now
         self._lock = threading.Lock()
