@@ -112,7 +112,7 @@ class Agent:
     def heartbeat(self) -> None:
         """Patch Cluster.status.agent: lastSeen now, and this agent's version."""
         now = self.host.clock.now()
-        seen = {"lastSeen": rfc3339(now), "version": __version__}
+        seen = {"lastSeen": rfc3339(now), "version": __version__, "mode": self.config.mode.value}
         try:
             self.management.patch_status(
                 CLUSTER, self.config.cluster, {"status": {"agent": seen}}, self.config.workspace
