@@ -66,6 +66,7 @@ class Reason(StrEnum):
     DISABLED = "Disabled"
     WAITING_FOR_FLUX = "WaitingForFlux"
     TOKEN_PENDING = "AgentTokenPending"
+    MANAGEMENT_MISSING = "ManagementNotSet"
     AWAITING_CHECK_IN = "AwaitingCheckIn"
     CONNECTED = "Connected"
     REMOTE_MODE = "RemoteMode"
@@ -102,6 +103,8 @@ class Observed:
     flux_present: bool
     pull_agent_seen: bool
     token_ready: bool
+    # The BootstrapConfig says how the agent reaches the management cluster (spec.management).
+    management_set: bool = True
 
 
 @dataclass(frozen=True)
@@ -191,6 +194,9 @@ def _agent_condition(
         return ConditionSpec(kind, True, Reason.REMOTE_MODE, message), False
     if not flux_ready:
         return ConditionSpec(kind, False, Reason.WAITING_FOR_FLUX, "installed after Flux"), False
+    if not seen.management_set:
+        message = "the BootstrapConfig has no spec.management (the server the agent reaches)"
+        return ConditionSpec(kind, False, Reason.MANAGEMENT_MISSING, message), False
     if not seen.token_ready:
         message = "the agent's token Secret is not filled yet"
         return ConditionSpec(kind, False, Reason.TOKEN_PENDING, message), False

@@ -113,10 +113,12 @@ class BootstrapController:
             self._report_removed(observed)
             return None
         assert config is not None
-        decision = decide(plan, self._observe(key, observed, cluster))
-        self._write(key, cluster, plan, config.spec.management, decision)
+        seen = self._observe(key, observed, cluster, config.spec.management is not None)
+        decision = decide(plan, seen)
+        # The switch first: the remote agent hands over before any pull agent can start.
         if decision.switch_to_pull and cluster.spec.agentMode is not AgentMode.PULL:
             self._switch_to_pull(key)
+        self._write(key, cluster, plan, config.spec.management, decision)
         self._set_conditions(observed, decision.conditions)
         return None
 
@@ -135,7 +137,7 @@ class BootstrapController:
             )
             return None
 
-    def _observe(self, key: Key, observed: Obj, cluster: Cluster) -> Observed:
+    def _observe(self, key: Key, observed: Obj, cluster: Cluster, management_set: bool) -> Observed:
         scope = self.ctx.scopes.of(key.namespace)
         assert scope is not None
         gate = is_gated(cluster)
@@ -151,6 +153,7 @@ class BootstrapController:
             flux_present=pull_seen and not self._flux_missing(key),
             pull_agent_seen=pull_seen,
             token_ready=token is not None and token_of(token) is not None,
+            management_set=management_set,
         )
 
     def _flux_missing(self, key: Key) -> bool:
@@ -209,12 +212,7 @@ class BootstrapController:
         secret = scope.agent_tokens.get(namespace, AGENT_TOKEN_SECRET)
         token = token_of(secret) if secret is not None else None
         if management is None or token is None:
-            log.warning(
-                "bootstrap: Cluster %s/%s: BootstrapConfig spec.management is not set",
-                key.namespace,
-                key.name,
-            )
-            return False
+            return False  # decide() waits for both, and the condition says which is missing
         endpoint = ApiEndpoint(
             server=management.server,
             ca_pem=token.ca_pem or _decoded(management.caData),

@@ -174,6 +174,13 @@ def conditions(flux: tuple[bool, Reason], agent: tuple[bool, Reason], done: bool
             conditions((True, Reason.FLUX_PRESENT), (True, Reason.CONNECTED), True),
         ),
         (
+            PLAN,
+            seen(flux=READY, management_set=False),
+            {"flux"},
+            False,
+            conditions((True, Reason.INSTALLED), (False, Reason.MANAGEMENT_MISSING), False),
+        ),
+        (
             REMOTE_PLAN,
             seen(flux=READY),
             {"flux"},
@@ -190,6 +197,7 @@ def conditions(flux: tuple[bool, Reason], agent: tuple[bool, Reason], done: bool
         "flux-ready-agent-written-and-switch-to-pull",
         "pull-agent-checked-in-bootstrapped",
         "cluster-with-flux-and-agent-gets-no-second-one",
+        "agent-waits-for-the-management-server",
         "remote-mode-ends-with-flux",
     ],
 )
