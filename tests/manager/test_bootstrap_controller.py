@@ -181,7 +181,10 @@ def test_a_capi_cluster_is_bootstrapped_hands_over_to_pull_mode_and_runs_its_bun
     assert agent_release["spec"]["dependsOn"] == [{"name": object_name(NAME, Part.FLUX)}]
     cluster = fleet.find(CLUSTER, NAME, WS)
     assert cluster is not None and cluster["spec"]["agentMode"] == "pull"
-    assert conditions(fleet)["AgentConnected"] == ("False", "AwaitingCheckIn")
+    eventually(
+        lambda: conditions(fleet).get("AgentConnected") == ("False", "AwaitingCheckIn"),
+        "the Cluster waiting for its pull agent",
+    )
 
     workload.start_agent(agent_values(fleet))
     eventually(lambda: conditions(fleet).get("Bootstrapped") == ("True", "Bootstrapped"), "done")
