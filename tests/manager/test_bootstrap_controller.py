@@ -11,6 +11,7 @@ event or a log line.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import logging
 from collections.abc import Iterator
@@ -29,14 +30,19 @@ from bundler.api.resources import (
     CLUSTER,
     FLUX_KINDS,
     HELM_RELEASE,
+    NAMESPACE,
     SECRET,
 )
 from bundler.apiserver import ApiServer
 from bundler.core.agent_kubeconfig import ApiEndpoint, agent_kubeconfig
 from bundler.core.bootstrap import Part, object_name, values_secret_name
+from bundler.core.rbac import BOOTSTRAP_RULES, PolicyRule
 from bundler.kube.store import KubeStore
+from bundler.manager.app import Manager
+from bundler.manager.options import ManagerOptions
 from bundler.runtime.host import Host
 from bundler.sim.flux import SimulatedFlux
+from bundler.store.errors import Forbidden
 from bundler.store.protocol import Obj
 from tests.builders import bundle
 from tests.capi.capi_objects import (
@@ -47,6 +53,8 @@ from tests.capi.capi_objects import (
     kubeconfig_secret,
 )
 from tests.capi.test_e2e import FAST, WS, CapiFleet, eventually
+from tests.identities import MANAGER_USER, manager_kubeconfig
+from tests.manager.test_rbac_rules import rule_id, without
 from tests.schemas import validate
 
 NAME = "eu-1"
@@ -218,6 +226,7 @@ def test_a_capi_cluster_is_bootstrapped_hands_over_to_pull_mode_and_runs_its_bun
 
     token = agent_values(fleet)["management"]["token"]
     statuses = json.dumps([c.get("status") for c in fleet.store.list(CLUSTER).items])
+    assert fleet.server.denials() == []
     # bundler writes no Events: statuses and logs are where a secret could leak.
     for secret_text in (token, FAKE_KUBECONFIG):
         assert secret_text not in statuses
@@ -235,3 +244,21 @@ def chart_version(obj: Obj | None) -> str | None:
         ((obj or {}).get("spec") or {}).get("chart", {}).get("spec", {}).get("version")
     )
     return found
+
+
+@pytest.mark.parametrize("rule", BOOTSTRAP_RULES, ids=[rule_id(r) for r in BOOTSTRAP_RULES])
+def test_without_any_one_bootstrap_rule_the_manager_is_refused(
+    tmp_path: Path, rule: PolicyRule
+) -> None:
+    with ApiServer() as server:
+        server.store.create(NAMESPACE, {"metadata": {"name": WS}})
+        server.store.create(BOOTSTRAP_CONFIG, bootstrap_config(server, "0.1.0"))
+        kubeconfig = manager_kubeconfig(server, tmp_path, without(rule))
+        with KubeStore.from_kubeconfig(kubeconfig, None, FAST) as store:
+            manager = Manager(store, ManagerOptions(namespaces=(WS,), bootstrap=True))
+            try:
+                with contextlib.suppress(Forbidden):  # refused while filling its caches
+                    manager.start()
+                eventually(lambda: bool(server.denials(MANAGER_USER)), "a refused request")
+            finally:
+                manager.stop()
