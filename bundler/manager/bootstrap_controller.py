@@ -50,7 +50,7 @@ from bundler.core.bootstrap import (
     object_name,
     removed_condition,
 )
-from bundler.core.capi_import import capi_owner, gate_message, is_gated
+from bundler.core.capi_import import capi_owner, gate_message, is_capi_cluster, is_gated
 from bundler.core.labels import ANNOTATION_BOOTSTRAP_MODE, LABEL_CLUSTER_NAME, LABEL_MANAGED_BY
 from bundler.core.naming import cluster_namespace
 from bundler.core.planning import key as ref
@@ -108,7 +108,7 @@ class BootstrapController:
         if scope is None or observed is None or cluster is None or is_deleting(observed):
             return None
         config = self._config(key.namespace, scope.workspace)
-        plan = bootstrap_plan(config, cluster, imported=capi_owner(observed) is not None)
+        plan = bootstrap_plan(config, cluster, imported=_imported(observed, cluster))
         if plan is None:
             self._report_removed(observed)
             return None
@@ -253,6 +253,13 @@ class BootstrapController:
             )
         wire = [c.model_dump(mode="json", exclude_none=True) for c in conditions]
         patch_status_if_changed(self.ctx.store, CLUSTER, observed, {"conditions": wire})
+
+
+def _imported(observed: Obj, cluster: Cluster) -> bool:
+    """Imported from Cluster API: owned by a CAPI Cluster, or (offline imports, which carry no
+    owner) holding one in spec.values.Cluster. Either only makes the bootstrap the default."""
+    capi = cluster.spec.values.get("Cluster")
+    return capi_owner(observed) is not None or (isinstance(capi, dict) and is_capi_cluster(capi))
 
 
 def _cluster_of_release(release: Obj) -> Iterable[Key]:
