@@ -51,7 +51,12 @@ from bundler.core.bootstrap import (
     removed_condition,
 )
 from bundler.core.capi_import import capi_owner, gate_message, is_capi_cluster, is_gated
-from bundler.core.labels import ANNOTATION_BOOTSTRAP_MODE, LABEL_CLUSTER_NAME, LABEL_MANAGED_BY
+from bundler.core.labels import (
+    ANNOTATION_BOOTSTRAP_MODE,
+    LABEL_CLUSTER_NAME,
+    LABEL_CLUSTER_NAMESPACE,
+    LABEL_MANAGED_BY,
+)
 from bundler.core.naming import cluster_namespace
 from bundler.core.planning import key as ref
 from bundler.core.state import condition
@@ -90,6 +95,8 @@ class BootstrapController:
             controller.watch(scope.clusters)
             controller.watch(self._configs[ws], self._clusters_of_workspace)
             controller.watch(self._releases[ws], _cluster_of_release)
+            # A token filled after the Cluster was seen lets its agent's values be written.
+            controller.watch(scope.agent_tokens, _cluster_of_token)
 
     def informers(self) -> list[Informer]:
         return [*self._configs.values(), *self._releases.values()]
@@ -266,6 +273,12 @@ def _cluster_of_release(release: Obj) -> Iterable[Key]:
     meta = release["metadata"]
     cluster = (meta.get("labels") or {}).get(LABEL_CLUSTER_NAME)
     return (Key(meta.get("namespace") or "", cluster),) if cluster else ()
+
+
+def _cluster_of_token(secret: Obj) -> Iterable[Key]:
+    labels = secret["metadata"].get("labels") or {}
+    workspace, cluster = labels.get(LABEL_CLUSTER_NAMESPACE), labels.get(LABEL_CLUSTER_NAME)
+    return (Key(workspace, cluster),) if workspace and cluster else ()
 
 
 def _decoded(ca_data: str | None) -> bytes | None:
