@@ -30,7 +30,6 @@ from bundler.api.cluster import AgentMode, Cluster
 from bundler.core.flux_release import HELM_RELEASE_API_VERSION, KUBECONFIG_SECRET_KEY
 from bundler.core.flux_source import SOURCE_API_VERSION
 from bundler.core.labels import LABEL_CLUSTER_NAME, LABEL_MANAGED_BY
-from bundler.core.merge import deep_merge
 from bundler.core.naming import DNS1123_LABEL_MAX, shorten_name
 
 Obj = dict[str, Any]
@@ -283,7 +282,7 @@ def bootstrap_objects(
 def agent_values_secret(workspace: str, cluster: str, identity_values: Obj) -> Obj:
     """The Secret the agent's HelmRelease takes its identity values from (valuesFrom): the token
     stays out of the HelmRelease, and out of everything the manager logs or reports."""
-    text = json.dumps(deep_merge({}, identity_values), sort_keys=True)
+    text = json.dumps(identity_values, sort_keys=True)
     return {
         "apiVersion": "v1",
         "kind": "Secret",
