@@ -13,7 +13,7 @@ from pydantic import Field
 
 from bundler.api.base import ApiModel
 from bundler.api.cluster import AgentMode
-from bundler.api.meta import Conditions, FreeForm, ObjectMeta
+from bundler.api.meta import Conditions, FreeForm, IntOrPercent, ObjectMeta
 
 # The name of the BootstrapConfig a workspace's Clusters follow.
 DEFAULT_BOOTSTRAP_CONFIG = "default"
@@ -39,6 +39,13 @@ class ManagementEndpoint(ApiModel):
     insecureSkipTLSVerify: bool = False
 
 
+class BootstrapRollout(ApiModel):
+    """How a settings change reaches the clusters: at most `maxUnavailable` (a count or a
+    percentage of the bootstrapped clusters; default 100%) bootstrap releases not Ready at once."""
+
+    maxUnavailable: IntOrPercent | None = None
+
+
 class BootstrapConfigSpec(ApiModel):
     # Cluster API imports are bootstrapped unless their Cluster says
     # `spec.bootstrap.enabled: false`; other Clusters only when they say `enabled: true`.
@@ -47,6 +54,7 @@ class BootstrapConfigSpec(ApiModel):
     agent: BootstrapChart | None = None
     management: ManagementEndpoint | None = None
     mode: AgentMode = AgentMode.PULL
+    rolloutStrategy: BootstrapRollout | None = None
 
 
 class BootstrapConfigStatus(ApiModel):

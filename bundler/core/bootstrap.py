@@ -27,10 +27,12 @@ from typing import Any
 
 from bundler.api.bootstrap import BootstrapChart, BootstrapConfig
 from bundler.api.cluster import AgentMode, Cluster
+from bundler.api.meta import IntOrPercent
 from bundler.core.flux_release import HELM_RELEASE_API_VERSION, KUBECONFIG_SECRET_KEY
 from bundler.core.flux_source import SOURCE_API_VERSION
 from bundler.core.labels import LABEL_CLUSTER_NAME, LABEL_MANAGED_BY
 from bundler.core.naming import DNS1123_LABEL_MAX, shorten_name
+from bundler.core.rollout import DEFAULT_MAX_UNAVAILABLE, resolve_int_or_percent
 
 Obj = dict[str, Any]
 
@@ -209,6 +211,12 @@ def _agent_condition(
 def _all_false(reason: Reason, message: str) -> Decision:
     conditions = tuple(ConditionSpec(c, False, reason, message) for c in BootstrapCondition)
     return Decision(frozenset(), False, conditions)
+
+
+def may_change(unavailable: int, total: int, max_unavailable: IntOrPercent | None) -> bool:
+    """Whether one more bootstrap release may change (an upgrade: it is not Ready while Flux
+    works): only while fewer than `max_unavailable` of the `total` are not Ready."""
+    return unavailable < resolve_int_or_percent(max_unavailable, total, DEFAULT_MAX_UNAVAILABLE)
 
 
 def removed_condition() -> ConditionSpec:

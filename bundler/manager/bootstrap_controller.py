@@ -60,6 +60,7 @@ from bundler.core.labels import (
 from bundler.core.naming import cluster_namespace
 from bundler.core.planning import key as ref
 from bundler.core.state import condition
+from bundler.manager.bootstrap_rollout import HOLD_RETRY, BootstrapRollout
 from bundler.manager.context import Context
 from bundler.manager.status import previous_conditions
 from bundler.manager.writes import create_or_update, is_deleting, patch_status_if_changed, same
@@ -84,6 +85,7 @@ class BootstrapController:
         self.host = host
         self._configs: dict[str | None, Informer] = {}
         self._releases: dict[str | None, Informer] = {}
+        self._rollout = BootstrapRollout()
 
     def attach(self) -> None:
         controller = self.host.add_controller(CONTROLLER_NAME, self.reconcile, kind=CLUSTER.kind)
@@ -125,9 +127,9 @@ class BootstrapController:
         # The switch first: the remote agent hands over before any pull agent can start.
         if decision.switch_to_pull and cluster.spec.agentMode is not AgentMode.PULL:
             self._switch_to_pull(key)
-        self._write(key, cluster, plan, config.spec.management, decision)
+        held = self._write(key, cluster, plan, config, decision)
         self._set_conditions(observed, decision.conditions)
-        return None
+        return Result(requeue_after=HOLD_RETRY) if held else None
 
     def _config(self, workspace: str, scope_workspace: str | None) -> BootstrapConfig | None:
         raw = self._configs[scope_workspace].get(workspace, DEFAULT_BOOTSTRAP_CONFIG)
@@ -197,19 +199,49 @@ class BootstrapController:
         key: Key,
         cluster: Cluster,
         plan: BootstrapPlan,
-        management: ManagementEndpoint | None,
+        config: BootstrapConfig,
         decision: Decision,
-    ) -> None:
+    ) -> bool:
+        """Write the parts `decision` asks for; True when an upgrade waits for the rollout."""
         kubeconfig = cluster.spec.kubeConfigSecret or ""
+        held = False
         for part, chart in ((Part.FLUX, plan.flux), (Part.AGENT, plan.agent)):
             if part not in decision.write or chart is None:
                 continue
-            if part is Part.AGENT and not self._write_values(key, management):
+            if part is Part.AGENT and not self._write_values(key, config.spec.management):
                 continue
             for kind, desired in bootstrap_objects(
                 key.namespace, key.name, kubeconfig, part, chart
             ):
-                _ensure(self.ctx, _KINDS[kind], desired)
+                if kind == HELM_RELEASE.kind and self._is_upgrade(key, desired):
+                    held |= not self._upgrade(key, config, desired)
+                else:
+                    _ensure(self.ctx, _KINDS[kind], desired)
+        return held
+
+    def _is_upgrade(self, key: Key, desired: Obj) -> bool:
+        scope = self.ctx.scopes.of(key.namespace)
+        assert scope is not None
+        found = self._releases[scope.workspace].get(key.namespace, desired["metadata"]["name"])
+        return found is not None and not same(found.get("spec"), desired["spec"])
+
+    def _upgrade(self, key: Key, config: BootstrapConfig, desired: Obj) -> bool:
+        scope = self.ctx.scopes.of(key.namespace)
+        assert scope is not None
+        strategy = config.spec.rolloutStrategy
+        done = self._rollout.upgrade(
+            self._releases[scope.workspace],
+            key.namespace,
+            strategy.maxUnavailable if strategy is not None else None,
+            lambda: _ensure(self.ctx, HELM_RELEASE, desired),
+        )
+        if not done:
+            log.info(
+                "bootstrap: upgrade of HelmRelease %s/%s held by the rollout strategy",
+                key.namespace,
+                desired["metadata"]["name"],
+            )
+        return done
 
     def _write_values(self, key: Key, management: ManagementEndpoint | None) -> bool:
         """The agent's values Secret (its management kubeconfig); False when it cannot be made."""
@@ -285,7 +317,7 @@ def _decoded(ca_data: str | None) -> bytes | None:
     return base64.b64decode(ca_data) if ca_data else None
 
 
-def _ensure(ctx: Context, res: Resource, desired: Obj) -> None:
+def _ensure(ctx: Context, res: Resource, desired: Obj) -> Obj | None:
     meta = desired["metadata"]
     try:
         observed: Obj | None = ctx.store.get(res, meta["name"], meta["namespace"])
@@ -304,4 +336,4 @@ def _ensure(ctx: Context, res: Resource, desired: Obj) -> None:
             changed = True
         return changed
 
-    create_or_update(ctx.store, res, desired, observed, mutate)
+    return create_or_update(ctx.store, res, desired, observed, mutate)

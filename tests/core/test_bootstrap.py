@@ -22,6 +22,7 @@ from bundler.core.bootstrap import (
     bootstrap_objects,
     bootstrap_plan,
     decide,
+    may_change,
 )
 from tests.schemas import validate
 
@@ -248,3 +249,30 @@ def test_the_agent_token_goes_into_the_values_secret_only() -> None:
     assert PLAN is not None and PLAN.agent is not None
     objects = bootstrap_objects("ws", "c1", "c1-kubeconfig", Part.AGENT, PLAN.agent)
     assert "s3cret" not in json.dumps([o for _, o in objects])
+
+
+@pytest.mark.parametrize(
+    ("unavailable", "total", "max_unavailable", "allowed"),
+    [
+        (0, 3, None, True),
+        (2, 3, None, True),
+        (0, 3, 1, True),
+        (1, 3, 1, False),
+        (1, 10, "20%", True),
+        (2, 10, "20%", False),
+        (0, 3, "10%", True),
+    ],
+    ids=[
+        "default-all-at-once",
+        "default-still-room",
+        "one-at-a-time-free",
+        "one-at-a-time-busy",
+        "percentage-room",
+        "percentage-full",
+        "percentage-at-least-one",
+    ],
+)
+def test_an_upgrade_may_change_a_release_while_under_max_unavailable(
+    unavailable: int, total: int, max_unavailable: int | str | None, allowed: bool
+) -> None:
+    assert may_change(unavailable, total, max_unavailable) is allowed
