@@ -225,6 +225,19 @@ def removed_condition() -> ConditionSpec:
     return ConditionSpec(BootstrapCondition.BOOTSTRAPPED, False, Reason.REMOVED, message)
 
 
+def ready_condition(release: Obj) -> Obj:
+    """The Ready condition Flux wrote on a HelmRelease, or {} while there is none."""
+    conditions = (release.get("status") or {}).get("conditions") or ()
+    return next((c for c in conditions if c.get("type") == "Ready"), {})
+
+
+def release_state(release: Obj | None) -> ReleaseState:
+    if release is None:
+        return ReleaseState()
+    ready = ready_condition(release)
+    return ReleaseState(True, ready.get("status") == "True", str(ready.get("message") or ""))
+
+
 def _chart(chart: BootstrapChart) -> str:
     return f"{chart.chart} {chart.version or '(latest)'}"
 

@@ -48,6 +48,7 @@ from bundler.core.bootstrap import (
     bootstrap_plan,
     decide,
     object_name,
+    release_state,
     removed_condition,
 )
 from bundler.core.capi_import import capi_owner, gate_message, is_capi_cluster, is_gated
@@ -179,18 +180,9 @@ class BootstrapController:
     def _release(self, key: Key, part: Part) -> ReleaseState:
         scope = self.ctx.scopes.of(key.namespace)
         assert scope is not None
-        found = self._releases[scope.workspace].get(key.namespace, object_name(key.name, part))
-        if found is None:
-            return ReleaseState()
-        ready: Obj = next(
-            (
-                c
-                for c in (found.get("status") or {}).get("conditions") or ()
-                if c.get("type") == "Ready"
-            ),
-            {},
+        return release_state(
+            self._releases[scope.workspace].get(key.namespace, object_name(key.name, part))
         )
-        return ReleaseState(True, ready.get("status") == "True", str(ready.get("message") or ""))
 
     # -- acting ---------------------------------------------------------------------------------
 

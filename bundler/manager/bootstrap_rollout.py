@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable
 
 from bundler.api.meta import IntOrPercent
-from bundler.core.bootstrap import may_change
+from bundler.core.bootstrap import may_change, ready_condition
 from bundler.runtime.informer import Informer
 from bundler.store.protocol import Obj
 
@@ -53,9 +53,5 @@ class BootstrapRollout:
             int(meta.get("generation") or 0),
             self._written.get((meta.get("namespace") or "", meta["name"]), 0),
         )
-        ready = next((c for c in status.get("conditions") or () if c.get("type") == "Ready"), None)
-        return not (
-            ready is not None
-            and ready.get("status") == "True"
-            and int(status.get("observedGeneration") or 0) >= wanted
-        )
+        ready = ready_condition(release).get("status") == "True"
+        return not (ready and int(status.get("observedGeneration") or 0) >= wanted)

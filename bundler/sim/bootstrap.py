@@ -14,7 +14,7 @@ from collections.abc import Callable
 from bundler.api.resources import HELM_RELEASE, SECRET
 from bundler.apiserver.tokens import TokenController
 from bundler.core.agent_identity import AGENT_TOKEN_MARK, LABEL_AGENT_TOKEN
-from bundler.core.bootstrap import MANAGED_BY_BOOTSTRAP, Part, object_name
+from bundler.core.bootstrap import MANAGED_BY_BOOTSTRAP, Part, object_name, ready_condition
 from bundler.core.labels import LABEL_CLUSTER_NAME, LABEL_MANAGED_BY
 from bundler.runtime.host import Host
 from bundler.runtime.key import Key
@@ -49,7 +49,6 @@ class BootstrapSide:
         if release is None:
             return
         cluster = (release["metadata"].get("labels") or {}).get(LABEL_CLUSTER_NAME, "")
-        conditions = (release.get("status") or {}).get("conditions") or []
-        ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+        ready = ready_condition(release).get("status") == "True"
         if ready and key.name == object_name(cluster, Part.AGENT):
             self._start_agent(key.namespace, cluster)
