@@ -310,11 +310,22 @@ def _decoded(ca_data: str | None) -> bytes | None:
 
 
 def _ensure(ctx: Context, res: Resource, desired: Obj) -> Obj | None:
+    """Create `desired`, or bring the bootstrap's object to it; an object of that name that the
+    bootstrap did not write is left alone (and said so), never overwritten."""
     meta = desired["metadata"]
     try:
         observed: Obj | None = ctx.store.get(res, meta["name"], meta["namespace"])
     except NotFound:
         observed = None
+    owner = ((observed or {}).get("metadata", {}).get("labels") or {}).get(LABEL_MANAGED_BY)
+    if observed is not None and owner != MANAGED_BY_BOOTSTRAP:
+        log.warning(
+            "bootstrap: %s %s/%s exists and was not written by the bootstrap: left alone",
+            res.kind,
+            meta["namespace"],
+            meta["name"],
+        )
+        return None
 
     def mutate(obj: Obj) -> bool:
         changed = False

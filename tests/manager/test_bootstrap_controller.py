@@ -30,6 +30,7 @@ from bundler.api.resources import (
     CLUSTER,
     FLUX_KINDS,
     HELM_RELEASE,
+    HELM_REPOSITORY,
     NAMESPACE,
     SECRET,
 )
@@ -54,6 +55,9 @@ from tests.capi.capi_objects import (
 )
 from tests.capi.test_e2e import FAST, WS, CapiFleet, eventually
 from tests.identities import MANAGER_USER, manager_kubeconfig
+from tests.manager.test_bootstrap_rollout import CLUSTERS
+from tests.manager.test_bootstrap_rollout import World as InMemory
+from tests.manager.test_bootstrap_rollout import config as rollout_config
 from tests.manager.test_rbac_rules import rule_id, without
 from tests.schemas import validate
 
@@ -262,3 +266,25 @@ def test_without_any_one_bootstrap_rule_the_manager_is_refused(
                 eventually(lambda: bool(server.denials(MANAGER_USER)), "a refused request")
             finally:
                 manager.stop()
+
+
+def test_an_object_the_bootstrap_did_not_write_is_left_alone() -> None:
+    world = InMemory()
+    world.store.create(BOOTSTRAP_CONFIG, rollout_config("2.0.0"))
+    for name in CLUSTERS:
+        world.store.create(SECRET, kubeconfig_secret(name, "ws"))
+        spec = {"kubeConfigSecret": f"{name}-kubeconfig", "bootstrap": {"enabled": True}}
+        world.store.create(CLUSTER, {"metadata": {"name": name, "namespace": "ws"}, "spec": spec})
+    foreign = {
+        "metadata": {"name": object_name("a", Part.FLUX), "namespace": "ws"},
+        "spec": {"url": "https://someone-else.example", "interval": "1h"},
+    }
+    world.store.create(HELM_REPOSITORY, foreign)
+    world.start()
+    try:
+        world.advance(11.0)
+        kept = world.store.get(HELM_REPOSITORY, object_name("a", Part.FLUX), "ws")
+        assert kept["spec"]["url"] == "https://someone-else.example"
+        assert world.store.get(HELM_REPOSITORY, object_name("b", Part.FLUX), "ws")
+    finally:
+        world.stop()
