@@ -10,6 +10,7 @@ cluster's rows are recomputed; `rendered` counts the renders so this stays obser
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -40,8 +41,9 @@ class Row:
     planned: PlannedDeployment | None
     error: str | None = None
 
-    @property
+    @functools.cached_property
     def key(self) -> str:
+        # Read for every row on every pass (rollout targets, outcomes, sync checks): made once.
         return key(self.cluster.metadata.namespace, self.cluster.metadata.name)
 
 
@@ -143,6 +145,14 @@ class RowMemo:
         memberships: Memberships,
         previous: _Entry | None,
     ) -> _Entry:
+        if (
+            previous is not None
+            and previous.cluster is cluster
+            and previous.fingerprint[-1] == memberships
+        ):
+            # The very model the cache held last pass (models are never changed in place): the
+            # same labels and annotations, without computing their fingerprints again.
+            return previous
         meta = cluster.metadata
         fingerprint: _Fingerprint = (
             meta.uid,
@@ -152,8 +162,6 @@ class RowMemo:
             memberships,
         )
         if previous is not None and previous.fingerprint == fingerprint:
-            if previous.cluster is cluster:
-                return previous
             # Same inputs; the newer model only differs in what rendering does not read.
             row = previous.row and replace(previous.row, cluster=cluster)
             return replace(previous, cluster=cluster, row=row)
