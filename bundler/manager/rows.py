@@ -5,7 +5,8 @@ BundleDeployment or its template error. Rendering is the expensive part, so each
 what it was computed from: the Bundle's uid and generation, the Cluster's uid, generation, labels
 and annotations, the groups that pick the Cluster, and the concrete version it was rendered with.
 When one cluster's labels change, every Bundle of the workspace is looked at again, but only that
-cluster's rows are recomputed; `rendered` counts the renders so this stays observable.
+cluster's rows are recomputed; `rendered` counts the renders and `decided` the targeting decisions
+so this stays observable.
 """
 
 from __future__ import annotations
@@ -86,6 +87,7 @@ class RowMemo:
         self._lock = threading.Lock()
         self._bundles: dict[str, tuple[tuple[str, int], dict[str, _Entry]]] = {}
         self.rendered = 0
+        self.decided = 0
 
     def decide(
         self,
@@ -165,6 +167,8 @@ class RowMemo:
             # Same inputs; the newer model only differs in what rendering does not read.
             row = previous.row and replace(previous.row, cluster=cluster)
             return replace(previous, cluster=cluster, row=row)
+        with self._lock:
+            self.decided += 1
         decision = match_targets(bundle, cluster, groups)
         query = query_for(merged_helm(bundle, decision)) if decision.deploy else None
         return _Entry(cluster, fingerprint, decision, query)
