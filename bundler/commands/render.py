@@ -94,7 +94,7 @@ def register(sub: Any) -> None:
 
     exp = sub.add_parser(
         "explain",
-        help="why a bundle does (not) deploy to a cluster, and what",
+        help="why a bundle does (not) deploy to a cluster, and with which values",
         description="Say which target of the bundle decides for the cluster, or for each target "
         "the first criterion that failed, and show the merged options and rendered values. "
         "Exit 0: explained; 1: the values failed to render; 2: invalid input.",
