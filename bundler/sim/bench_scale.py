@@ -37,7 +37,7 @@ from bundler.kube.store import KubeStore
 from bundler.manager.app import Manager
 from bundler.manager.options import ManagerOptions
 from bundler.runtime.clock import SystemClock
-from bundler.sim.bench import wait_converged
+from bundler.sim.bench import every_cluster_bundle, wait_converged
 from bundler.sim.fleet import Fleet, FleetOptions
 from bundler.sim.generated import DEFAULT_WORKSPACE, generated_clusters
 from bundler.store.memory import MemoryStore
@@ -48,20 +48,7 @@ IDLE_TIMEOUT = 1800.0
 
 def scale_bundle(name: str) -> Bundle:
     """A Bundle on every cluster whose values read one label: a typical templated Bundle."""
-    return Bundle.model_validate(
-        {
-            "metadata": {"name": name, "namespace": DEFAULT_WORKSPACE},
-            "spec": {
-                "helm": {
-                    "repo": "https://charts.example.com",
-                    "chart": name,
-                    "version": "1.0.0",
-                    "values": {"replicas": 1, "region": "${ cluster.labels.region }"},
-                },
-                "targets": [{"clusterSelector": {}}],
-            },
-        }
-    )
+    return every_cluster_bundle(name, {"replicas": 1, "region": "${ cluster.labels.region }"})
 
 
 def _bundles(count: int) -> list[Bundle]:
