@@ -48,7 +48,7 @@ dev: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install -q -e '.[bench]'
-	$(BIN)/python -m bundler.sim.bench_scale $(BENCH_ARGS)
+	$(BIN)/python -m bundler.commands.bench $(BENCH_ARGS)
 	$(BIN)/python -m bundler.sim.bench
 	$(BIN)/python -m bundler.sim.bench_limits
 

@@ -5,7 +5,8 @@ the manager's cold start over N clusters x M bundles at several fleet sizes (CPU
 BundleDeployment, which stays flat when the manager is linear), one cluster's label change
 (time until idle and the writes it took), pure planning beside the JSON floor (one JSON round trip
 of each planned object), the memory per BundleDeployment the manager holds (tracemalloc), the HTTP
-requests per BundleDeployment through the test API server, and the simulated fleet's
+requests per BundleDeployment through the test API server (when run as bundler.commands.bench,
+which may reach the API over HTTP), and the simulated fleet's
 BundleDeployments per second. Prints a table, writes the figures as JSON and, with matplotlib
 (the `bench` extra), draws the scale curve as a PNG. The machine is shared: CPU time
 (time.process_time) and counts are the figures to compare; wall time is shown beside them.
@@ -18,7 +19,6 @@ import argparse
 import gc
 import json
 import sys
-import tempfile
 import time
 import tracemalloc
 from collections.abc import Callable, Iterator, Sequence
@@ -30,10 +30,8 @@ from typing import Any
 from bundler.api.bundle import Bundle
 from bundler.api.cluster import Cluster
 from bundler.api.resources import BUNDLE, BUNDLE_DEPLOYMENT, CLUSTER, NAMESPACE
-from bundler.apiserver import ApiServer
 from bundler.core.planning import plan_bundle
 from bundler.inputs import World
-from bundler.kube.store import KubeStore
 from bundler.manager.app import Manager
 from bundler.manager.options import ManagerOptions
 from bundler.runtime.clock import SystemClock
@@ -45,6 +43,11 @@ from bundler.store.protocol import Store
 
 IDLE_TIMEOUT = 1800.0
 
+#: (clusters, bundles, workers) -> (HTTP requests per BundleDeployment, BundleDeployments) of a
+#: cold start over the test API server; the simulator may not import bundler.kube, so
+#: bundler.commands.bench hands it in.
+RequestsPerBd = Callable[[int, int, int], tuple[float, int]]
+
 
 def scale_bundle(name: str) -> Bundle:
     """A Bundle on every cluster whose values read one label: a typical templated Bundle."""
@@ -55,7 +58,7 @@ def _bundles(count: int) -> list[Bundle]:
     return [scale_bundle(f"scale-{i + 1}") for i in range(count)]
 
 
-def _fill(store: Store, clusters: int, bundles: int) -> None:
+def fill(store: Store, clusters: int, bundles: int) -> None:
     """The manager's inputs: the workspace, `clusters` Clusters and `bundles` Bundles."""
     store.create(NAMESPACE, {"metadata": {"name": DEFAULT_WORKSPACE}})
     for cluster in generated_clusters(clusters, DEFAULT_WORKSPACE, seed=1):
@@ -82,7 +85,7 @@ def timed(into: list[Timed]) -> Iterator[None]:
     into.append(Timed(time.perf_counter() - wall, time.process_time() - cpu))
 
 
-def _wait_idle(manager: Manager) -> None:
+def wait_idle(manager: Manager) -> None:
     if not manager.wait_idle(IDLE_TIMEOUT):
         raise SystemExit(f"bench: the manager was not idle within {IDLE_TIMEOUT:g}s")
 
@@ -122,14 +125,14 @@ def cold_start(
 ) -> ColdStart:
     """Start a manager on a filled in-memory store and wait until it is idle."""
     store = MemoryStore(require_namespaces=True)
-    _fill(store, clusters, bundles)
+    fill(store, clusters, bundles)
     before = _writes(store)
     spent: list[Timed] = []
     manager = Manager(store, ManagerOptions(workers=workers))
     try:
         with timed(spent):
             manager.start()
-            _wait_idle(manager)
+            wait_idle(manager)
         writes = _writes(store) - before
         deployments = len(store.list(BUNDLE_DEPLOYMENT).items)
         if then is not None:
@@ -149,7 +152,7 @@ def label_change(manager: Manager, store: MemoryStore) -> tuple[float, float, in
     with timed(spent):
         store.update(CLUSTER, cluster)
         time.sleep(0)  # let the informers see the event before asking whether all is idle
-        _wait_idle(manager)
+        wait_idle(manager)
     return spent[0].wall, spent[0].cpu, _writes(store) - before - 1
 
 
@@ -189,13 +192,13 @@ def memory_per_bd(clusters: int, bundles: int, workers: int) -> float:
     """Bytes the manager holds per BundleDeployment: traced memory with the manager idle, less
     the same once it is stopped and dropped (the store keeps its objects)."""
     store = MemoryStore(require_namespaces=True)
-    _fill(store, clusters, bundles)
+    fill(store, clusters, bundles)
     gc.collect()
     tracemalloc.start()
     try:
         manager = Manager(store, ManagerOptions(workers=workers))
         manager.start()
-        _wait_idle(manager)
+        wait_idle(manager)
         manager.stop()
         gc.collect()
         held = tracemalloc.get_traced_memory()[0]
@@ -206,24 +209,6 @@ def memory_per_bd(clusters: int, bundles: int, workers: int) -> float:
     finally:
         tracemalloc.stop()
     return (held - without) / max(deployments, 1)
-
-
-def requests_per_bd(clusters: int, bundles: int, workers: int) -> tuple[float, int]:
-    """HTTP requests per BundleDeployment of a cold start over the test API server."""
-    with ApiServer(MemoryStore(require_namespaces=True)) as server:
-        _fill(server.store, clusters, bundles)
-        with tempfile.TemporaryDirectory() as tmp:
-            kubeconfig = server.kubeconfig(Path(tmp) / "kubeconfig")
-            with KubeStore.from_kubeconfig(kubeconfig, None) as store:
-                manager = Manager(store, ManagerOptions(workers=workers))
-                try:
-                    manager.start()
-                    _wait_idle(manager)
-                finally:
-                    manager.stop()
-        deployments = len(server.store.list(BUNDLE_DEPLOYMENT).items)
-        counts = server.request_counts()
-    return sum(counts.values()) / max(deployments, 1), deployments
 
 
 @dataclass(frozen=True)
@@ -277,7 +262,9 @@ FULL = Sizes((250, 500, 1000, 2000), 20, 1000, (100, 1000), (500, 20), (1000, 20
 QUICK = Sizes((50, 100, 200), 5, 200, (20, 200), (100, 5), (100, 5), (50, 100, 200), 2, 4)
 
 
-def measure(sizes: Sizes, progress: Callable[[str], None]) -> dict[str, Any]:
+def measure(
+    sizes: Sizes, progress: Callable[[str], None], requests: RequestsPerBd | None = None
+) -> dict[str, Any]:
     results: dict[str, Any] = {"cold_start": [], "sim": []}
     label: list[LabelChange] = []
 
@@ -297,9 +284,15 @@ def measure(sizes: Sizes, progress: Callable[[str], None]) -> dict[str, Any]:
     memory = memory_per_bd(*sizes.memory, sizes.workers)
     results["memory"] = {"fleet": sizes.memory, "bytes_per_bd": memory}
     progress(f"memory: {memory / 1024:.1f} KiB/BD")
-    per_bd, deployments = requests_per_bd(*sizes.http, sizes.workers)
-    results["http"] = {"fleet": sizes.http, "requests_per_bd": per_bd, "deployments": deployments}
-    progress(f"HTTP: {per_bd:.2f} requests/BD")
+    results["http"] = None
+    if requests is not None:
+        per_bd, deployments = requests(*sizes.http, sizes.workers)
+        results["http"] = {
+            "fleet": sizes.http,
+            "requests_per_bd": per_bd,
+            "deployments": deployments,
+        }
+        progress(f"HTTP: {per_bd:.2f} requests/BD")
     for size in sizes.sim_fleets:
         rate = sim_rate(size, sizes.sim_bundles, sizes.workers)
         progress(f"sim {size} x {sizes.sim_bundles}: {rate.bd_per_s:.0f} BD/s")
@@ -333,11 +326,11 @@ def table(results: dict[str, Any]) -> list[str]:
         f"| memory per BD held by the manager, {memory['fleet'][0]} x {memory['fleet'][1]} "
         f"| {memory['bytes_per_bd'] / 1024:.1f} KiB |"
     )
-    http = results["http"]
-    lines.append(
-        f"| HTTP requests per BD, {http['fleet'][0]} x {http['fleet'][1]} cold start "
-        f"| {http['requests_per_bd']:.2f} |"
-    )
+    if (http := results["http"]) is not None:
+        lines.append(
+            f"| HTTP requests per BD, {http['fleet'][0]} x {http['fleet'][1]} cold start "
+            f"| {http['requests_per_bd']:.2f} |"
+        )
     for rate in results["sim"]:
         lines.append(
             f"| sim {rate['clusters']} clusters x {rate['bundles']} bundles "
@@ -372,7 +365,7 @@ def plot(results: dict[str, Any], path: Path) -> bool:
     return True
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, requests: RequestsPerBd | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bundler.sim.bench_scale", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="small sizes: a run of a minute")
     parser.add_argument("--fleets", help="cold start fleet sizes, comma-separated")
@@ -386,7 +379,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sizes = replace(sizes, fleets=fleets, label_fleet=fleets[-1])
     if args.sim_fleets:
         sizes = replace(sizes, sim_fleets=tuple(int(n) for n in args.sim_fleets.split(",")))
-    results = measure(sizes, lambda line: print(line, file=sys.stderr, flush=True))
+    results = measure(sizes, lambda line: print(line, file=sys.stderr, flush=True), requests)
     print("\n".join(table(results)))
     args.json.write_text(json.dumps(results, indent=2) + "\n")
     if plot(results, args.png):

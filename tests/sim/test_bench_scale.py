@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from bundler.commands.bench import requests_per_bd
 from bundler.sim import bench_scale
 from bundler.sim.bench_scale import Sizes
 
@@ -12,7 +13,7 @@ TINY = Sizes((4, 8), 2, 8, (2, 4), (4, 2), (4, 2), (4,), 1, 2)
 
 
 def test_every_row_of_the_scale_table_is_measured(tmp_path: Path) -> None:
-    results = bench_scale.measure(TINY, lambda _: None)
+    results = bench_scale.measure(TINY, lambda _: None, requests_per_bd)
     assert [s["deployments"] for s in results["cold_start"]] == [8, 16]
     assert [c["clusters"] for c in results["label_change"]] == [8]
     assert results["label_change"][0]["writes"] == 2  # one BundleDeployment per bundle
