@@ -18,14 +18,14 @@ from typing import Any
 
 from bundler.api.bundledeployment import BundleDeployment
 from bundler.api.cluster import AgentMode
-from bundler.core.flux_release import (
+from bundler.core.flux.release import (
     DEFAULT_INTERVAL,
     HELM_RELEASE_API_VERSION,
     ReleasePlacement,
     UnsupportedOptionError,
     release_spec,
 )
-from bundler.core.flux_source import (
+from bundler.core.flux.source import (
     SOURCE_API_VERSION,
     ChartSource,
     RepoError,
