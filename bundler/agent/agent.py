@@ -9,6 +9,11 @@ BundleDeployment that no longer exists (or is being deleted) has its Flux object
 objects found at start-up whose BundleDeployment was deleted while the agent was down. Nothing is
 ever deleted because a read failed: until the BundleDeployment cache is filled, work waits.
 
+Mode handover (bundler.core.handover): a pull agent reads its Cluster's mode from the answer to
+its heartbeat. Once the Cluster is in remote mode it lets go of every release (suspends and deletes
+its HelmReleases, so nothing is uninstalled), applies nothing more and reports
+`releasesHandedOver`; back in pull mode it deploys every BundleDeployment again.
+
 Errors: anything transient (the management cluster unreachable, a conflict) is raised and retried
 with backoff by the runtime, leaving what is deployed in place. Failures worth reporting (Flux not
 installed, a write refused) are written to the BundleDeployment's conditions first.
@@ -30,12 +35,13 @@ from bundler.agent.deploy import Deployer, ReportedError
 from bundler.agent.writer import DownstreamWriter
 from bundler.api.cluster import AgentMode
 from bundler.api.resources import CLUSTER, NAMESPACE
-from bundler.runtime.controller import Result
+from bundler.core.handover import pull_agent_lets_go
+from bundler.runtime.controller import Controller, Result
 from bundler.runtime.host import Host
 from bundler.runtime.key import Key
 from bundler.store.errors import AlreadyExists, Forbidden, NotFound
 from bundler.store.memory_meta import rfc3339
-from bundler.store.protocol import Store
+from bundler.store.protocol import Obj, Store
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +65,9 @@ class Agent:
         # When the last heartbeat was written (for the agent's metrics).
         self.last_heartbeat: datetime | None = None
         self._dependencies = DependencyIndex()
+        # The Cluster is in remote mode and this pull agent let go of its releases.
+        self.handed_over = False
+        self._controller: Controller | None = None
 
     def start(self) -> None:
         controller = self.host.add_controller(
@@ -71,6 +80,7 @@ class Agent:
         for informer in self.caches.downstream.values():
             controller.watch(informer, self.caches.bd_key_of)
         controller.enqueue(self._housekeeping)
+        self._controller = controller
 
     def stop(self) -> None:
         self.host.remove_controller(self.name)
@@ -82,6 +92,8 @@ class Agent:
         if key == self._housekeeping:
             return self._housekeep()
         self.caches.ensure_management()
+        if self.handed_over:
+            return None
         observed = self.caches.bundle_deployment(key.name)
         if observed is None or observed["metadata"].get("deletionTimestamp"):
             self._dependencies.forget(key)
@@ -110,16 +122,50 @@ class Agent:
         return Result(requeue_after=self.config.heartbeat_interval)
 
     def heartbeat(self) -> None:
-        """Patch Cluster.status.agent: lastSeen now, and this agent's version."""
+        """Patch Cluster.status.agent: lastSeen now, this agent's version and mode; a pull agent
+        then follows its Cluster's mode, as the answer tells it."""
         now = self.host.clock.now()
-        seen = {"lastSeen": rfc3339(now), "version": __version__}
+        seen: dict[str, object] = {
+            "lastSeen": rfc3339(now),
+            "version": __version__,
+            "mode": self.config.mode.value,
+        }
+        if self.config.mode is AgentMode.PULL:
+            seen["releasesHandedOver"] = self.handed_over
         try:
-            self.management.patch_status(
-                CLUSTER, self.config.cluster, {"status": {"agent": seen}}, self.config.workspace
-            )
+            answer = self._patch_agent_status(seen)
             self.last_heartbeat = now
         except NotFound:
             log.warning("agent %s: the Cluster does not exist (yet)", self.config.ref)
+            return
+        if self.config.mode is AgentMode.PULL:
+            self._follow_mode(pull_agent_lets_go(answer))
+
+    def _follow_mode(self, lets_go: bool) -> None:
+        """Let go of the releases once the Cluster is in remote mode (again at every heartbeat,
+        for anything a reconcile under way wrote meanwhile); take them back in pull mode."""
+        if lets_go:
+            was_handed_over, self.handed_over = self.handed_over, True
+            self.deployer.hand_over()
+            if not was_handed_over:
+                log.info(
+                    "agent %s: the Cluster is in remote mode; let go of its releases",
+                    self.config.ref,
+                )
+                self._patch_agent_status({"releasesHandedOver": True})
+        elif self.handed_over:
+            self.handed_over = False
+            self._patch_agent_status({"releasesHandedOver": False})
+            log.info("agent %s: the Cluster is in pull mode again", self.config.ref)
+            if self._controller is not None:
+                for bd in self.caches.siblings():
+                    meta = bd["metadata"]
+                    self._controller.enqueue(Key(meta["namespace"], meta["name"]))
+
+    def _patch_agent_status(self, agent: dict[str, object]) -> Obj:
+        return self.management.patch_status(
+            CLUSTER, self.config.cluster, {"status": {"agent": agent}}, self.config.workspace
+        )
 
     def _ensure_flux_namespace(self) -> None:
         namespace = self.config.flux_namespace

@@ -34,6 +34,12 @@ class ClusterSpec(ApiModel):
 class AgentStatus(ApiModel):
     lastSeen: str | None = None
     version: str | None = None
+    # Which kind of agent sent the last heartbeat (bundler.core.handover).
+    mode: AgentMode | None = None
+    # The pull agent let go of its releases: its Cluster is in remote mode.
+    releasesHandedOver: bool | None = None
+    # Why the remote side does not adopt the releases yet, and how to force it.
+    handoverPending: str | None = None
 
 
 class ClusterDisplay(ApiModel):
