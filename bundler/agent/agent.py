@@ -65,8 +65,10 @@ class Agent:
         # When the last heartbeat was written (for the agent's metrics).
         self.last_heartbeat: datetime | None = None
         self._dependencies = DependencyIndex()
-        # The Cluster is in remote mode and this pull agent let go of its releases.
+        # The Cluster is in remote mode: this pull agent applies nothing and lets go of its
+        # releases; `released` once none of its HelmReleases is left.
         self.handed_over = False
+        self.released = False
         self._controller: Controller | None = None
 
     def start(self) -> None:
@@ -131,7 +133,7 @@ class Agent:
             "mode": self.config.mode.value,
         }
         if self.config.mode is AgentMode.PULL:
-            seen["releasesHandedOver"] = self.handed_over
+            seen["releasesHandedOver"] = self.released
         try:
             answer = self._patch_agent_status(seen)
             self.last_heartbeat = now
@@ -142,21 +144,19 @@ class Agent:
             self._follow_mode(pull_agent_lets_go(answer))
 
     def _follow_mode(self, lets_go: bool) -> None:
-        """Let go of the releases once the Cluster is in remote mode (again at every heartbeat,
-        for anything a reconcile under way wrote meanwhile); take them back in pull mode."""
+        """Let go of the releases once the Cluster is in remote mode, and say so once none is
+        left (checked again at every heartbeat, which also removes anything a reconcile under
+        way wrote meanwhile); take them back in pull mode."""
         if lets_go:
-            was_handed_over, self.handed_over = self.handed_over, True
-            self.deployer.hand_over()
-            if not was_handed_over:
-                log.info(
-                    "agent %s: the Cluster is in remote mode; let go of its releases",
-                    self.config.ref,
-                )
+            self.handed_over = True
+            if self.deployer.hand_over() and not self.released:
+                self.released = True
                 self._patch_agent_status({"releasesHandedOver": True})
+                log.info("agent %s: in remote mode now; let go of its releases", self.config.ref)
         elif self.handed_over:
-            self.handed_over = False
+            self.handed_over = self.released = False
             self._patch_agent_status({"releasesHandedOver": False})
-            log.info("agent %s: the Cluster is in pull mode again", self.config.ref)
+            log.info("agent %s: in pull mode again", self.config.ref)
             if self._controller is not None:
                 for bd in self.caches.siblings():
                     meta = bd["metadata"]
