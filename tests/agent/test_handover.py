@@ -137,3 +137,18 @@ def test_remote_side_waits_for_an_offline_pull_agent_until_forced(handover: Hand
     eventually(handover.remote_ready, "the remote HelmRelease Ready once forced")
     assert "handoverPending" not in handover.agent_status()
     assert handover.downstream.flux.releases() == installed
+
+
+def test_pull_agent_deploys_again_once_its_cluster_is_back_in_pull_mode(
+    handover: Handover,
+) -> None:
+    handover.start()
+    installed = handover.downstream.flux.releases()
+    handover.switch_to_remote()
+    eventually(handover.remote_ready, "the remote HelmRelease Ready")
+
+    handover.fleet.management.store.patch(CLUSTER, EDGE, {"spec": {"agentMode": "pull"}}, WS)
+    eventually(lambda: handover.downstream.release("app") is not None, "the pull HelmRelease")
+    eventually(lambda: handover.remote_release() is None, "the remote HelmRelease gone")
+    assert handover.agent_status()["releasesHandedOver"] is False
+    assert set(handover.downstream.flux.releases()) == set(installed)
