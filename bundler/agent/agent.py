@@ -45,6 +45,9 @@ from bundler.store.protocol import Obj, Store
 
 log = logging.getLogger(__name__)
 
+# Seconds between looks for HelmReleases still terminating after a pull agent let go of them.
+HANDOVER_RECHECK = 5.0
+
 
 class Agent:
     """Start with `start()` on a Host (running or not); `stop()` removes it from the Host."""
@@ -65,9 +68,11 @@ class Agent:
         # When the last heartbeat was written (for the agent's metrics).
         self.last_heartbeat: datetime | None = None
         self._dependencies = DependencyIndex()
-        # The Cluster is in remote mode: this pull agent applies nothing and lets go of its
-        # releases; `released` once none of its HelmReleases is left.
-        self.handed_over = False
+        # The Cluster's mode as a pull agent last learned it from its heartbeat: until it is
+        # known to be pull, a pull agent applies nothing (a restart in remote mode must not
+        # take the releases back); in remote mode it lets go of them, `released` once none of
+        # its HelmReleases is left.
+        self.learned_mode: AgentMode | None = None
         self.released = False
         self._controller: Controller | None = None
 
@@ -94,8 +99,8 @@ class Agent:
         if key == self._housekeeping:
             return self._housekeep()
         self.caches.ensure_management()
-        if self.handed_over:
-            return None
+        if self.config.mode is AgentMode.PULL and self.learned_mode is not AgentMode.PULL:
+            return None  # the heartbeat enqueues every BundleDeployment once it learns pull mode
         observed = self.caches.bundle_deployment(key.name)
         if observed is None or observed["metadata"].get("deletionTimestamp"):
             self._dependencies.forget(key)
@@ -121,6 +126,9 @@ class Agent:
             # Each BundleDeployment reports it and retries with its own backoff.
             log.info("agent %s: Flux is not installed (%s)", self.config.ref, missing)
         self.heartbeat()
+        if self.learned_mode is AgentMode.REMOTE and not self.released:
+            # Flux has yet to remove its finalizers from the HelmReleases let go of.
+            return Result(requeue_after=min(HANDOVER_RECHECK, self.config.heartbeat_interval))
         return Result(requeue_after=self.config.heartbeat_interval)
 
     def heartbeat(self) -> None:
@@ -146,21 +154,25 @@ class Agent:
     def _follow_mode(self, lets_go: bool) -> None:
         """Let go of the releases once the Cluster is in remote mode, and say so once none is
         left (checked again at every heartbeat, which also removes anything a reconcile under
-        way wrote meanwhile); take them back in pull mode."""
+        way wrote meanwhile); in pull mode deploy every BundleDeployment."""
+        previous = self.learned_mode
         if lets_go:
-            self.handed_over = True
+            self.learned_mode = AgentMode.REMOTE
             if self.deployer.hand_over() and not self.released:
                 self.released = True
                 self._patch_agent_status({"releasesHandedOver": True})
-                log.info("agent %s: in remote mode now; let go of its releases", self.config.ref)
-        elif self.handed_over:
-            self.handed_over = self.released = False
+                log.info("agent %s: in remote mode; let go of its releases", self.config.ref)
+            return
+        self.learned_mode = AgentMode.PULL
+        if previous is AgentMode.PULL:
+            return
+        if self.released:
+            self.released = False
             self._patch_agent_status({"releasesHandedOver": False})
-            log.info("agent %s: in pull mode again", self.config.ref)
-            if self._controller is not None:
-                for bd in self.caches.siblings():
-                    meta = bd["metadata"]
-                    self._controller.enqueue(Key(meta["namespace"], meta["name"]))
+        if self._controller is not None:
+            for bd in self.caches.siblings():
+                meta = bd["metadata"]
+                self._controller.enqueue(Key(meta["namespace"], meta["name"]))
 
     def _patch_agent_status(self, agent: dict[str, object]) -> Obj:
         return self.management.patch_status(
