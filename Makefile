@@ -47,6 +47,8 @@ dev: $(STAMP)
 	$(BIN)/bundler dev -f examples/podinfo
 
 bench: $(STAMP)
+	$(BIN)/python -m pip install -q -e '.[bench]'
+	$(BIN)/python -m bundler.commands.bench $(BENCH_ARGS)
 	$(BIN)/python -m bundler.sim.bench
 	$(BIN)/python -m bundler.sim.bench_limits
 

@@ -154,6 +154,11 @@ class Manager:
         """How many (bundle, cluster) rows were rendered so far: memo misses."""
         return self.ctx.memo.rendered
 
+    @property
+    def rows_decided(self) -> int:
+        """How many (bundle, cluster) targeting decisions were made so far: memo misses."""
+        return self.ctx.memo.decided
+
     def _schedule_resync(self) -> None:
         self._resync_timer = self.host.timers.call_later(
             self.options.resync_period, self._periodic_resync

@@ -5,11 +5,13 @@ BundleDeployment or its template error. Rendering is the expensive part, so each
 what it was computed from: the Bundle's uid and generation, the Cluster's uid, generation, labels
 and annotations, the groups that pick the Cluster, and the concrete version it was rendered with.
 When one cluster's labels change, every Bundle of the workspace is looked at again, but only that
-cluster's rows are recomputed; `rendered` counts the renders so this stays observable.
+cluster's rows are recomputed; `rendered` counts the renders and `decided` the targeting decisions
+so this stays observable.
 """
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -40,8 +42,9 @@ class Row:
     planned: PlannedDeployment | None
     error: str | None = None
 
-    @property
+    @functools.cached_property
     def key(self) -> str:
+        # Read for every row on every pass (rollout targets, outcomes, sync checks): made once.
         return key(self.cluster.metadata.namespace, self.cluster.metadata.name)
 
 
@@ -84,6 +87,7 @@ class RowMemo:
         self._lock = threading.Lock()
         self._bundles: dict[str, tuple[tuple[str, int], dict[str, _Entry]]] = {}
         self.rendered = 0
+        self.decided = 0
 
     def decide(
         self,
@@ -143,6 +147,14 @@ class RowMemo:
         memberships: Memberships,
         previous: _Entry | None,
     ) -> _Entry:
+        if (
+            previous is not None
+            and previous.cluster is cluster
+            and previous.fingerprint[-1] == memberships
+        ):
+            # The very model the cache held last pass (models are never changed in place): the
+            # same labels and annotations, without computing their fingerprints again.
+            return previous
         meta = cluster.metadata
         fingerprint: _Fingerprint = (
             meta.uid,
@@ -152,11 +164,11 @@ class RowMemo:
             memberships,
         )
         if previous is not None and previous.fingerprint == fingerprint:
-            if previous.cluster is cluster:
-                return previous
             # Same inputs; the newer model only differs in what rendering does not read.
             row = previous.row and replace(previous.row, cluster=cluster)
             return replace(previous, cluster=cluster, row=row)
+        with self._lock:
+            self.decided += 1
         decision = match_targets(bundle, cluster, groups)
         query = query_for(merged_helm(bundle, decision)) if decision.deploy else None
         return _Entry(cluster, fingerprint, decision, query)

@@ -121,6 +121,8 @@ class CredentialCopies:
     def blocked(self, planned: PlannedDeployment) -> str | None:
         """Why the copy `planned` needs was blocked the last time it was tried, if it was."""
         names = sorted(secret_names(planned.options))
+        if not names:  # most deployments name no Secret: asked for every row on every pass
+            return None
         with self._lock:
             found = [self._blocked.get((planned.namespace, name)) for name in names]
         return next((why for why in found if why is not None), None)

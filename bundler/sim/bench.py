@@ -13,6 +13,7 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from bundler.api.bundle import Bundle
 from bundler.api.resources import BUNDLE, BUNDLE_DEPLOYMENT
@@ -40,6 +41,12 @@ class Figures:
 
 
 def bench_bundle(name: str, replicas: int) -> Bundle:
+    values = {"replicas": replicas, "cluster": "${ cluster.name }"}
+    return every_cluster_bundle(name, values, rolloutStrategy={"maxUnavailable": "100%"})
+
+
+def every_cluster_bundle(name: str, values: dict[str, Any], **spec: Any) -> Bundle:
+    """A Bundle of chart `name` with `values` that targets every cluster of the workspace."""
     return Bundle.model_validate(
         {
             "metadata": {"name": name, "namespace": DEFAULT_WORKSPACE},
@@ -48,10 +55,10 @@ def bench_bundle(name: str, replicas: int) -> Bundle:
                     "repo": "https://charts.example.com",
                     "chart": name,
                     "version": "1.0.0",
-                    "values": {"replicas": replicas, "cluster": "${ cluster.name }"},
+                    "values": values,
                 },
                 "targets": [{"clusterSelector": {}}],
-                "rolloutStrategy": {"maxUnavailable": "100%"},
+                **spec,
             },
         }
     )

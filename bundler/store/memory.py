@@ -13,6 +13,8 @@ by namespace, label-filtered watches resumable from a resourceVersion still in h
 
 from __future__ import annotations
 
+import os
+import random
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -93,6 +95,9 @@ class MemoryStore:
         self._uids: dict[str, Location] = {}
         self._dependents: dict[str, set[Location]] = {}
         self._hub = WatchHub(history_size)
+        # uids need to be unique, not secret: one draw from the OS seeds them, instead of a system
+        # call per object made while the write lock is held.
+        self._uid_source = random.Random(os.urandom(16))
 
     # -- reads --------------------------------------------------------------------------------
 
@@ -195,6 +200,9 @@ class MemoryStore:
         finally:
             self._hub.dispatch()
 
+    def _new_uid(self) -> str:
+        return str(uuid.UUID(int=self._uid_source.getrandbits(128), version=4))
+
     def _check_served(self, res: Resource) -> None:
         if self._served is not None and _kind_key(res) not in self._served:
             raise KindNotServed(f"the server does not serve {res}")
@@ -261,7 +269,7 @@ class MemoryStore:
             meta.pop("namespace", None)
         if name in self._objects.get(_kind_key(res), {}).get(ns, {}):
             raise AlreadyExists("already exists", obj=where)
-        created = new_object(res, body, uid=str(uuid.uuid4()), now=rfc3339(self._clock()))
+        created = new_object(res, body, uid=self._new_uid(), now=rfc3339(self._clock()))
         return self._put(res, created, None)
 
     def _replace(self, res: Resource, obj: Obj, *, status_only: bool) -> Obj:

@@ -9,9 +9,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
 
 def json_copy(value: Any) -> Any:
     """A deep copy of a JSON value; much cheaper than `copy.deepcopy` for this shape of data."""
+    # Exact types first: the abstract-class checks below cost more than the copy of a small value.
+    kind = type(value)
+    if kind is dict:
+        return {key: json_copy(item) for key, item in value.items()}
+    if kind in _SCALARS:
+        return value
+    if kind is list:
+        return [json_copy(item) for item in value]
     if isinstance(value, Mapping):
         return {key: json_copy(item) for key, item in value.items()}
     if isinstance(value, list | tuple):

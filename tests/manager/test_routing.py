@@ -202,3 +202,36 @@ def test_group_memberships_are_remembered_only_for_clusters_as_they_are(
     settle(manager)
     scope = manager.ctx.scopes.all[0]
     assert len(scope._memberships) <= 1  # the memo itself: its size is what is tested
+
+
+def test_capped_bundle_resumes_without_deciding_or_rendering_any_cluster_again(
+    store: MemoryStore, start_manager: StartManager
+) -> None:
+    clusters = [cluster(f"c{i}") for i in range(7)]
+    create_world(store, world(*clusters, bundle(ALL, rolloutStrategy={"maxNew": 2})))
+    counting = CountingStore(store)
+    manager = start_manager(counting)
+    settle(manager)
+    assert len(deployments(store)) == 7
+    assert counting.writes[("create", "bundledeployments")] == 7
+    assert (manager.rows_decided, manager.rows_rendered) == (7, 7)
+
+
+def test_label_change_decides_and_renders_only_that_clusters_rows(
+    store: MemoryStore, start_manager: StartManager
+) -> None:
+    region = {"values": {"region": "${ cluster.labels.region }"}}
+    clusters = [cluster(f"c{i}", {"region": "eu"}) for i in range(5)]
+    bundles = [bundle(ALL, name=f"b{i}", helm=region) for i in range(3)]
+    create_world(store, world(*clusters, *bundles))
+    counting = CountingStore(store)
+    manager = start_manager(counting)
+    settle(manager)
+    decided, rendered = manager.rows_decided, manager.rows_rendered
+    counting.reset()
+    store.patch(CLUSTER, "c2", {"metadata": {"labels": {"region": "us"}}}, WS)
+    settle(manager)
+    assert (manager.rows_decided, manager.rows_rendered) == (decided + 3, rendered + 3)
+    assert counting.writes[("update", "bundledeployments")] == 3
+    changed = {key for key, bd in deployments(store).items() if "us" in str(bd["spec"])}
+    assert changed == {("c2", "b0"), ("c2", "b1"), ("c2", "b2")}

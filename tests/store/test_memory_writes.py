@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -32,6 +33,14 @@ def test_create_fills_server_metadata(store: MemoryStore) -> None:
     assert meta["resourceVersion"] == "1"
     assert len(meta["uid"]) == 36
     assert store.get(BUNDLE, "podinfo", "ws") == created
+
+
+def test_uids_are_version_4_uuids_unique_within_and_across_stores(store: MemoryStore) -> None:
+    other = MemoryStore()
+    uids = [store.create(BUNDLE, bundle(f"b{i}"))["metadata"]["uid"] for i in range(50)]
+    uids += [other.create(CLUSTER, bundle(f"c{i}"))["metadata"]["uid"] for i in range(50)]
+    assert len(set(uids)) == 100
+    assert all(uuid.UUID(uid).version == 4 for uid in uids)
 
 
 def test_resource_version_is_global_and_monotonic(store: MemoryStore) -> None:

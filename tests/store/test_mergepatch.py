@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -64,3 +66,23 @@ def test_json_copy_is_deep() -> None:
     copied["a"][0]["b"] = 2
     assert original["a"] == [{"b": 1}]
     assert copied["c"] == ["x"]
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ({"a": [1, 2.5, True, None, "s"]}, {"a": [1, 2.5, True, None, "s"]}),
+        (MappingProxyType({"a": ({"b": 1},)}), {"a": [{"b": 1}]}),
+        (OrderedDict(a=[[1], [2]]), {"a": [[1], [2]]}),
+        ("text", "text"),
+    ],
+    ids=["plain-json", "read-only-mapping-and-tuple", "dict-subclass", "scalar"],
+)
+def test_json_copy_gives_plain_dicts_and_lists_equal_to_the_value(
+    value: object, expected: object
+) -> None:
+    copied = json_copy(value)
+    assert copied == expected
+    assert type(copied) is type(expected)
+    if isinstance(copied, dict):
+        assert type(copied["a"]) is list

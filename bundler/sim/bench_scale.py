@@ -1,0 +1,393 @@
+"""`python -m bundler.sim.bench_scale` (`make bench`): how the manager scales, row by row.
+
+Measures, in one run and on the same machine, every row of the scale table (README "Scale"):
+the manager's cold start over N clusters x M bundles at several fleet sizes (CPU per
+BundleDeployment, which stays flat when the manager is linear), one cluster's label change
+(time until idle and the writes it took), pure planning beside the JSON floor (one JSON round trip
+of each planned object), the memory per BundleDeployment the manager holds (tracemalloc), the HTTP
+requests per BundleDeployment through the test API server (when run as bundler.commands.bench,
+which may reach the API over HTTP), and the simulated fleet's
+BundleDeployments per second. Prints a table, writes the figures as JSON and, with matplotlib
+(the `bench` extra), draws the scale curve as a PNG. The machine is shared: CPU time
+(time.process_time) and counts are the figures to compare; wall time is shown beside them.
+Figures only: nothing here asserts a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from bundler.api.bundle import Bundle
+from bundler.api.cluster import Cluster
+from bundler.api.resources import BUNDLE, BUNDLE_DEPLOYMENT, CLUSTER, NAMESPACE
+from bundler.core.planning import plan_bundle
+from bundler.inputs import World
+from bundler.manager.app import Manager
+from bundler.manager.options import ManagerOptions
+from bundler.runtime.clock import SystemClock
+from bundler.sim.bench import every_cluster_bundle, wait_converged
+from bundler.sim.fleet import Fleet, FleetOptions
+from bundler.sim.generated import DEFAULT_WORKSPACE, generated_clusters
+from bundler.store.memory import MemoryStore
+from bundler.store.protocol import Store
+
+IDLE_TIMEOUT = 1800.0
+
+#: (clusters, bundles, workers) -> (HTTP requests per BundleDeployment, BundleDeployments) of a
+#: cold start over the test API server; the simulator may not import bundler.kube, so
+#: bundler.commands.bench hands it in.
+RequestsPerBd = Callable[[int, int, int], tuple[float, int]]
+
+
+def scale_bundle(name: str) -> Bundle:
+    """A Bundle on every cluster whose values read one label: a typical templated Bundle."""
+    return every_cluster_bundle(name, {"replicas": 1, "region": "${ cluster.labels.region }"})
+
+
+def _bundles(count: int) -> list[Bundle]:
+    return [scale_bundle(f"scale-{i + 1}") for i in range(count)]
+
+
+def fill(store: Store, clusters: int, bundles: int) -> None:
+    """The manager's inputs: the workspace, `clusters` Clusters and `bundles` Bundles."""
+    store.create(NAMESPACE, {"metadata": {"name": DEFAULT_WORKSPACE}})
+    for cluster in generated_clusters(clusters, DEFAULT_WORKSPACE, seed=1):
+        store.create(CLUSTER, cluster.to_wire())
+    for bundle in _bundles(bundles):
+        store.create(BUNDLE, bundle.to_wire())
+
+
+def _writes(store: MemoryStore) -> int:
+    """The store's resourceVersion: one per write since it was made."""
+    return int(store.list(NAMESPACE).resource_version or 0)
+
+
+@dataclass(frozen=True)
+class Timed:
+    wall: float
+    cpu: float
+
+
+@contextmanager
+def timed(into: list[Timed]) -> Iterator[None]:
+    wall, cpu = time.perf_counter(), time.process_time()
+    yield
+    into.append(Timed(time.perf_counter() - wall, time.process_time() - cpu))
+
+
+def wait_idle(manager: Manager) -> None:
+    if not manager.wait_idle(IDLE_TIMEOUT):
+        raise SystemExit(f"bench: the manager was not idle within {IDLE_TIMEOUT:g}s")
+
+
+# -- rows -----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ColdStart:
+    clusters: int
+    bundles: int
+    deployments: int
+    wall: float
+    cpu: float
+    writes: int
+
+    @property
+    def cpu_ms_per_bd(self) -> float:
+        return 1000 * self.cpu / max(self.deployments, 1)
+
+    @property
+    def bd_per_s(self) -> float:
+        return self.deployments / self.wall if self.wall > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class LabelChange:
+    clusters: int
+    bundles: int
+    wall_ms: float
+    cpu_ms: float
+    writes: int
+
+
+def cold_start(
+    clusters: int, bundles: int, workers: int, then: Callable[[Manager, MemoryStore], None] | None
+) -> ColdStart:
+    """Start a manager on a filled in-memory store and wait until it is idle."""
+    store = MemoryStore(require_namespaces=True)
+    fill(store, clusters, bundles)
+    before = _writes(store)
+    spent: list[Timed] = []
+    manager = Manager(store, ManagerOptions(workers=workers))
+    try:
+        with timed(spent):
+            manager.start()
+            wait_idle(manager)
+        writes = _writes(store) - before
+        deployments = len(store.list(BUNDLE_DEPLOYMENT).items)
+        if then is not None:
+            then(manager, store)
+    finally:
+        manager.stop()
+    return ColdStart(clusters, bundles, deployments, spent[0].wall, spent[0].cpu, writes)
+
+
+def label_change(manager: Manager, store: MemoryStore) -> tuple[float, float, int]:
+    """One cluster's `region` label changed: (wall s, CPU s, writes) until the manager is idle."""
+    name = store.list(CLUSTER).items[0]["metadata"]["name"]
+    cluster = store.get(CLUSTER, name, DEFAULT_WORKSPACE)
+    cluster["metadata"]["labels"]["region"] = "moon-base"
+    spent: list[Timed] = []
+    before = _writes(store)
+    with timed(spent):
+        store.update(CLUSTER, cluster)
+        time.sleep(0)  # let the informers see the event before asking whether all is idle
+        wait_idle(manager)
+    return spent[0].wall, spent[0].cpu, _writes(store) - before - 1
+
+
+@dataclass(frozen=True)
+class Planning:
+    bundles: int
+    clusters: int
+    us_per_bd: float
+    floor_us_per_bd: float
+    bytes_per_bd: float
+
+    @property
+    def times_floor(self) -> float:
+        return self.us_per_bd / self.floor_us_per_bd if self.floor_us_per_bd else 0.0
+
+
+def planning(bundles: int, clusters: int) -> Planning:
+    """CPU per planned BundleDeployment, beside one JSON round trip of each planned object."""
+    fleet: list[Cluster] = generated_clusters(clusters, DEFAULT_WORKSPACE, seed=1)
+    spent: list[Timed] = []
+    with timed(spent):
+        plans = [plan_bundle(b, fleet, []) for b in _bundles(bundles)]
+    objects = [d.to_object() for plan in plans for d in plan.deployments]
+    with timed(spent):
+        sizes = [len(json.loads(json.dumps(obj)) and json.dumps(obj)) for obj in objects]
+    count = max(len(objects), 1)
+    return Planning(
+        bundles,
+        clusters,
+        1e6 * spent[0].cpu / count,
+        1e6 * spent[1].cpu / count / 2,  # the floor round-trips twice per object above
+        sum(sizes) / count,
+    )
+
+
+def memory_per_bd(clusters: int, bundles: int, workers: int) -> float:
+    """Bytes the manager holds per BundleDeployment: traced memory with the manager idle, less
+    the same once it is stopped and dropped (the store keeps its objects)."""
+    store = MemoryStore(require_namespaces=True)
+    fill(store, clusters, bundles)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        manager = Manager(store, ManagerOptions(workers=workers))
+        manager.start()
+        wait_idle(manager)
+        manager.stop()
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0]
+        deployments = len(store.list(BUNDLE_DEPLOYMENT).items)
+        del manager
+        gc.collect()
+        without = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    return (held - without) / max(deployments, 1)
+
+
+@dataclass(frozen=True)
+class SimRate:
+    clusters: int
+    bundles: int
+    deployments: int
+    wall: float
+    cpu: float
+
+    @property
+    def bd_per_s(self) -> float:
+        return self.deployments / self.wall if self.wall > 0 else 0.0
+
+
+def sim_rate(clusters: int, bundles: int, workers: int) -> SimRate:
+    """The whole simulated fleet (manager, agents, Flux without delay) until it is at rest."""
+    world = World(
+        bundles=_bundles(bundles), clusters=generated_clusters(clusters, DEFAULT_WORKSPACE, seed=1)
+    )
+    options = FleetOptions(flux_delay=0.0, workers=workers, manager_workers=workers)
+    fleet = Fleet(world, options, SystemClock())
+    cpu = time.process_time()
+    try:
+        fleet.start()
+        wall = wait_converged(fleet, IDLE_TIMEOUT)
+        deployments = len(fleet.store.list(BUNDLE_DEPLOYMENT).items)
+    finally:
+        fleet.stop()
+    return SimRate(clusters, bundles, deployments, wall, time.process_time() - cpu)
+
+
+# -- the run --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Sizes:
+    fleets: tuple[int, ...]
+    bundles: int
+    label_fleet: int
+    planning: tuple[int, int]
+    memory: tuple[int, int]
+    http: tuple[int, int]
+    sim_fleets: tuple[int, ...]
+    sim_bundles: int
+    workers: int
+
+
+FULL = Sizes((250, 500, 1000, 2000), 20, 1000, (100, 1000), (500, 20), (1000, 20),
+             (250, 500, 1000, 2000), 2, 4)  # fmt: skip
+QUICK = Sizes((50, 100, 200), 5, 200, (20, 200), (100, 5), (100, 5), (50, 100, 200), 2, 4)
+
+
+def measure(
+    sizes: Sizes, progress: Callable[[str], None], requests: RequestsPerBd | None = None
+) -> dict[str, Any]:
+    results: dict[str, Any] = {"cold_start": [], "sim": []}
+    label: list[LabelChange] = []
+
+    def after_start(manager: Manager, store: MemoryStore) -> None:
+        wall, cpu, writes = label_change(manager, store)
+        label.append(LabelChange(size, sizes.bundles, 1000 * wall, 1000 * cpu, writes))
+
+    for size in sizes.fleets:
+        then = after_start if size == sizes.label_fleet else None
+        start = cold_start(size, sizes.bundles, sizes.workers, then)
+        progress(f"cold start {size} x {sizes.bundles}: {start.cpu_ms_per_bd:.2f} ms CPU/BD")
+        results["cold_start"].append({**asdict(start), "cpu_ms_per_bd": start.cpu_ms_per_bd})
+    results["label_change"] = [asdict(change) for change in label]
+    plan = planning(*sizes.planning)
+    results["planning"] = {**asdict(plan), "times_floor": plan.times_floor}
+    progress(f"planning: {plan.us_per_bd:.1f} us/BD, floor {plan.floor_us_per_bd:.1f} us/BD")
+    memory = memory_per_bd(*sizes.memory, sizes.workers)
+    results["memory"] = {"fleet": sizes.memory, "bytes_per_bd": memory}
+    progress(f"memory: {memory / 1024:.1f} KiB/BD")
+    results["http"] = None
+    if requests is not None:
+        per_bd, deployments = requests(*sizes.http, sizes.workers)
+        results["http"] = {
+            "fleet": sizes.http,
+            "requests_per_bd": per_bd,
+            "deployments": deployments,
+        }
+        progress(f"HTTP: {per_bd:.2f} requests/BD")
+    for size in sizes.sim_fleets:
+        rate = sim_rate(size, sizes.sim_bundles, sizes.workers)
+        progress(f"sim {size} x {sizes.sim_bundles}: {rate.bd_per_s:.0f} BD/s")
+        results["sim"].append({**asdict(rate), "bd_per_s": rate.bd_per_s})
+    return results
+
+
+def table(results: dict[str, Any]) -> list[str]:
+    """The figures as the rows of the README's scale table."""
+    lines = ["| what | figure |", "|---|---|"]
+    for start in results["cold_start"]:
+        lines.append(
+            f"| manager cold start, {start['clusters']} clusters x {start['bundles']} bundles "
+            f"| {start['wall']:.1f} s wall, {start['cpu']:.1f} s CPU, "
+            f"{start['cpu_ms_per_bd']:.2f} ms CPU per BD, {start['writes']} writes |"
+        )
+    for change in results["label_change"]:
+        lines.append(
+            f"| one cluster's label change at {change['clusters']} x {change['bundles']} "
+            f"| {change['wall_ms']:.0f} ms until idle ({change['cpu_ms']:.0f} ms CPU), "
+            f"{change['writes']} writes |"
+        )
+    plan = results["planning"]
+    lines.append(
+        f"| pure planning, {plan['bundles']} bundles x {plan['clusters']} clusters "
+        f"| {plan['us_per_bd']:.1f} us/BD = {plan['times_floor']:.1f}x the JSON floor "
+        f"({plan['floor_us_per_bd']:.1f} us per {plan['bytes_per_bd']:.0f}-byte BD) |"
+    )
+    memory = results["memory"]
+    lines.append(
+        f"| memory per BD held by the manager, {memory['fleet'][0]} x {memory['fleet'][1]} "
+        f"| {memory['bytes_per_bd'] / 1024:.1f} KiB |"
+    )
+    if (http := results["http"]) is not None:
+        lines.append(
+            f"| HTTP requests per BD, {http['fleet'][0]} x {http['fleet'][1]} cold start "
+            f"| {http['requests_per_bd']:.2f} |"
+        )
+    for rate in results["sim"]:
+        lines.append(
+            f"| sim {rate['clusters']} clusters x {rate['bundles']} bundles "
+            f"| {rate['bd_per_s']:.0f} BD/s ({rate['cpu']:.1f} s CPU) |"
+        )
+    return lines
+
+
+def plot(results: dict[str, Any], path: Path) -> bool:
+    """The scale curve: BD/s and CPU per BD against fleet size (False without matplotlib)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    starts = results["cold_start"]
+    sims = results["sim"]
+    figure, (rates, costs) = plt.subplots(1, 2, figsize=(9, 3.5))
+    sizes = [s["clusters"] for s in starts]
+    rates.plot(sizes, [s["deployments"] / s["wall"] for s in starts], "o-", label="cold start")
+    rates.plot([s["clusters"] for s in sims], [s["bd_per_s"] for s in sims], "s-", label="sim")
+    rates.set(xlabel="clusters", ylabel="BundleDeployments per second", ylim=(0, None))
+    rates.legend()
+    costs.plot(sizes, [s["cpu_ms_per_bd"] for s in starts], "o-", label="cold start")
+    costs.set(xlabel="clusters", ylabel="ms CPU per BundleDeployment", ylim=(0, None))
+    figure.suptitle("bundler manager: scale curve")
+    figure.tight_layout()
+    figure.savefig(path, dpi=80)
+    plt.close(figure)
+    return True
+
+
+def main(argv: Sequence[str] | None = None, requests: RequestsPerBd | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bundler.sim.bench_scale", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="small sizes: a run of a minute")
+    parser.add_argument("--fleets", help="cold start fleet sizes, comma-separated")
+    parser.add_argument("--sim-fleets", help="simulated fleet sizes, comma-separated")
+    parser.add_argument("--json", type=Path, default=Path("bench-results.json"))
+    parser.add_argument("--png", type=Path, default=Path("bench-scale.png"))
+    args = parser.parse_args(argv)
+    sizes = QUICK if args.quick else FULL
+    if args.fleets:
+        fleets = tuple(int(n) for n in args.fleets.split(","))
+        sizes = replace(sizes, fleets=fleets, label_fleet=fleets[-1])
+    if args.sim_fleets:
+        sizes = replace(sizes, sim_fleets=tuple(int(n) for n in args.sim_fleets.split(",")))
+    results = measure(sizes, lambda line: print(line, file=sys.stderr, flush=True), requests)
+    print("\n".join(table(results)))
+    args.json.write_text(json.dumps(results, indent=2) + "\n")
+    if plot(results, args.png):
+        print(f"wrote {args.json} and {args.png}")
+    else:
+        print(f"wrote {args.json} (no plot: install the `bench` extra for matplotlib)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
