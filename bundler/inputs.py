@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from bundler import yamlload
+from bundler.api.bootstrap import BootstrapConfig
 from bundler.api.bundle import Bundle
 from bundler.api.cluster import Cluster, ClusterGroup
 from bundler.api.documents import (
@@ -47,6 +48,7 @@ class World:
     clusters: list[Cluster] = field(default_factory=list)
     groups: list[ClusterGroup] = field(default_factory=list)
     secrets: list[dict[str, Any]] = field(default_factory=list)
+    bootstrap_configs: list[BootstrapConfig] = field(default_factory=list)
     # one line per document skipped because bundler does not own its kind
     notices: list[str] = field(default_factory=list)
 
@@ -146,7 +148,7 @@ def load_world(
             _skip(world, doc, strict=strict)
             continue
         obj = parse_object(doc)
-        assert isinstance(obj, Bundle | Cluster | ClusterGroup)
+        assert isinstance(obj, Bundle | Cluster | ClusterGroup | BootstrapConfig)
         ident = (obj.kind, obj.metadata.namespace or "", obj.metadata.name)
         if ident in seen:
             raise InvalidInputError(
@@ -176,7 +178,9 @@ def _skip(world: World, doc: Document, *, strict: bool) -> None:
     world.notices.append(f"notice: {doc.where}: skipped {what}: not a kind bundler reads")
 
 
-def _add(world: World, obj: Bundle | Cluster | ClusterGroup, doc: Document) -> None:
+def _add(
+    world: World, obj: Bundle | Cluster | ClusterGroup | BootstrapConfig, doc: Document
+) -> None:
     try:
         _validate(obj, doc)
     except InvalidInputError as err:
@@ -185,15 +189,17 @@ def _add(world: World, obj: Bundle | Cluster | ClusterGroup, doc: Document) -> N
         world.bundles.append(obj)
     elif isinstance(obj, Cluster):
         world.clusters.append(obj)
+    elif isinstance(obj, BootstrapConfig):
+        world.bootstrap_configs.append(obj)
     else:
         world.groups.append(obj)
 
 
-def _validate(obj: Bundle | Cluster | ClusterGroup, doc: Document) -> None:
+def _validate(obj: Bundle | Cluster | ClusterGroup | BootstrapConfig, doc: Document) -> None:
     validate_metadata(obj.metadata, obj=doc.where)
     if isinstance(obj, Bundle):
         validate_bundle(obj)
     elif isinstance(obj, Cluster):
         validate_cluster(obj, obj=doc.where)
-    else:
+    elif isinstance(obj, ClusterGroup):
         validate_selector(obj.spec.selector, field="spec.selector")

@@ -24,17 +24,28 @@ class AgentMode(StrEnum):
     REMOTE = "remote"
 
 
+class ClusterBootstrap(ApiModel):
+    """Per-Cluster overrides of the workspace's BootstrapConfig (bundler.api.bootstrap)."""
+
+    enabled: bool | None = None
+    fluxVersion: str | None = None
+    agentVersion: str | None = None
+    mode: AgentMode | None = None
+
+
 class ClusterSpec(ApiModel):
     values: FreeForm = Field(default_factory=dict)
     kubeConfigSecret: str | None = None
     agentMode: AgentMode = AgentMode.PULL
     paused: bool = False
+    bootstrap: ClusterBootstrap | None = None
 
 
 class AgentStatus(ApiModel):
     lastSeen: str | None = None
     version: str | None = None
-    # Which kind of agent sent the last heartbeat (bundler.core.handover).
+    # Which kind of agent checked in last (pull or remote): the bootstrap waits for a pull one,
+    # the remote side for a pull agent to let go of its releases (bundler.core.handover).
     mode: AgentMode | None = None
     # The pull agent let go of its releases: its Cluster is in remote mode.
     releasesHandedOver: bool | None = None

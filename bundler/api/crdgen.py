@@ -12,10 +12,12 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from bundler.api.bootstrap import BootstrapConfig
 from bundler.api.bundle import Bundle
 from bundler.api.bundledeployment import BundleDeployment
 from bundler.api.cluster import Cluster, ClusterGroup
 from bundler.api.resources import (
+    BOOTSTRAP_CONFIG,
     BUNDLE,
     BUNDLE_DEPLOYMENT,
     CLUSTER,
@@ -97,6 +99,12 @@ CRDS = (
             PrinterColumn("Applied", ".status.appliedDeploymentID"),
             PrinterColumn("Ready", ".status.ready", "boolean"),
         ),
+    ),
+    CrdSpec(
+        BOOTSTRAP_CONFIG,
+        BootstrapConfig,
+        ("bbc",),
+        (PrinterColumn("Mode", ".spec.mode"),),
     ),
 )
 

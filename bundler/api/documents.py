@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from bundler import yamlload
+from bundler.api.bootstrap import BootstrapConfig
 from bundler.api.bundle import Bundle
 from bundler.api.cluster import Cluster, ClusterGroup
 from bundler.api.meta import API_VERSION
@@ -27,6 +28,7 @@ KINDS: dict[str, type[BaseModel]] = {
     "Bundle": Bundle,
     "Cluster": Cluster,
     "ClusterGroup": ClusterGroup,
+    "BootstrapConfig": BootstrapConfig,
 }
 
 

@@ -38,6 +38,9 @@ BUNDLE_DEPLOYMENT = Resource(
 )
 CLUSTER = Resource(GROUP, VERSION, "Cluster", "clusters", status_subresource=True)
 CLUSTER_GROUP = Resource(GROUP, VERSION, "ClusterGroup", "clustergroups", status_subresource=True)
+BOOTSTRAP_CONFIG = Resource(
+    GROUP, VERSION, "BootstrapConfig", "bootstrapconfigs", status_subresource=True
+)
 
 NAMESPACE = Resource("", "v1", "Namespace", "namespaces", namespaced=False)
 SECRET = Resource("", "v1", "Secret", "secrets")
@@ -67,7 +70,7 @@ CAPI_CLUSTER_V1BETA1 = Resource(
     "cluster.x-k8s.io", "v1beta1", "Cluster", "clusters", status_subresource=True
 )
 
-BUNDLER_KINDS = (BUNDLE, BUNDLE_DEPLOYMENT, CLUSTER, CLUSTER_GROUP)
+BUNDLER_KINDS = (BUNDLE, BUNDLE_DEPLOYMENT, CLUSTER, CLUSTER_GROUP, BOOTSTRAP_CONFIG)
 CORE_KINDS = (
     NAMESPACE,
     SECRET,

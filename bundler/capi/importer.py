@@ -34,7 +34,7 @@ from bundler.core.capi_import import (
     kubeconfig_secret_name,
     should_import,
 )
-from bundler.core.labels import ANNOTATION_IMPORT_GATE
+from bundler.core.labels import ANNOTATION_BOOTSTRAP_MODE, ANNOTATION_IMPORT_GATE
 from bundler.runtime.controller import Result
 from bundler.runtime.informer import Informer
 from bundler.runtime.key import Key
@@ -161,9 +161,13 @@ def merged_cluster(existing: Obj, desired: Obj) -> Obj:
     foreign = [ref for ref in meta.get("ownerReferences") or () if not is_capi_cluster(ref)]
     _set_or_drop(meta, "ownerReferences", foreign + list(wanted.get("ownerReferences") or ()))
     spec = dict(merged.get("spec") or {})
-    for field in _OWNED_SPEC:
+    # Once the bootstrap switched the Cluster to its final mode, the mode is the bootstrap's.
+    owned = [
+        f for f in _OWNED_SPEC if f != "agentMode" or ANNOTATION_BOOTSTRAP_MODE not in annotations
+    ]
+    for field in owned:
         spec.pop(field, None)
-    spec.update({k: v for k, v in desired["spec"].items() if k in _OWNED_SPEC})
+    spec.update({k: v for k, v in desired["spec"].items() if k in owned})
     merged["spec"] = spec
     return merged
 

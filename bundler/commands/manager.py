@@ -111,6 +111,12 @@ def register(sub: Any) -> None:
         help="force the cleanup of a deleted CAPI cluster's Cluster after this long, when its "
         f"workload cluster no longer answers (default {DEFAULT_CLEANUP_TIMEOUT:g})",
     )
+    parser.add_argument(
+        "--bootstrap",
+        action="store_true",
+        help="install Flux and the agent on new Clusters as each workspace's BootstrapConfig "
+        "says (needs Flux on the management cluster)",
+    )
     add_leader_election_arguments(parser)
     add_registry_arguments(parser)
     add_operations_arguments(parser)
@@ -136,6 +142,7 @@ def options_from(args: argparse.Namespace) -> ManagerOptions:
         lease_duration=args.leader_election_lease_duration,
         renew_deadline=args.leader_election_renew_deadline,
         retry_period=args.leader_election_retry_period,
+        bootstrap=args.bootstrap,
     )
 
 

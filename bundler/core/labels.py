@@ -25,6 +25,8 @@ LABEL_CLUSTER_CLASS = "bundler.dev/cluster-class"
 ANNOTATION_IMPORT_GATE = "bundler.dev/import-gate"
 ANNOTATION_AGENT_MODE = "bundler.dev/agent-mode"
 MANAGED_BY_CAPI_IMPORT = "bundler-capi-import"
+# Set on a Cluster the bootstrap switched to its final mode: the importer leaves agentMode be.
+ANNOTATION_BOOTSTRAP_MODE = "bundler.dev/bootstrap-mode"
 
 
 def is_cluster_namespace_of(labels: Mapping[str, str] | None, workspace: str, cluster: str) -> bool:

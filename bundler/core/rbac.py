@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bundler.api.resources import (
+    BOOTSTRAP_CONFIG,
     BUNDLE,
     BUNDLE_DEPLOYMENT,
     CAPI_CLUSTER,
@@ -111,6 +112,13 @@ def rule(
     return PolicyRule(tuple(verbs), groups, plurals, tuple(names))
 
 
+# The bootstrap (bundler.manager.bootstrap_controller): it reads the workspace's BootstrapConfig and
+# writes the chart sources and remote HelmReleases that install Flux and the agent.
+BOOTSTRAP_RULES: tuple[PolicyRule, ...] = (
+    rule(READ, [BOOTSTRAP_CONFIG]),
+    rule((*READ, "create", "update"), [HELM_RELEASE, HELM_REPOSITORY]),
+)
+
 # What the manager does on the management cluster; each rule names the code that needs it.
 MANAGER_RULES: tuple[PolicyRule, ...] = (
     # cluster namespaces: watched, created, relabelled, deleted with their Cluster
@@ -138,6 +146,7 @@ MANAGER_RULES: tuple[PolicyRule, ...] = (
     rule(READ, [CAPI_CLUSTER]),
     # forced cleanup of an import strips finalizers of bundler's Flux objects
     rule(("list", "patch"), FLUX_KINDS),
+    *BOOTSTRAP_RULES,
 )
 
 

@@ -14,6 +14,7 @@ import signal
 from prometheus_client import CollectorRegistry
 
 from bundler.api.resources import BUNDLE, CLUSTER, CLUSTER_GROUP
+from bundler.manager.bootstrap_controller import BootstrapController
 from bundler.manager.bundle_controller import BundleController
 from bundler.manager.cluster_controller import ClusterController
 from bundler.manager.context import Context
@@ -104,6 +105,9 @@ class Manager:
             self.ctx.work.bind(stage, controller)
         for scope in scopes:
             Router(self.ctx, scope).attach()
+        self._bootstrap = BootstrapController(self.ctx, self.host)
+        if self.options.bootstrap:
+            self._bootstrap.attach()
         self._resync_timer: Timer | None = None
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -147,7 +151,11 @@ class Manager:
 
     def informers(self) -> list[Informer]:
         """Every informer the manager reads, e.g. to check its caches caught up with a server."""
-        return [*self.ctx.scopes.informers(), *self._copies.informers()]
+        return [
+            *self.ctx.scopes.informers(),
+            *self._copies.informers(),
+            *self._bootstrap.informers(),
+        ]
 
     @property
     def rows_rendered(self) -> int:

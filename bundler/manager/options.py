@@ -55,6 +55,9 @@ class ManagerOptions:
     lease_duration: int = DEFAULT_LEASE_DURATION
     renew_deadline: float = DEFAULT_RENEW_DEADLINE
     retry_period: float = DEFAULT_RETRY_PERIOD
+    # Run the bootstrap controller (bundler.manager.bootstrap_controller); it watches Flux's
+    # HelmReleases, so Flux must be installed on the management cluster.
+    bootstrap: bool = False
 
     def __post_init__(self) -> None:
         if self.workers < 1:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import random
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -32,7 +33,15 @@ from bundler.agent.config import AgentConfig
 from bundler.agent.metrics import AgentState
 from bundler.agent.remote import RemoteAgents
 from bundler.api.cluster import AgentMode, Cluster
-from bundler.api.resources import BUNDLE, CLUSTER, CLUSTER_GROUP, NAMESPACE, SECRET, Resource
+from bundler.api.resources import (
+    BOOTSTRAP_CONFIG,
+    BUNDLE,
+    CLUSTER,
+    CLUSTER_GROUP,
+    NAMESPACE,
+    SECRET,
+    Resource,
+)
 from bundler.core.labels import LABEL_CLUSTER_NAME, LABEL_CLUSTER_NAMESPACE
 from bundler.core.naming import DNS1123_LABEL_MAX, shorten_name
 from bundler.inputs import World
@@ -41,6 +50,7 @@ from bundler.manager.options import ManagerOptions, VersionResolver
 from bundler.runtime.clock import Clock
 from bundler.runtime.host import DEFAULT_STOP_TIMEOUT, Host
 from bundler.runtime.metrics import RuntimeMetrics
+from bundler.sim.bootstrap import BootstrapSide
 from bundler.sim.failures import FailurePolicy
 from bundler.sim.flux import FluxSettings, SimulatedFlux
 from bundler.store.errors import AlreadyExists
@@ -96,7 +106,11 @@ class Fleet:
         self.host = Host(
             self.store, clock=clock, workers=options.workers, name="fleet", metrics=runtime
         )
-        manager_options = ManagerOptions(workers=options.manager_workers, resolver=options.resolver)
+        manager_options = ManagerOptions(
+            workers=options.manager_workers,
+            resolver=options.resolver,
+            bootstrap=bool(world.bootstrap_configs),
+        )
         self.manager = Manager(
             self.store,
             manager_options,
@@ -107,6 +121,7 @@ class Fleet:
         )
         self.clusters = [SimCluster(c) for c in world.clusters]
         self._draw = random.Random(options.seed)
+        self._lock = threading.Lock()
         self.remote = RemoteAgents(self.host, self.store)
         self.remote_flux = SimulatedFlux(
             self.host, self.store, self._remote_cluster_of, self._settings(), name="flux:remote"
@@ -116,6 +131,11 @@ class Fleet:
         }
         self._signature: tuple[str, ...] | None = None
         self._started = False
+        self._bootstrap = (
+            BootstrapSide(self.host, self.store, self._start_bootstrapped_agent)
+            if world.bootstrap_configs
+            else None
+        )
         if registry is not None:
             registry.register(AgentState(self.agents))
 
@@ -129,6 +149,8 @@ class Fleet:
                 self._wire_pull(sim)
         self.remote.start()
         self.remote_flux.start()
+        if self._bootstrap is not None:
+            self._bootstrap.start()
         self.host.start()
         self.manager.start()
         self._started = True
@@ -173,12 +195,15 @@ class Fleet:
                 _create(self.store, SECRET, _placeholder_kubeconfig(sim.cluster, secret))
         for bundle in self.world.bundles:
             _create(self.store, BUNDLE, bundle.to_wire())
+        for config in self.world.bootstrap_configs:
+            _create(self.store, BOOTSTRAP_CONFIG, config.to_wire())
 
     def _namespaces(self) -> set[str]:
         found = {c.cluster.metadata.namespace or "" for c in self.clusters}
         found |= {g.metadata.namespace or "" for g in self.world.groups}
         found |= {b.metadata.namespace or "" for b in self.world.bundles}
         found |= {s["metadata"]["namespace"] for s in self.world.secrets}
+        found |= {c.metadata.namespace or "" for c in self.world.bootstrap_configs}
         return found - {""}
 
     def _wire_pull(self, sim: SimCluster) -> None:
@@ -193,6 +218,21 @@ class Fleet:
         )
         sim.agent.start()
         sim.flux.start()
+
+    def _start_bootstrapped_agent(self, workspace: str, name: str) -> None:
+        """The bootstrap installed the agent chart: its pull agent and Flux start (once)."""
+        with self._lock:
+            sim = next(
+                (
+                    s
+                    for s in self.clusters
+                    if (s.cluster.metadata.namespace, s.cluster.metadata.name) == (workspace, name)
+                ),
+                None,
+            )
+            if sim is None or sim.agent is not None:
+                return
+            self._wire_pull(sim)
 
     def _settings(self) -> FluxSettings:
         jitter = 0.5 + self._draw.random()

@@ -24,6 +24,7 @@ from typing import Any
 from bundler import yamldump
 from bundler.api.resources import BUNDLE, BUNDLE_DEPLOYMENT, CLUSTER
 from bundler.api.summary import NON_READY_MAX, DeploymentState
+from bundler.core.bootstrap import BootstrapCondition
 from bundler.core.labels import LABEL_BUNDLE_NAME, LABEL_BUNDLE_NAMESPACE, LABEL_CLUSTER_NAME
 from bundler.core.summary import REASON_NO_TARGETS
 from bundler.manager.bundle_controller import REASON_DELETION_HELD
@@ -84,6 +85,17 @@ class NonReadyClusterReport:
 
 
 @dataclass(frozen=True)
+class BootstrapReport:
+    """A bootstrapped Cluster's phase: its agent mode and each bootstrap condition's reason."""
+
+    cluster: str
+    mode: str
+    flux: str
+    agent: str
+    bootstrapped: str
+
+
+@dataclass(frozen=True)
 class FleetReport:
     converged: bool
     elapsed: float
@@ -96,6 +108,7 @@ class FleetReport:
     unlisted_clusters: int = 0
     # bundle "ns/name" -> cluster name -> the values its BundleDeployment carries
     values: dict[str, dict[str, Any]] = field(default_factory=dict)
+    bootstrap: list[BootstrapReport] = field(default_factory=list)
 
     @property
     def succeeded(self) -> bool:
@@ -138,6 +151,25 @@ def collect(
         non_ready_clusters=not_ready[:NON_READY_MAX],
         unlisted_clusters=max(0, len(not_ready) - NON_READY_MAX),
         values={ref: _values_of(store, ref) for ref in values_of},
+        bootstrap=[b for c in clusters if (b := _bootstrap_report(c)) is not None],
+    )
+
+
+def _bootstrap_report(cluster: Obj) -> BootstrapReport | None:
+    conditions = {c.get("type"): c for c in (cluster.get("status") or {}).get("conditions") or []}
+    if BootstrapCondition.BOOTSTRAPPED.value not in conditions:
+        return None
+
+    def phase(kind: BootstrapCondition) -> str:
+        found = conditions.get(kind.value) or {}
+        return f"{found.get('status', '-')}/{found.get('reason', '-')}"
+
+    return BootstrapReport(
+        _ref(cluster),
+        str((cluster.get("spec") or {}).get("agentMode", "")),
+        phase(BootstrapCondition.FLUX_INSTALLED),
+        phase(BootstrapCondition.AGENT_CONNECTED),
+        phase(BootstrapCondition.BOOTSTRAPPED),
     )
 
 
@@ -176,10 +208,17 @@ def progress_line(store: Store, elapsed: float) -> str:
     targeted = [c for c in store.list(CLUSTER).items if _is_targeted(c)]
     bundles_ready = sum(1 for b in bundles if _is_ready(b))
     clusters_ready = sum(1 for c in targeted if _is_ready(c))
-    return (
+    line = (
         f"t={elapsed:.1f}s bundles ready {bundles_ready}/{len(bundles)}, "
         f"targeted clusters {clusters_ready}/{len(targeted)}"
     )
+    phases = [b for c in store.list(CLUSTER).items if (b := _bootstrap_report(c)) is not None]
+    if phases:
+        line += ", bootstrap: " + ", ".join(
+            f"{b.cluster.partition('/')[2]} {b.bootstrapped.partition('/')[2]} ({b.mode})"
+            for b in phases
+        )
+    return line
 
 
 def _verdict(report: FleetReport) -> str:
@@ -221,6 +260,12 @@ def format_table(report: FleetReport) -> str:
         lines += [f"    {c.cluster}  {c.reason}  {c.message}" for c in report.non_ready_clusters]
         if report.unlisted_clusters:
             lines.append(f"    ... and {report.unlisted_clusters} more not ready")
+    if report.bootstrap:
+        lines += ["", "BOOTSTRAP (CLUSTER  MODE  FLUX-INSTALLED  AGENT-CONNECTED  BOOTSTRAPPED)"]
+        lines += [
+            f"    {b.cluster}  {b.mode}  {b.flux}  {b.agent}  {b.bootstrapped}"
+            for b in report.bootstrap
+        ]
     for bundle, per_cluster in report.values.items():
         lines += ["", f"VALUES OF {bundle}"]
         for cluster, values in per_cluster.items():

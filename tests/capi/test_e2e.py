@@ -62,13 +62,14 @@ CLEANUP_BOUND = 600.0
 class CapiFleet:
     """The management cluster: a test API server, and every controller talking to it over HTTP."""
 
-    def __init__(self, tmp_path: Path) -> None:
+    def __init__(self, tmp_path: Path, *, bootstrap: bool = False) -> None:
         self.server = ApiServer().start()
         self.server.store.create(NAMESPACE, {"metadata": {"name": WS}})
         # The manager and its importer, and the remote agents, each as its own ServiceAccount.
         manager = manager_kubeconfig(self.server, tmp_path)
         self.manager_client = KubeStore.from_kubeconfig(manager, None, FAST)
-        self.manager = Manager(self.manager_client, ManagerOptions(namespaces=(WS,), workers=2))
+        options = ManagerOptions(namespaces=(WS,), workers=2, bootstrap=bootstrap)
+        self.manager = Manager(self.manager_client, options)
         remote = remote_agent_kubeconfig(self.server, tmp_path)
         self.remote_client = KubeStore.from_kubeconfig(remote, None, FAST)
         self.agents = Host(self.remote_client, workers=4, backoff_cap=0.5, name="agents")

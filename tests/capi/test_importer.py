@@ -165,6 +165,26 @@ def test_labels_written_on_the_cluster_are_put_back(fleet: Fleet) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("annotations", "mode"),
+    [({}, "remote"), ({"bundler.dev/bootstrap-mode": "pull"}, "pull")],
+    ids=["importer-owns-the-mode", "bootstrap-switched-mode-is-kept"],
+)
+def test_the_agent_mode_is_put_back_unless_the_bootstrap_switched_it(
+    fleet: Fleet, annotations: dict[str, str], mode: str
+) -> None:
+    fleet.store.create(SECRET, kubeconfig_secret("eu-1"))
+    create_capi(fleet, capi_cluster("eu-1", initialized=True))
+    fleet.wait_for(CLUSTER, "eu-1")
+    patch = {"metadata": {"annotations": annotations, "labels": {"env": "x"}}}
+    fleet.store.patch(CLUSTER, "eu-1", {**patch, "spec": {"agentMode": "pull"}}, WS)
+    fleet.wait_until(
+        CLUSTER, "eu-1", lambda c: "env" not in c["metadata"]["labels"], "the importer's pass"
+    )
+    found = fleet.find(CLUSTER, "eu-1")
+    assert found is not None and found["spec"]["agentMode"] == mode
+
+
 def test_nothing_is_written_when_nothing_changed(fleet: Fleet) -> None:
     fleet.store.create(SECRET, kubeconfig_secret("eu-1"))
     create_capi(fleet, capi_cluster("eu-1", initialized=True))

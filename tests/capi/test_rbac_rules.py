@@ -16,7 +16,7 @@ from bundler.api.resources import (
     NAMESPACE,
 )
 from bundler.capi.start import CapiImportOptions
-from bundler.core.rbac import MANAGER_RULES, READ, rule
+from bundler.core.rbac import BOOTSTRAP_RULES, MANAGER_RULES, READ, rule
 from bundler.store.errors import Forbidden
 from tests.capi.capi_objects import WS
 from tests.capi.conftest import MakeFleet
@@ -28,7 +28,9 @@ BOUND = 60.0
 READ_CAPI = rule(READ, [CAPI_CLUSTER])
 STRIP_FLUX = rule(("list", "patch"), FLUX_KINDS)
 CAPI_RULES = [
-    r for r in MANAGER_RULES if {CAPI_CLUSTER.group, HELM_RELEASE.group} & set(r.api_groups)
+    r
+    for r in MANAGER_RULES
+    if {CAPI_CLUSTER.group, HELM_RELEASE.group} & set(r.api_groups) and r not in BOOTSTRAP_RULES
 ]
 
 

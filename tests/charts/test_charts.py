@@ -346,7 +346,13 @@ def test_chart_crds_are_the_crds_directory() -> None:
     names = {o["metadata"]["name"] for o in crds if o["kind"] == "CustomResourceDefinition"}
     assert names == {
         f"{plural}.bundler.dev"
-        for plural in ("bundles", "bundledeployments", "clusters", "clustergroups")
+        for plural in (
+            "bundles",
+            "bundledeployments",
+            "clusters",
+            "clustergroups",
+            "bootstrapconfigs",
+        )
     }
 
 
