@@ -8,6 +8,20 @@ apiVersion/kind).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Verb(StrEnum):
+    """A Kubernetes API verb, as RBAC and the API server's metrics name it (status writes are
+    update and patch)."""
+
+    GET = "get"
+    LIST = "list"
+    WATCH = "watch"
+    CREATE = "create"
+    UPDATE = "update"
+    PATCH = "patch"
+    DELETE = "delete"
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """A test Kubernetes API server over HTTP on loopback, backed by the in-memory store."""
 
-from bundler.apiserver.routing import Verb
+from bundler.api.resources import Verb
 from bundler.apiserver.server import ApiServer
 
 __all__ = ["ApiServer", "Verb"]

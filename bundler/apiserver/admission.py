@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import json
 
+from bundler.api.resources import Verb
 from bundler.apiserver.attributes import path_attributes, request_attributes
 from bundler.apiserver.authn import UserInfo
 from bundler.apiserver.escalation import check_grant
 from bundler.apiserver.limits import check_body_size, check_metadata, check_stored_size
 from bundler.apiserver.rbac import Authorizer
-from bundler.apiserver.routing import ResourceRoute, Verb
+from bundler.apiserver.routing import ResourceRoute
 from bundler.apiserver.verbs import ApiRequest
 from bundler.store.errors import NotFound
 from bundler.store.memory import MemoryStore

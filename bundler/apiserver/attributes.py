@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bundler.api.resources import Verb
 from bundler.apiserver.authn import UserInfo
-from bundler.apiserver.routing import ResourceRoute, Verb
+from bundler.apiserver.routing import ResourceRoute
 from bundler.apiserver.statuses import HttpError
 from bundler.store.protocol import Obj
 

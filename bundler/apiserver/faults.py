@@ -5,8 +5,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
-from bundler.api.resources import Resource
-from bundler.apiserver.routing import Verb
+from bundler.api.resources import Resource, Verb
 from bundler.apiserver.statuses import HttpError
 
 

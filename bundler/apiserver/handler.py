@@ -15,11 +15,12 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any, Protocol, cast
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from bundler.api.resources import Verb
 from bundler.apiserver.admission import admit, authorize_path
 from bundler.apiserver.context import ServerContext
 from bundler.apiserver.discovery import document, is_discovery_path
 from bundler.apiserver.openapi import is_openapi_path, openapi_document
-from bundler.apiserver.routing import ResourceRoute, Verb, resolve, verb_of
+from bundler.apiserver.routing import ResourceRoute, resolve, verb_of
 from bundler.apiserver.selectors import parse_equality_selector, parse_field_selector
 from bundler.apiserver.statuses import HttpError, from_store_error
 from bundler.apiserver.tables import TableEvents, TableView, table_view

@@ -10,21 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from enum import StrEnum
 
-from bundler.api.resources import Resource
-
-
-class Verb(StrEnum):
-    """The Kubernetes API verbs this server answers (status writes are update and patch)."""
-
-    GET = "get"
-    LIST = "list"
-    WATCH = "watch"
-    CREATE = "create"
-    UPDATE = "update"
-    PATCH = "patch"
-    DELETE = "delete"
+from bundler.api.resources import Resource, Verb
 
 
 @dataclass(frozen=True)

@@ -22,12 +22,11 @@ from types import TracebackType
 
 import yaml
 
-from bundler.api.resources import ALL_KINDS, Resource
+from bundler.api.resources import ALL_KINDS, Resource, Verb
 from bundler.apiserver.authn import DEFAULT_ADMIN_TOKEN
 from bundler.apiserver.context import ServerContext
 from bundler.apiserver.faults import Fault
 from bundler.apiserver.httpd import KubeHTTPServer
-from bundler.apiserver.routing import Verb
 from bundler.store.memory import MemoryStore
 
 _CONTEXT_NAME = "bundler-test"

@@ -10,9 +10,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from bundler.api.resources import Resource
+from bundler.api.resources import Resource, Verb
 from bundler.apiserver.paging import Pager
-from bundler.apiserver.routing import ResourceRoute, Verb
+from bundler.apiserver.routing import ResourceRoute
 from bundler.apiserver.selectors import fields_match, parse_equality_selector, parse_field_selector
 from bundler.apiserver.statuses import HttpError, object_details, success
 from bundler.store.memory import MemoryStore

@@ -3,26 +3,14 @@ and how long the client-side rate limiter held them back. Registered on the proc
 
 from __future__ import annotations
 
-from enum import StrEnum
-
 from prometheus_client import CollectorRegistry, Counter, Histogram
+
+from bundler.api.resources import Verb
 
 # Answers for which no HTTP status arrived (refused, reset, timed out, TLS).
 CODE_NO_ANSWER = "error"
 
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
-
-
-class Verb(StrEnum):
-    """The Kubernetes verb of a request: what RBAC and the API server's own metrics call it."""
-
-    GET = "get"
-    LIST = "list"
-    WATCH = "watch"
-    CREATE = "create"
-    UPDATE = "update"
-    PATCH = "patch"
-    DELETE = "delete"
 
 
 class RequestMetrics:

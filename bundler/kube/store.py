@@ -15,14 +15,14 @@ from typing import Any, Self
 
 from kubernetes.client import ApiClient
 
-from bundler.api.resources import Resource
+from bundler.api.resources import Resource, Verb
 from bundler.kube.client import (
     client_from_kubeconfig,
     client_from_kubeconfig_dict,
     client_from_kubeconfig_text,
     default_client,
 )
-from bundler.kube.metrics import RequestMetrics, Verb
+from bundler.kube.metrics import RequestMetrics
 from bundler.kube.paths import (
     collection_path,
     describe,

@@ -20,8 +20,9 @@ import urllib3
 from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
+from bundler.api.resources import Verb
 from bundler.kube.errors import error_for_response, is_retryable_status
-from bundler.kube.metrics import RequestMetrics, Verb
+from bundler.kube.metrics import RequestMetrics
 from bundler.kube.ratelimit import TokenBucket
 from bundler.kube.retry import (
     Pause,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bundler.api.resources import ALL_KINDS, BUNDLE, LEASE, NAMESPACE, SECRET
-from bundler.apiserver.routing import ResourceRoute, Verb, resolve, verb_of
+from bundler.api.resources import ALL_KINDS, BUNDLE, LEASE, NAMESPACE, SECRET, Verb
+from bundler.apiserver.routing import ResourceRoute, resolve, verb_of
 from bundler.apiserver.selectors import parse_equality_selector
 from bundler.apiserver.statuses import HttpError
 
