@@ -9,6 +9,11 @@ BundleDeployment that no longer exists (or is being deleted) has its Flux object
 objects found at start-up whose BundleDeployment was deleted while the agent was down. Nothing is
 ever deleted because a read failed: until the BundleDeployment cache is filled, work waits.
 
+Mode handover (bundler.core.handover): a pull agent reads its Cluster's mode from the answer to
+its heartbeat. Once the Cluster is in remote mode it lets go of every release (suspends and deletes
+its HelmReleases, so nothing is uninstalled), applies nothing more and reports
+`releasesHandedOver`; back in pull mode it deploys every BundleDeployment again.
+
 Errors: anything transient (the management cluster unreachable, a conflict) is raised and retried
 with backoff by the runtime, leaving what is deployed in place. Failures worth reporting (Flux not
 installed, a write refused) are written to the BundleDeployment's conditions first.
@@ -30,14 +35,18 @@ from bundler.agent.deploy import Deployer, ReportedError
 from bundler.agent.writer import DownstreamWriter
 from bundler.api.cluster import AgentMode
 from bundler.api.resources import CLUSTER, NAMESPACE
-from bundler.runtime.controller import Result
+from bundler.core.handover import pull_agent_lets_go
+from bundler.runtime.controller import Controller, Result
 from bundler.runtime.host import Host
 from bundler.runtime.key import Key
 from bundler.store.errors import AlreadyExists, Forbidden, NotFound
 from bundler.store.memory_meta import rfc3339
-from bundler.store.protocol import Store
+from bundler.store.protocol import Obj, Store
 
 log = logging.getLogger(__name__)
+
+# Seconds between looks for HelmReleases still terminating after a pull agent let go of them.
+HANDOVER_RECHECK = 5.0
 
 
 class Agent:
@@ -59,6 +68,13 @@ class Agent:
         # When the last heartbeat was written (for the agent's metrics).
         self.last_heartbeat: datetime | None = None
         self._dependencies = DependencyIndex()
+        # The Cluster's mode as a pull agent last learned it from its heartbeat: until it is
+        # known to be pull, a pull agent applies nothing (a restart in remote mode must not
+        # take the releases back); in remote mode it lets go of them, `released` once none of
+        # its HelmReleases is left.
+        self.learned_mode: AgentMode | None = None
+        self.released = False
+        self._controller: Controller | None = None
 
     def start(self) -> None:
         controller = self.host.add_controller(
@@ -71,6 +87,7 @@ class Agent:
         for informer in self.caches.downstream.values():
             controller.watch(informer, self.caches.bd_key_of)
         controller.enqueue(self._housekeeping)
+        self._controller = controller
 
     def stop(self) -> None:
         self.host.remove_controller(self.name)
@@ -82,6 +99,8 @@ class Agent:
         if key == self._housekeeping:
             return self._housekeep()
         self.caches.ensure_management()
+        if self.config.mode is AgentMode.PULL and self.learned_mode is not AgentMode.PULL:
+            return None  # the heartbeat enqueues every BundleDeployment once it learns pull mode
         observed = self.caches.bundle_deployment(key.name)
         if observed is None or observed["metadata"].get("deletionTimestamp"):
             self._dependencies.forget(key)
@@ -107,19 +126,58 @@ class Agent:
             # Each BundleDeployment reports it and retries with its own backoff.
             log.info("agent %s: Flux is not installed (%s)", self.config.ref, missing)
         self.heartbeat()
+        if self.learned_mode is AgentMode.REMOTE and not self.released:
+            # Flux has yet to remove its finalizers from the HelmReleases let go of.
+            return Result(requeue_after=min(HANDOVER_RECHECK, self.config.heartbeat_interval))
         return Result(requeue_after=self.config.heartbeat_interval)
 
     def heartbeat(self) -> None:
-        """Patch Cluster.status.agent: lastSeen now, and this agent's version."""
+        """Patch Cluster.status.agent: lastSeen now, this agent's version and mode; a pull agent
+        then follows its Cluster's mode, as the answer tells it."""
         now = self.host.clock.now()
-        seen = {"lastSeen": rfc3339(now), "version": __version__, "mode": self.config.mode.value}
+        seen: dict[str, object] = {
+            "lastSeen": rfc3339(now),
+            "version": __version__,
+            "mode": self.config.mode.value,
+        }
+        if self.config.mode is AgentMode.PULL:
+            seen["releasesHandedOver"] = self.released
         try:
-            self.management.patch_status(
-                CLUSTER, self.config.cluster, {"status": {"agent": seen}}, self.config.workspace
-            )
+            answer = self._patch_agent_status(seen)
             self.last_heartbeat = now
         except NotFound:
             log.warning("agent %s: the Cluster does not exist (yet)", self.config.ref)
+            return
+        if self.config.mode is AgentMode.PULL:
+            self._follow_mode(pull_agent_lets_go(answer))
+
+    def _follow_mode(self, lets_go: bool) -> None:
+        """Let go of the releases once the Cluster is in remote mode, and say so once none is
+        left (checked again at every heartbeat, which also removes anything a reconcile under
+        way wrote meanwhile); in pull mode deploy every BundleDeployment."""
+        previous = self.learned_mode
+        if lets_go:
+            self.learned_mode = AgentMode.REMOTE
+            if self.deployer.hand_over() and not self.released:
+                self.released = True
+                self._patch_agent_status({"releasesHandedOver": True})
+                log.info("agent %s: in remote mode; let go of its releases", self.config.ref)
+            return
+        self.learned_mode = AgentMode.PULL
+        if previous is AgentMode.PULL:
+            return
+        if self.released:
+            self.released = False
+            self._patch_agent_status({"releasesHandedOver": False})
+        if self._controller is not None:
+            for bd in self.caches.siblings():
+                meta = bd["metadata"]
+                self._controller.enqueue(Key(meta["namespace"], meta["name"]))
+
+    def _patch_agent_status(self, agent: dict[str, object]) -> Obj:
+        return self.management.patch_status(
+            CLUSTER, self.config.cluster, {"status": {"agent": agent}}, self.config.workspace
+        )
 
     def _ensure_flux_namespace(self) -> None:
         namespace = self.config.flux_namespace

@@ -109,6 +109,16 @@ class AgentCaches:
             for obj in informer.list(self.config.flux_namespace, wanted)
         ]
 
+    def owned(self) -> list[tuple[Resource, Obj]]:
+        """Every downstream object this agent wrote, HelmReleases first."""
+        found = [
+            (res, obj)
+            for res, informer in self.downstream.items()
+            if informer.has_synced
+            for obj in informer.list(self.config.flux_namespace)
+        ]
+        return sorted(found, key=lambda pair: pair[0] != HELM_RELEASE)
+
     def live(self, res: Resource, name: str) -> Obj | None:
         return self.downstream[res].get(self.config.flux_namespace, name)
 

@@ -200,6 +200,18 @@ class Deployer:
         for res, live in self.caches.owned_by(bd_name):
             self._remove(res, live, keep_from_spec=keep_from_spec)
 
+    def hand_over(self) -> bool:
+        """Let go of every release: suspend and delete the HelmReleases (Flux leaves their
+        releases installed), then delete their sources and Secrets. True once no HelmRelease is
+        left, not even one whose finalizer Flux has yet to remove."""
+        try:
+            self.caches.ensure_downstream()
+        except FluxNotInstalledError:
+            return True
+        for res, live in self.caches.owned():
+            self._remove(res, live, keep_from_spec=True)
+        return not self.writer.releases_left()
+
     def _remove(self, res: Resource, cached: Obj, *, keep_from_spec: bool | None) -> None:
         """Delete `cached`; a HelmRelease stays installed when the spec (if known) or else its
         keep-resources annotation says so. The annotation is read fresh: the cache may not hold

@@ -5,15 +5,22 @@ For each Cluster with `spec.agentMode: remote` and a `spec.kubeConfigSecret`, it
 where a namespaced HelmRelease can reference it, and runs an Agent whose Flux objects go to the
 cluster namespace with `spec.kubeConfig.secretRef`. Flux on the management cluster then deploys
 into the downstream cluster, which needs nothing installed. Clusters that leave remote mode, or go
-away, have their Agent stopped. A Cluster that leaves remote mode (to pull mode, say) hands its
-releases over without uninstalling them: its HelmReleases are suspended, then deleted (Flux leaves
-the release of a suspended HelmRelease installed), and its chart sources deleted, so no two
-controllers ever manage a release; the pull agent's HelmRelease has the same release name and
-storage namespace, so its Flux adopts the release by upgrading it. Then the copy - the downstream
-cluster's credentials, which a pull agent in that namespace must never read - is deleted. Both are
-found by bundler's labels in the cluster namespace computed from the Cluster's key, never from a
-field anyone can write. A Cluster that goes away takes all of it with its cluster namespace. Each
-Cluster not in remote mode is checked once per process, and again after every copy made for it.
+away, have their Agent stopped.
+
+A Cluster coming from pull mode gets its Agent (and its kubeconfig copy) only once its pull agent
+let go of its releases (bundler.core.handover), so no two controllers ever manage a release; until
+then the Cluster's status.agent.handoverPending says why, and how to force it. The Agent's
+HelmReleases name the same releases in the same storage namespaces, so Flux adopts them.
+
+A Cluster that leaves remote mode (to pull mode, say) hands its releases over without uninstalling
+them: its HelmReleases are suspended, then deleted (Flux leaves the release of a suspended
+HelmRelease installed), and its chart sources deleted; the pull agent's HelmRelease has the same
+release name and storage namespace, so its Flux adopts the release by upgrading it. Then the copy -
+the downstream cluster's credentials, which a pull agent in that namespace must never read - is
+deleted. Both are found by bundler's labels in the cluster namespace computed from the Cluster's
+key, never from a field anyone can write. A Cluster that goes away takes all of it with its cluster
+namespace. Each Cluster not in remote mode is checked once per process, and again after every copy
+made for it.
 
 The copy is refreshed on every Cluster event and every heartbeat interval, so a rotated kubeconfig
 reaches Flux without a restart.
@@ -38,6 +45,7 @@ from bundler.api.resources import (
     OCI_REPOSITORY,
     SECRET,
 )
+from bundler.core.handover import HandoverStep, remote_gate
 from bundler.core.labels import ANNOTATION_CLUSTER
 from bundler.errors import InvalidInputError, TransientError
 from bundler.runtime.controller import Result
@@ -110,11 +118,29 @@ class RemoteAgents:
             if cluster is not None and self._serves(key) and not _deleting(cluster):
                 self._leave_remote_mode(key)
             return None
+        if key not in self.agents() and not self._may_adopt(key, cluster or {}):
+            # Woken by the pull agent's heartbeat on the Cluster; the requeue only refreshes the
+            # message.
+            return Result(requeue_after=config.heartbeat_interval)
         self._ensure_agent(key, config)
         with self._lock:
             self._without_copy.discard(key)
         self._copy_kubeconfig(config)
         return Result(requeue_after=config.heartbeat_interval)
+
+    def _may_adopt(self, key: Key, cluster: Obj) -> bool:
+        """Whether the pull side let go of the Cluster's releases (or never held them); says on
+        the Cluster's status.agent.handoverPending why not."""
+        gate = remote_gate(cluster)
+        waiting = gate.message if gate.step is HandoverStep.WAIT else None
+        agent = (cluster.get("status") or {}).get("agent") or {}
+        if agent.get("handoverPending") != waiting:
+            patch = {"status": {"agent": {"handoverPending": waiting}}}
+            with contextlib.suppress(NotFound):
+                self.store.patch_status(CLUSTER, key.name, patch, key.namespace)
+        if waiting is not None:
+            log.info("remote agents: cluster %s/%s: %s", key.namespace, key.name, waiting)
+        return waiting is None
 
     def _serves(self, key: Key) -> bool:
         return self.settings.only is None or key.name == self.settings.only

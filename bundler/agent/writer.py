@@ -60,6 +60,14 @@ class DownstreamWriter:
         except NotFound:
             return None
 
+    def releases_left(self) -> bool:
+        """Whether any HelmRelease of this agent still exists, terminating or not (read fresh)."""
+        config = self.caches.config
+        found = self.store.list(
+            HELM_RELEASE, namespace=config.flux_namespace, labels=config.owned_labels()
+        )
+        return bool(found.items)
+
     def remove(self, res: Resource, obj: Obj, *, keep_release: bool) -> None:
         """Delete `obj`; a HelmRelease whose release must stay is suspended first, so Flux
         removes its finalizer without uninstalling."""

@@ -44,8 +44,13 @@ class ClusterSpec(ApiModel):
 class AgentStatus(ApiModel):
     lastSeen: str | None = None
     version: str | None = None
-    # Which kind of agent checked in last (pull or remote): the bootstrap waits for a pull one.
+    # Which kind of agent checked in last (pull or remote): the bootstrap waits for a pull one,
+    # the remote side for a pull agent to let go of its releases (bundler.core.handover).
     mode: AgentMode | None = None
+    # The pull agent let go of its releases: its Cluster is in remote mode.
+    releasesHandedOver: bool | None = None
+    # Why the remote side does not adopt the releases yet, and how to force it.
+    handoverPending: str | None = None
 
 
 class ClusterDisplay(ApiModel):

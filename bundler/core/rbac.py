@@ -177,7 +177,10 @@ def agent_downstream_namespace_rules(namespace: str) -> tuple[PolicyRule, ...]:
 
 
 def agent_cluster_rules(cluster: str) -> tuple[PolicyRule, ...]:
-    """What a Cluster's agent does in the workspace: its heartbeat on its own Cluster's status."""
+    """What a Cluster's agent does in the workspace: its heartbeat on its own Cluster's status.
+
+    The answer to that patch is the Cluster, so the heartbeat is also how a pull agent learns that
+    its Cluster moved to remote mode (bundler.core.handover): no `get` on Clusters is needed."""
     return (rule(("patch",), [CLUSTER], STATUS, names=[cluster]),)
 
 

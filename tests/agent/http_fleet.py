@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from bundler.agent.agent import Agent
-from bundler.agent.config import AgentConfig
+from bundler.agent.config import DEFAULT_HEARTBEAT_INTERVAL, AgentConfig
 from bundler.agent.remote import RemoteAgents, RemoteSettings
 from bundler.api.resources import (
     BUNDLE,
@@ -80,8 +80,10 @@ class HttpFleet:
         rules: Iterable[PolicyRule] = MANAGER_RULES,
         *,
         leader_elect: bool = False,
+        agent_heartbeat: float = DEFAULT_HEARTBEAT_INTERVAL,
     ) -> None:
         self.tmp_path = tmp_path
+        self.agent_heartbeat = agent_heartbeat
         self.servers: list[ApiServer] = []
         self.stores: list[KubeStore] = []
         self.management = self._server("management")
@@ -148,7 +150,9 @@ class HttpFleet:
         self.manager.start()
         for name, downstream in self.clusters.items() if agents else ():
             kubeconfig = agent_kubeconfig(self.management, self.tmp_path, WS, name)
-            config = AgentConfig(workspace=WS, cluster=name)
+            config = AgentConfig(
+                workspace=WS, cluster=name, heartbeat_interval=self.agent_heartbeat
+            )
             downstream.agent = Agent(self.host, self._open(kubeconfig), downstream.store, config)
             downstream.agent.start()
 

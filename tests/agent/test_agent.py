@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from bundler.agent.agent import HANDOVER_RECHECK
 from bundler.api.resources import BUNDLE_DEPLOYMENT, CLUSTER, HELM_RELEASE, OCI_REPOSITORY, SECRET
 from bundler.core.agent_plan import ANNOTATION_KEEP_RESOURCES
 from bundler.core.labels import ANNOTATION_DEPLOYMENT_ID
 from bundler.runtime.controller import QueueItem
 from bundler.runtime.key import Key
 from bundler.sim.flux import FLUX_FINALIZER
-from bundler.store.protocol import WatchEvent
+from bundler.store.protocol import EventType, WatchEvent
 from tests.agent.conftest import AGENT_NAMESPACE, AgentWorld, WorldFactory
 from tests.agent.objects import bd_object
 from tests.builders import WS
@@ -238,3 +239,37 @@ def test_a_release_deleted_behind_a_stale_cache_is_created_again(world: AgentWor
     release = world.release()
     assert release is not None and release["spec"]["values"] == {"a": 2}
     assert world.condition("app", "Deployed")["reason"] == "Applied"
+
+
+def test_heartbeat_in_remote_mode_lets_go_of_releases_without_uninstalling(
+    world: AgentWorld,
+) -> None:
+    world.put_bd(bd_object("app"))
+    assert world.flux is not None
+    installed = world.flux.releases()
+    world.memory.patch(CLUSTER, "c1", {"spec": {"agentMode": "remote"}}, WS)
+    # The next heartbeat lets go; the one recheck after Flux removed its finalizer reports it.
+    world.advance(60 + HANDOVER_RECHECK)
+    assert world.downstream_objects() == []
+    assert world.flux.releases() == installed
+    agent = world.memory.get(CLUSTER, "c1", WS)["status"]["agent"]
+    assert (agent["mode"], agent["releasesHandedOver"]) == ("pull", True)
+    # A new spec applies nothing while the Cluster is in remote mode.
+    world.put_bd(bd_object("app", values={"changed": True}))
+    assert world.downstream_objects() == []
+
+
+def test_pull_agent_restarted_in_remote_mode_takes_nothing_back(make_world: WorldFactory) -> None:
+    first = make_world()
+    first.start()
+    first.put_bd(bd_object("app"))
+    first.stop()
+    first.memory.patch(CLUSTER, "c1", {"spec": {"agentMode": "remote"}}, WS)
+    first.downstream.patch(HELM_RELEASE, "app", {"spec": {"suspend": True}}, AGENT_NAMESPACE)
+    first.downstream.delete(HELM_RELEASE, "app", AGENT_NAMESPACE)
+    writes: list[WatchEvent] = []
+    first.downstream.watch(HELM_RELEASE, writes.append, namespace=AGENT_NAMESPACE)
+    restarted = make_world(memory=first.memory, downstream=first.downstream)
+    restarted.start()
+    assert restarted.release("app") is None
+    assert [e for e in writes if e.type is EventType.ADDED] == []

@@ -1,0 +1,154 @@
+"""Agent mode handover over HTTP, pull to remote: the pull agent lets go of its release before the
+remote agent adopts it, Flux uninstalls nothing, and an offline pull agent holds the handover until
+an operator forces it. Manager, pull agent and remote agents each run with their real identity."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bundler.api.resources import BUNDLE, CLUSTER, HELM_RELEASE, SECRET
+from bundler.core.handover import ANNOTATION_FORCE_HANDOVER
+from bundler.core.naming import cluster_namespace
+from bundler.sim.flux import SimulatedFlux
+from bundler.store.errors import NotFound
+from bundler.store.protocol import EventType, Obj
+from tests.agent.http_fleet import Downstream, HttpFleet, eventually
+from tests.builders import WS, bundle
+from tests.schemas import validate
+
+EDGE = "edge-1"
+NAMESPACE = cluster_namespace(WS, EDGE)
+REMOTE_SPEC = {"agentMode": "remote", "kubeConfigSecret": f"{EDGE}-kubeconfig"}
+# The pull agent heartbeats often, so it learns its Cluster's new mode within the test's patience.
+HEARTBEAT = 0.2
+
+
+class Handover:
+    """A pull-mode Cluster with one installed release, remote agents served, and a record of
+    every moment a remote HelmRelease appeared while the pull side still had one."""
+
+    def __init__(self, fleet: HttpFleet) -> None:
+        self.fleet = fleet
+        self.remote_flux: SimulatedFlux = fleet.serve_remote()
+        self.downstream: Downstream = fleet.add_cluster(EDGE)
+        kubeconfig = base64.b64encode(b"apiVersion: v1\nkind: Config\n").decode()
+        secret = {"metadata": {"name": f"{EDGE}-kubeconfig", "namespace": WS}}
+        fleet.management.store.create(SECRET, {**secret, "data": {"value": kubeconfig}})
+        self.overlaps: list[str] = []
+
+    def start(self) -> Obj:
+        """Deploy the bundle in pull mode; returns the pull agent's HelmRelease."""
+        self.fleet.start(self.remote_flux)
+        self.fleet.put(BUNDLE, bundle([{"clusterSelector": {}}], namespace="apps").to_wire())
+        eventually(lambda: self.fleet.ready_clusters("app") == "1/1", "the pull release Ready")
+        self.remote_flux.informer.add_handler(self._record_overlap)
+        release = self.downstream.release("app")
+        assert release is not None
+        return release
+
+    def _record_overlap(self, event: EventType, obj: Obj) -> None:
+        # The authoritative store, not a cache: a remote HelmRelease exists only after the pull
+        # side's are gone, terminating ones included.
+        if event is not EventType.DELETED and self.downstream.server.store.list(HELM_RELEASE).items:
+            self.overlaps.append(obj["metadata"]["name"])
+
+    def switch_to_remote(self, **annotations: str) -> None:
+        patch: dict[str, Any] = {"spec": REMOTE_SPEC}
+        if annotations:
+            patch["metadata"] = {"annotations": annotations}
+        self.fleet.management.store.patch(CLUSTER, EDGE, patch, WS)
+
+    def agent_status(self) -> dict[str, Any]:
+        cluster = self.fleet.management.store.get(CLUSTER, EDGE, WS)
+        agent: dict[str, Any] = (cluster.get("status") or {}).get("agent") or {}
+        return agent
+
+    def remote_release(self) -> Obj | None:
+        try:
+            found = self.fleet.management.store.get(HELM_RELEASE, "app", NAMESPACE)
+        except NotFound:
+            return None
+        validate(found)
+        return found
+
+    def remote_ready(self) -> bool:
+        release = self.remote_release()
+        conditions = ((release or {}).get("status") or {}).get("conditions") or []
+        return any(c["type"] == "Ready" and c["status"] == "True" for c in conditions)
+
+
+@pytest.fixture
+def handover(tmp_path: Path) -> Iterator[Handover]:
+    fleet = HttpFleet(tmp_path, agent_heartbeat=HEARTBEAT)
+    try:
+        yield Handover(fleet)
+    finally:
+        fleet.stop()
+
+
+def test_pull_agent_lets_go_before_the_remote_side_adopts_the_release(
+    handover: Handover,
+) -> None:
+    pulled = handover.start()
+    installed = handover.downstream.flux.releases()
+    assert list(installed) == [("apps", "app")]
+
+    handover.switch_to_remote()
+    eventually(handover.remote_ready, "the remote HelmRelease Ready")
+
+    # No moment had two HelmReleases; Flux uninstalled nothing; the pull side holds nothing.
+    assert handover.overlaps == []
+    assert handover.downstream.flux.releases() == installed
+    assert handover.downstream.flux_objects() == []
+    assert handover.agent_status()["releasesHandedOver"] is True
+    assert "handoverPending" not in handover.agent_status()
+    # The same release in the same storage namespace: Flux adopts it rather than installing anew.
+    adopted = handover.remote_release()
+    assert adopted is not None
+    same = ("releaseName", "storageNamespace", "targetNamespace")
+    assert [adopted["spec"].get(k) for k in same] == [pulled["spec"].get(k) for k in same]
+    eventually(lambda: handover.fleet.ready_clusters("app") == "1/1", "the bundle Ready again")
+
+
+def test_remote_side_waits_for_an_offline_pull_agent_until_forced(handover: Handover) -> None:
+    handover.start()
+    installed = handover.downstream.flux.releases()
+    agent = handover.downstream.agent
+    assert agent is not None
+    agent.stop()  # offline: it will never let go
+
+    handover.switch_to_remote()
+    eventually(lambda: "handoverPending" in handover.agent_status(), "the pending handover")
+    pending = handover.agent_status()["handoverPending"]
+    assert f"{ANNOTATION_FORCE_HANDOVER}=true" in pending
+    remote = handover.fleet.remote
+    assert remote is not None and remote.agents() == {}
+    assert handover.remote_release() is None
+    with pytest.raises(NotFound):  # no downstream credentials where the pull agent reads
+        handover.fleet.management.store.get(SECRET, f"{EDGE}-kubeconfig", NAMESPACE)
+    assert handover.downstream.release("app") is not None
+
+    handover.switch_to_remote(**{ANNOTATION_FORCE_HANDOVER: "true"})
+    eventually(handover.remote_ready, "the remote HelmRelease Ready once forced")
+    assert "handoverPending" not in handover.agent_status()
+    assert handover.downstream.flux.releases() == installed
+
+
+def test_pull_agent_deploys_again_once_its_cluster_is_back_in_pull_mode(
+    handover: Handover,
+) -> None:
+    handover.start()
+    installed = handover.downstream.flux.releases()
+    handover.switch_to_remote()
+    eventually(handover.remote_ready, "the remote HelmRelease Ready")
+
+    handover.fleet.management.store.patch(CLUSTER, EDGE, {"spec": {"agentMode": "pull"}}, WS)
+    eventually(lambda: handover.downstream.release("app") is not None, "the pull HelmRelease")
+    eventually(lambda: handover.remote_release() is None, "the remote HelmRelease gone")
+    assert handover.agent_status()["releasesHandedOver"] is False
+    assert set(handover.downstream.flux.releases()) == set(installed)

@@ -1,0 +1,86 @@
+"""The agent mode handover rules: when the remote side adopts, when the pull agent lets go."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from bundler.core.handover import (
+    ANNOTATION_FORCE_HANDOVER,
+    HandoverStep,
+    pull_agent_lets_go,
+    remote_gate,
+)
+
+SEEN = "2026-01-01T00:00:00Z"
+
+
+def remote_cluster(agent: dict[str, Any] | None, annotations: dict[str, str] | None = None) -> Any:
+    status = {} if agent is None else {"agent": agent}
+    return {
+        "metadata": {"name": "edge-1", "annotations": annotations or {}},
+        "spec": {"agentMode": "remote", "kubeConfigSecret": "edge-1-kubeconfig"},
+        "status": status,
+    }
+
+
+@pytest.mark.parametrize(
+    ("cluster", "step"),
+    [
+        (remote_cluster(None), HandoverStep.ADOPT),
+        (remote_cluster({"lastSeen": SEEN}), HandoverStep.ADOPT),
+        (remote_cluster({"lastSeen": SEEN, "mode": "remote"}), HandoverStep.ADOPT),
+        (remote_cluster({"lastSeen": SEEN, "mode": "pull"}), HandoverStep.WAIT),
+        (
+            remote_cluster({"lastSeen": SEEN, "mode": "pull", "releasesHandedOver": False}),
+            HandoverStep.WAIT,
+        ),
+        (
+            remote_cluster({"lastSeen": SEEN, "mode": "pull", "releasesHandedOver": True}),
+            HandoverStep.ADOPT,
+        ),
+        (
+            remote_cluster({"mode": "pull"}, {ANNOTATION_FORCE_HANDOVER: "true"}),
+            HandoverStep.ADOPT,
+        ),
+        (
+            remote_cluster({"mode": "pull"}, {ANNOTATION_FORCE_HANDOVER: "yes"}),
+            HandoverStep.WAIT,
+        ),
+    ],
+    ids=[
+        "no-agent-ever-seen",
+        "agent-of-unknown-mode",
+        "remote-agent-seen-last",
+        "pull-agent-holds-its-releases",
+        "pull-agent-says-it-holds-them",
+        "pull-agent-let-go",
+        "forced-while-the-pull-agent-is-offline",
+        "force-annotation-not-true",
+    ],
+)
+def test_remote_side_adopts_only_what_no_pull_agent_holds(cluster: Any, step: HandoverStep) -> None:
+    assert remote_gate(cluster).step is step
+
+
+def test_waiting_says_when_the_pull_agent_was_seen_and_how_to_force() -> None:
+    gate = remote_gate(remote_cluster({"lastSeen": SEEN, "mode": "pull"}))
+    assert SEEN in gate.message
+    assert f"{ANNOTATION_FORCE_HANDOVER}=true" in gate.message
+    assert remote_gate(remote_cluster(None)).message == ""
+
+
+@pytest.mark.parametrize(
+    ("spec", "lets_go"),
+    [
+        ({"agentMode": "remote"}, True),
+        ({"agentMode": "pull"}, False),
+        ({}, False),
+    ],
+    ids=["cluster-in-remote-mode", "cluster-in-pull-mode", "mode-defaulted-to-pull"],
+)
+def test_pull_agent_lets_go_once_its_cluster_is_in_remote_mode(
+    spec: dict[str, str], lets_go: bool
+) -> None:
+    assert pull_agent_lets_go({"metadata": {"name": "edge-1"}, "spec": spec}) is lets_go
