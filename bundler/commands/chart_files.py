@@ -13,8 +13,6 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-import yaml
-
 from bundler.api.crdgen import all_crds
 from bundler.core.rbac import (
     AGENT_DOWNSTREAM_RULES,
@@ -24,6 +22,7 @@ from bundler.core.rbac import (
     agent_downstream_namespace_rules,
     rules_body,
 )
+from bundler.yamldump import dump
 
 MANAGER_CHART = Path("charts/bundler")
 AGENT_CHART = Path("charts/bundler-agent")
@@ -65,7 +64,7 @@ def _header(source: str) -> str:
 
 
 def _dump(document: object) -> str:
-    return yaml.safe_dump(document, sort_keys=False, width=100)
+    return dump(document)
 
 
 def write_chart_files(root: Path) -> list[Path]:
