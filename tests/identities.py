@@ -28,7 +28,7 @@ from bundler.api.resources import (
 )
 from bundler.apiserver import ApiServer
 from bundler.cli import main
-from bundler.core.agent_identity import (
+from bundler.core.agent.identity import (
     AGENT_NAME,
     ANNOTATION_SERVICE_ACCOUNT_NAME,
     SERVICE_ACCOUNT_TOKEN_TYPE,

@@ -1,6 +1,6 @@
 """One BundleDeployment's round trip: decide, apply (or undeploy) downstream, write status back.
 
-The decision and the status are bundler.core.agent_plan's pure functions; this module does the I/O
+The decision and the status are bundler.core.agent.plan's pure functions; this module does the I/O
 around them and turns store errors into apply outcomes:
 - the Flux kinds not served: FluxNotInstalled (Ready=False too), retried with backoff;
 - the credentials Secret missing on the management cluster: CredentialsNotFound, retried;
@@ -24,7 +24,7 @@ from bundler.api.bundledeployment import BundleDeployment
 from bundler.api.cluster import AgentMode
 from bundler.api.meta import ConditionStatus
 from bundler.api.resources import BUNDLE_DEPLOYMENT, HELM_RELEASE, SECRET, Resource
-from bundler.core.agent_plan import (
+from bundler.core.agent.plan import (
     APPLIED,
     ApplyOutcome,
     Decision,

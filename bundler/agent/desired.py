@@ -16,7 +16,7 @@ from bundler.agent.config import AgentConfig
 from bundler.api.bundledeployment import BundleDeployment
 from bundler.api.cluster import AgentMode
 from bundler.api.resources import HELM_RELEASE, HELM_REPOSITORY, OCI_REPOSITORY, SECRET, Resource
-from bundler.core.agent_plan import ANNOTATION_KEEP_RESOURCES
+from bundler.core.agent.plan import ANNOTATION_KEEP_RESOURCES
 from bundler.core.flux import build_flux_objects, flux_labels, release_object_name
 from bundler.core.flux import bundle_name as bundle_of
 from bundler.core.labels import ANNOTATION_CLUSTER

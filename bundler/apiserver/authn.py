@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from bundler.api.resources import SECRET, SERVICE_ACCOUNT
 from bundler.apiserver.statuses import HttpError
-from bundler.core.agent_identity import (
+from bundler.core.agent.identity import (
     ANNOTATION_SERVICE_ACCOUNT_NAME,
     ANNOTATION_SERVICE_ACCOUNT_UID,
     SERVICE_ACCOUNT_TOKEN_TYPE,

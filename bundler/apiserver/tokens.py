@@ -14,7 +14,7 @@ import contextlib
 import secrets
 
 from bundler.api.resources import SECRET, SERVICE_ACCOUNT, Resource
-from bundler.core.agent_identity import (
+from bundler.core.agent.identity import (
     ANNOTATION_SERVICE_ACCOUNT_NAME,
     ANNOTATION_SERVICE_ACCOUNT_UID,
     CA_KEY,

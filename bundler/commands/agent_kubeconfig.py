@@ -3,7 +3,7 @@
 Computes the Cluster's namespace from its workspace and name (never from `status.namespace`, which
 the agent may write), checks it carries that Cluster's labels, waits (bounded by --wait) until the
 manager's `bundler-agent-token` Secret there holds the token Kubernetes minted for the agent's
-ServiceAccount, and writes a kubeconfig for that identity (bundler.core.agent_kubeconfig): to
+ServiceAccount, and writes a kubeconfig for that identity (bundler.core.agent.kubeconfig): to
 stdout, or to --output with mode 0600. The token goes nowhere else: not to stderr, not into errors.
 """
 
@@ -24,9 +24,9 @@ from bundler import yamldump
 from bundler.agent.config import parse_cluster_ref
 from bundler.api.resources import CLUSTER, NAMESPACE, SECRET, Resource
 from bundler.commands.arguments import add_kubeconfig_argument
-from bundler.core.agent_helm_values import agent_helm_values
-from bundler.core.agent_identity import AGENT_NAME, AGENT_TOKEN_SECRET
-from bundler.core.agent_kubeconfig import (
+from bundler.core.agent.helm_values import agent_helm_values
+from bundler.core.agent.identity import AGENT_NAME, AGENT_TOKEN_SECRET
+from bundler.core.agent.kubeconfig import (
     AgentToken,
     agent_endpoint,
     agent_kubeconfig,

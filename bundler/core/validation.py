@@ -16,7 +16,7 @@ from bundler.api.cluster import Cluster
 from bundler.api.helm import HelmOptions
 from bundler.api.meta import ObjectMeta
 from bundler.api.selector import LabelSelector
-from bundler.core.agent_identity import AGENT_TOKEN_SECRET
+from bundler.core.agent.identity import AGENT_TOKEN_SECRET
 from bundler.core.naming import (
     HELM_RELEASE_NAME_MAX,
     is_dns1123_label,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from kubernetes.client import ApiClient
 
-from bundler.core.agent_kubeconfig import ApiEndpoint
+from bundler.core.agent.kubeconfig import ApiEndpoint
 from bundler.errors import InvalidInputError
 from bundler.kube.client import KUBECONFIG_ENV, default_client
 from bundler.kube.store import KubeOptions, KubeStore

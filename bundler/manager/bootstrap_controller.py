@@ -30,10 +30,10 @@ from bundler.api.resources import (
     SECRET,
     Resource,
 )
-from bundler.core.agent_helm_values import agent_helm_values
-from bundler.core.agent_identity import AGENT_TOKEN_SECRET
-from bundler.core.agent_kubeconfig import ApiEndpoint, token_of
-from bundler.core.agent_plan import Reason as AgentReason
+from bundler.core.agent.helm_values import agent_helm_values
+from bundler.core.agent.identity import AGENT_TOKEN_SECRET
+from bundler.core.agent.kubeconfig import ApiEndpoint, token_of
+from bundler.core.agent.plan import Reason as AgentReason
 from bundler.core.bootstrap import (
     BOOTSTRAP_CONDITIONS,
     MANAGED_BY_BOOTSTRAP,

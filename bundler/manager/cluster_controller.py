@@ -1,7 +1,7 @@
 """The cluster controller: a Cluster's namespace, its agent's identity, and their cleanup.
 
 One pass: make sure the cleanup finalizer is on the Cluster; create (or repair) the cluster
-namespace and the agent identity (bundler.core.agent_identity) from what the informers show, record
+namespace and the agent identity (bundler.core.agent.identity) from what the informers show, record
 `status.namespace`, and delete BundleDeployments in the namespace whose Bundle is gone or no longer
 targets the cluster. Repairs touch only what the manager owns (its labels and annotations, owners,
 the body fields it sets), so the token Secret's data and the annotations Kubernetes adds stay; an
@@ -25,7 +25,7 @@ from bundler.api.resources import (
     SERVICE_ACCOUNT,
     Resource,
 )
-from bundler.core.agent_identity import (
+from bundler.core.agent.identity import (
     IdentityObject,
     agent_identity,
     must_recreate,

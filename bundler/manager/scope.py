@@ -25,7 +25,7 @@ from bundler.api.resources import (
     SECRET,
     SERVICE_ACCOUNT,
 )
-from bundler.core.agent_identity import AGENT_TOKEN_MARK, LABEL_AGENT_TOKEN
+from bundler.core.agent.identity import AGENT_TOKEN_MARK, LABEL_AGENT_TOKEN
 from bundler.core.labels import (
     LABEL_BUNDLE_NAMESPACE,
     LABEL_CLUSTER_NAMESPACE,

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from bundler.api.resources import HELM_RELEASE, SECRET
 from bundler.apiserver.tokens import TokenController
-from bundler.core.agent_identity import AGENT_TOKEN_MARK, LABEL_AGENT_TOKEN
+from bundler.core.agent.identity import AGENT_TOKEN_MARK, LABEL_AGENT_TOKEN
 from bundler.core.bootstrap import MANAGED_BY_BOOTSTRAP, Part, object_name, ready_condition
 from bundler.core.labels import LABEL_CLUSTER_NAME, LABEL_MANAGED_BY
 from bundler.runtime.host import Host

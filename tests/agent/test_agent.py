@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bundler.agent.agent import HANDOVER_RECHECK
 from bundler.api.resources import BUNDLE_DEPLOYMENT, CLUSTER, HELM_RELEASE, OCI_REPOSITORY, SECRET
-from bundler.core.agent_plan import ANNOTATION_KEEP_RESOURCES
+from bundler.core.agent.plan import ANNOTATION_KEEP_RESOURCES
 from bundler.core.labels import ANNOTATION_DEPLOYMENT_ID
 from bundler.runtime.controller import QueueItem
 from bundler.runtime.key import Key

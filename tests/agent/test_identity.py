@@ -26,7 +26,7 @@ from bundler.api.resources import (
     SECRET,
 )
 from bundler.apiserver import ApiServer
-from bundler.core.agent_identity import AGENT_TOKEN_SECRET
+from bundler.core.agent.identity import AGENT_TOKEN_SECRET
 from bundler.core.naming import cluster_namespace
 from bundler.core.rbac import (
     AGENT_NAMESPACE_RULES,

@@ -1,4 +1,4 @@
-"""bundler.core.agent_plan: the agent's decision, its reading of HelmReleases and its status."""
+"""bundler.core.agent.plan: the agent's decision, its reading of HelmReleases and its status."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from bundler.api.bundledeployment import (
 )
 from bundler.api.meta import CONDITION_MESSAGE_MAX, ConditionStatus
 from bundler.api.summary import DeploymentState
-from bundler.core.agent_plan import (
+from bundler.core.agent.plan import (
     APPLIED,
     ApplyOutcome,
     Decision,

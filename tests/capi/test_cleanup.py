@@ -22,7 +22,7 @@ from bundler.api.resources import (
 )
 from bundler.capi.cleanup import IMPORT_FINALIZER
 from bundler.capi.start import CapiImportOptions
-from bundler.core.agent_identity import identity_labels, namespace_object
+from bundler.core.agent.identity import identity_labels, namespace_object
 from bundler.core.labels import (
     LABEL_CLUSTER_NAME,
     LABEL_CLUSTER_NAMESPACE,

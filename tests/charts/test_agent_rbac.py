@@ -28,7 +28,7 @@ from bundler.api.resources import (
     SERVICE_ACCOUNT,
 )
 from bundler.apiserver import ApiServer
-from bundler.core.agent_identity import ANNOTATION_SERVICE_ACCOUNT_NAME, SERVICE_ACCOUNT_TOKEN_TYPE
+from bundler.core.agent.identity import ANNOTATION_SERVICE_ACCOUNT_NAME, SERVICE_ACCOUNT_TOKEN_TYPE
 from bundler.core.naming import cluster_namespace
 from bundler.core.rbac import PolicyRule
 from bundler.kube.store import KubeStore

@@ -20,7 +20,7 @@ import yaml
 from bundler.api.resources import BUNDLE, BUNDLE_DEPLOYMENT, CLUSTER, NAMESPACE, SECRET, Resource
 from bundler.apiserver import ApiServer
 from bundler.apiserver.tokens import TEST_CA_PEM
-from bundler.core.agent_identity import AGENT_TOKEN_SECRET
+from bundler.core.agent.identity import AGENT_TOKEN_SECRET
 from bundler.core.naming import cluster_namespace
 from bundler.kube.retry import RetryPolicy
 from bundler.kube.store import KubeOptions, KubeStore

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from bundler.core.agent_kubeconfig import ApiEndpoint
+from bundler.core.agent.kubeconfig import ApiEndpoint
 from bundler.errors import InvalidInputError
 from bundler.kube.endpoint import load_store_and_endpoint
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from bundler.api.resources import NAMESPACE, ROLE, ROLE_BINDING, SECRET, SERVICE_ACCOUNT
-from bundler.core.agent_identity import (
+from bundler.core.agent.identity import (
     AGENT_NAME,
     AGENT_TOKEN_SECRET,
     IdentityObject,

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from bundler.api.resources import SECRET
-from bundler.core.agent_identity import AGENT_TOKEN_SECRET
+from bundler.core.agent.identity import AGENT_TOKEN_SECRET
 from bundler.core.naming import cluster_namespace
 from bundler.runtime.clock import ManualClock
 from bundler.store.memory import MemoryStore

@@ -35,7 +35,7 @@ from bundler.api.resources import (
     SECRET,
 )
 from bundler.apiserver import ApiServer
-from bundler.core.agent_kubeconfig import ApiEndpoint, agent_kubeconfig
+from bundler.core.agent.kubeconfig import ApiEndpoint, agent_kubeconfig
 from bundler.core.bootstrap import Part, object_name, values_secret_name
 from bundler.core.rbac import BOOTSTRAP_RULES, PolicyRule
 from bundler.kube.store import KubeStore

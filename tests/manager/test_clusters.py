@@ -17,7 +17,7 @@ from bundler.api.resources import (
     SERVICE_ACCOUNT,
     Resource,
 )
-from bundler.core.agent_identity import agent_identity, namespace_object, workspace_role_name
+from bundler.core.agent.identity import agent_identity, namespace_object, workspace_role_name
 from bundler.core.naming import cluster_namespace
 from bundler.manager.cluster_controller import CLUSTER_FINALIZER, ClusterController
 from bundler.runtime.key import Key

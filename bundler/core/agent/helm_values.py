@@ -1,7 +1,7 @@
 """The values of charts/bundler-agent for one Cluster's pull agent: `bundler agent-kubeconfig
 --helm-values`.
 
-The same identity as the agent's kubeconfig (bundler.core.agent_kubeconfig): the Cluster it
+The same identity as the agent's kubeconfig (bundler.core.agent.kubeconfig): the Cluster it
 serves, the management server as the agent reaches it and how it is trusted, the agent's token and
 its cluster namespace; the chart writes the kubeconfig Secret from them. Pure: no I/O. The token
 appears only in the returned values.
@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from bundler.core.agent_kubeconfig import ApiEndpoint
+from bundler.core.agent.kubeconfig import ApiEndpoint
 
 Obj = dict[str, Any]
 

@@ -1,6 +1,6 @@
 """The kubeconfig a pull-mode agent reaches the management cluster with, from its token Secret.
 
-The agent authenticates as its Cluster's ServiceAccount (bundler.core.agent_identity) with the
+The agent authenticates as its Cluster's ServiceAccount (bundler.core.agent.identity) with the
 token Kubernetes put in the `bundler-agent-token` Secret. The server is the one the platform
 engineer names (else the management kubeconfig's); it is trusted through the cluster CA from the
 Secret, else as the management kubeconfig trusts it (its CA, or not verifying at all). The context's
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from bundler.core.agent_identity import AGENT_NAME, CA_KEY, TOKEN_KEY
+from bundler.core.agent.identity import AGENT_NAME, CA_KEY, TOKEN_KEY
 from bundler.errors import InvalidInputError
 
 Obj = dict[str, Any]

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from bundler.core.agent_kubeconfig import (
+from bundler.core.agent.kubeconfig import (
     AgentToken,
     ApiEndpoint,
     agent_endpoint,

@@ -6,8 +6,8 @@ import base64
 
 import pytest
 
-from bundler.core.agent_helm_values import agent_helm_values
-from bundler.core.agent_kubeconfig import ApiEndpoint
+from bundler.core.agent.helm_values import agent_helm_values
+from bundler.core.agent.kubeconfig import ApiEndpoint
 
 CA = b"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
 
