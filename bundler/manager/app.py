@@ -9,8 +9,6 @@ any Store: KubeStore for `bundler manager`, MemoryStore for the simulator and fa
 
 from __future__ import annotations
 
-import signal
-
 from prometheus_client import CollectorRegistry
 
 from bundler.api.resources import BUNDLE, CLUSTER, CLUSTER_GROUP
@@ -121,11 +119,6 @@ class Manager:
         if self._resync_timer is not None:
             self._resync_timer.cancel()
         self.host.stop(timeout)
-
-    def run_until_signal(self) -> signal.Signals:
-        """Run until SIGTERM or SIGINT, then stop cleanly; must be called on the main thread."""
-        self._schedule_resync()
-        return self.host.run_until_signal()
 
     def wait_idle(self, timeout: float | None = None) -> bool:
         """Block until no work is queued, running or due now (False after `timeout` seconds)."""

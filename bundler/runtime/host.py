@@ -15,7 +15,6 @@ reconciles `timeout` seconds in all, then releases the Lease.
 from __future__ import annotations
 
 import logging
-import signal
 import threading
 import time
 from collections.abc import Mapping
@@ -29,7 +28,6 @@ from bundler.runtime.informer import Informer
 from bundler.runtime.leader import LeaderElector, LeaseConfig
 from bundler.runtime.metrics import RuntimeMetrics
 from bundler.runtime.queue import WorkQueue
-from bundler.runtime.signals import shutdown_signals
 from bundler.runtime.timers import Timers
 from bundler.store.protocol import Store
 
@@ -210,17 +208,6 @@ class Host:
             informer.stop()
         if self._elector is not None:
             self._elector.release()
-
-    def run_until_signal(self) -> signal.Signals:
-        """Start, block the main thread until SIGTERM or SIGINT, then stop cleanly; returns it."""
-        with shutdown_signals() as waiter:
-            self.start()
-            try:
-                received = waiter.wait()
-            finally:
-                self.stop()
-        log.info("host %s: stopped on %s", self.name, received.name)
-        return received
 
     @property
     def state(self) -> HostState:

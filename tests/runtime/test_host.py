@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
-import signal
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -231,20 +229,3 @@ def test_a_host_starts_only_once(make_host: MakeHost) -> None:
     host.stop()
     with pytest.raises(RuntimeError, match="only once"):
         host.start()
-
-
-def test_sigterm_stops_the_host_cleanly(make_host: MakeHost) -> None:
-    host = make_host()
-    running = threading.Event()
-    host.add_controller("c", Recorder())
-
-    def terminate_once_running() -> None:
-        host.timers.call_later(0, running.set)
-        running.wait(WAIT)
-        os.kill(os.getpid(), signal.SIGTERM)
-
-    killer = threading.Thread(target=terminate_once_running)
-    killer.start()
-    assert host.run_until_signal() is signal.SIGTERM
-    killer.join(WAIT)
-    assert host.state is HostState.STOPPED
