@@ -3,6 +3,7 @@ and fleets over HTTP that are always stopped."""
 
 from tests.agent.http_fleet import http_fleets  # noqa: F401
 from tests.registry_fixtures import (  # noqa: F401
+    docker_config,
     oci_registry,
     oci_registry_basic_auth,
     oci_registry_tls,

@@ -176,3 +176,12 @@ def oci_registry_tls(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Local
         tmp_path_factory.mktemp("registry-tls"), basic_auth=False, tls=True
     ) as registry:
         yield registry
+
+
+@pytest.fixture
+def docker_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty Docker config directory for the test: the user's ~/.docker is never read."""
+    directory = tmp_path / "docker-config"
+    directory.mkdir()
+    monkeypatch.setenv("DOCKER_CONFIG", str(directory))
+    return directory / "config.json"

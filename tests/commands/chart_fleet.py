@@ -61,15 +61,6 @@ def write_fleet(path: Path, *docs: dict[str, Any]) -> Path:
     return path
 
 
-@pytest.fixture(autouse=True)
-def docker_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An empty Docker config directory: the user's ~/.docker is never read."""
-    directory = tmp_path / "docker-config"
-    directory.mkdir()
-    monkeypatch.setenv("DOCKER_CONFIG", str(directory))
-    return directory / "config.json"
-
-
 @pytest.fixture
 def helm_repo(tmp_path: Path) -> Iterator[HelmRepository]:
     with serve_helm_repository(tmp_path / "helm-repo") as repo:

@@ -15,10 +15,11 @@ import pytest
 from bundler.api.resources import BUNDLE_DEPLOYMENT, NAMESPACE
 from bundler.apiserver import ApiServer
 from tests.cli_helpers import CliResult, run_cli
-from tests.commands.chart_fleet import bundle, cluster, docker_config, helm_repo, write_fleet
+from tests.commands.chart_fleet import bundle, cluster, helm_repo, write_fleet
 from tests.helm_repository import HelmRepository, write_chart
 
-__all__ = ["docker_config", "helm_repo"]
+__all__ = ["helm_repo"]
+pytestmark = pytest.mark.usefixtures("docker_config")
 
 REPO = "https://charts.example"
 PROD = cluster("prod-1", {"env": "prod"})

@@ -19,14 +19,14 @@ from tests.commands.chart_fleet import (
     KUBE_VERSION,
     bundle,
     cluster,
-    docker_config,
     helm_repo,
     write_fleet,
 )
 from tests.helm_repository import HelmRepository, write_chart
 from tests.registry_fixtures import LocalRegistry
 
-__all__ = ["docker_config", "helm_repo"]
+__all__ = ["helm_repo"]
+pytestmark = pytest.mark.usefixtures("docker_config")
 
 helm = pytest.importorskip("helm_python", reason="helm-python-sdk (Helm's Go SDK) is not installed")
 

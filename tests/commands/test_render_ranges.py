@@ -18,16 +18,9 @@ from tests.manager.registry_charts import CHART, docker_config_json, push, uniqu
 from tests.registry_fixtures import LocalRegistry
 
 ALL: list[dict[str, Any]] = [{"clusterSelector": {}}]
+pytestmark = pytest.mark.usefixtures("docker_config")
+
 RANGE_ERROR = "error: Bundle fleet-default/ranged: version '6.*' is a range, which the manager"
-
-
-@pytest.fixture(autouse=True)
-def docker_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An empty Docker config directory: the user's ~/.docker is never read."""
-    directory = tmp_path / "docker-config"
-    directory.mkdir()
-    monkeypatch.setenv("DOCKER_CONFIG", str(directory))
-    return directory / "config.json"
 
 
 def inputs(tmp_path: Path, repo: str, version: str | None = "6.*") -> Path:

@@ -26,12 +26,8 @@ data:
 
 
 @pytest.fixture(autouse=True)
-def docker_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Every test gets an empty Docker config directory: the user's ~/.docker is never read."""
-    directory = tmp_path / "docker-config"
-    directory.mkdir()
-    monkeypatch.setenv("DOCKER_CONFIG", str(directory))
-    return directory / "config.json"
+def _no_user_docker_config(docker_config: Path) -> None:
+    """Every test of this folder runs with an empty Docker config (tests.registry_fixtures)."""
 
 
 MakeChart = Callable[..., Path]
