@@ -9,6 +9,7 @@ from pydantic import Field
 
 from bundler.api.base import ApiModel
 from bundler.api.helm import HelmOptions
+from bundler.api.images import BundleImage, ResolvedImage, TargetImage
 from bundler.api.meta import Conditions, DependsOn, Duration, IntOrPercent, ObjectMeta
 from bundler.api.selector import LabelSelector
 from bundler.api.summary import NON_READY_MAX, DeploymentState, NonReadyResource, Summary
@@ -30,6 +31,7 @@ class BundleTarget(ApiModel):
     namespace: str | None = None
     doNotDeploy: bool = False
     helm: HelmOptions | None = None
+    images: list[TargetImage] = Field(default_factory=list)
 
 
 class Partition(ApiModel):
@@ -110,6 +112,7 @@ class BundleSpec(ApiModel):
     dependsOn: list[DependsOn] = Field(default_factory=list)
     paused: bool = False
     keepResources: bool = False
+    images: list[BundleImage] = Field(default_factory=list)
 
 
 class BundleDisplay(ApiModel):
@@ -120,6 +123,7 @@ class BundleDisplay(ApiModel):
 class BundleStatus(ApiModel):
     observedGeneration: int | None = None
     resolvedVersion: str | None = None
+    resolvedImages: list[ResolvedImage] = Field(default_factory=list)
     summary: Summary | None = None
     display: BundleDisplay | None = None
     nonReady: list[NonReadyResource] = Field(default_factory=list, max_length=NON_READY_MAX)
