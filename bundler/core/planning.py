@@ -18,6 +18,13 @@ from bundler.api.cluster import Cluster, ClusterGroup
 from bundler.api.helm import HelmOptions
 from bundler.api.meta import DependsOn
 from bundler.core.deployment_id import deployment_id
+from bundler.core.images.wanted import (
+    ImageAnswer,
+    ResolvedImages,
+    answers_for,
+    image_queries,
+    offline_images,
+)
 from bundler.core.labels import (
     LABEL_BUNDLE_NAME,
     LABEL_BUNDLE_NAMESPACE,
@@ -102,7 +109,9 @@ def release_namespace(bundle: Bundle, decision: TargetDecision) -> str:
     return namespace or DEFAULT_RELEASE_NAMESPACE
 
 
-def template_context(bundle: Bundle, cluster: Cluster) -> TemplateContext:
+def template_context(
+    bundle: Bundle, cluster: Cluster, images: Mapping[str, ImageAnswer] | None = None
+) -> TemplateContext:
     return TemplateContext(
         cluster_name=cluster.metadata.name,
         cluster_namespace=cluster.metadata.namespace or "",
@@ -111,6 +120,7 @@ def template_context(bundle: Bundle, cluster: Cluster) -> TemplateContext:
         cluster_values=cluster.spec.values,
         bundle_name=bundle.metadata.name,
         bundle_namespace=bundle.metadata.namespace or "",
+        images=images or {},
     )
 
 
@@ -119,15 +129,19 @@ def render_options(
     cluster: Cluster,
     decision: TargetDecision,
     resolved: ResolvedVersions,
+    images: ResolvedImages | None = None,
 ) -> DeploymentOptions:
-    """Merged, templated options for one cluster. Raises TemplateError for that cluster only."""
+    """Merged, templated options for one cluster. Raises TemplateError for that cluster only
+    (ImageNotResolvedError when its values read an image that has no resolution). Images are
+    answered by `images`; None means offline: every image shows its policy in place of a tag."""
     helm = merged_helm(bundle, decision)
     templating_off = bool(helm.get("disableTemplating"))
     for name in _MANAGER_ONLY_FIELDS:
         helm.pop(name, None)
     values = helm.get("values") or {}
     if values and not templating_off:
-        helm["values"] = render_values(values, template_context(bundle, cluster))
+        seen = cluster_images(bundle, decision, images)
+        helm["values"] = render_values(values, template_context(bundle, cluster, seen))
     helm.setdefault("releaseName", bundle.metadata.name)
     version = wanted_version(helm.get("version"))
     helm["version"] = resolved.get((helm["repo"], helm["chart"], version), version)
@@ -137,6 +151,14 @@ def render_options(
         dependsOn=[DependsOn(name=d.name) for d in bundle.spec.dependsOn],
         keepResources=bundle.spec.keepResources,
     )
+
+
+def cluster_images(
+    bundle: Bundle, decision: TargetDecision, images: ResolvedImages | None
+) -> dict[str, ImageAnswer]:
+    """The answer for each image of `bundle` as the cluster of `decision` wants it."""
+    queries = image_queries(bundle, decision)
+    return answers_for(queries, offline_images(queries) if images is None else images)
 
 
 def plan_deployment(
@@ -164,6 +186,7 @@ def plan_bundle(
     clusters: Sequence[Cluster],
     groups: Sequence[ClusterGroup],
     resolved: ResolvedVersions | None = None,
+    images: ResolvedImages | None = None,
 ) -> BundlePlan:
     """Every BundleDeployment `bundle` should have, sorted by cluster, plus per-cluster errors."""
     validate_bundle(bundle)
@@ -178,7 +201,7 @@ def plan_bundle(
         cluster_key = key(cluster.metadata.namespace, cluster.metadata.name)
         targeted.append(cluster_key)
         try:
-            options = render_options(bundle, cluster, decision, resolved or {})
+            options = render_options(bundle, cluster, decision, resolved or {}, images)
         except TemplateError as err:
             errors.append(ClusterError(bundle_key, cluster_key, str(err)))
             continue

@@ -85,6 +85,7 @@ def validate_bundle(bundle: Bundle) -> None:
             raise InvalidInputError(err.message, obj=obj, field=err.field or path) from None
     _validate_helm(obj, "spec.helm", bundle.spec.helm)
     _check_target_names(obj, bundle)
+    _check_images(obj, bundle)
     for i, target in enumerate(bundle.spec.targets):
         if target.helm is not None:
             _validate_helm(obj, f"spec.targets[{i}].helm", target.helm)
@@ -123,6 +124,38 @@ def _check_target_names(obj: str, bundle: Bundle) -> None:
                 field=f"spec.targets[{i}].name",
             )
         first[target.name] = i
+
+
+def _check_images(obj: str, bundle: Bundle) -> None:
+    """Image names are what templates read (`images.NAME`): unique in the Bundle, and a target
+    overrides only an image the Bundle has, at most once."""
+    first: dict[str, int] = {}
+    for i, image in enumerate(bundle.spec.images):
+        if image.name in first:
+            raise InvalidInputError(
+                f"image name {image.name!r} is already used by spec.images[{first[image.name]}]",
+                obj=obj,
+                field=f"spec.images[{i}].name",
+            )
+        first[image.name] = i
+    known = ", ".join(first) or "none"
+    for i, target in enumerate(bundle.spec.targets):
+        overridden: set[str] = set()
+        for j, override in enumerate(target.images):
+            field = f"spec.targets[{i}].images[{j}].name"
+            if override.name not in first:
+                raise InvalidInputError(
+                    f"no image {override.name!r} in spec.images to override (images: {known})",
+                    obj=obj,
+                    field=field,
+                )
+            if override.name in overridden:
+                raise InvalidInputError(
+                    f"image {override.name!r} is overridden twice in this target",
+                    obj=obj,
+                    field=field,
+                )
+            overridden.add(override.name)
 
 
 def _selectors(bundle: Bundle) -> Iterator[tuple[str, LabelSelector]]:

@@ -23,12 +23,13 @@ import functools
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from jinja2 import TemplateRuntimeError, TemplateSyntaxError, UndefinedError
 from jinja2.exceptions import SecurityError
 
+from bundler.core.images.wanted import ImageAnswer
 from bundler.core.templating.budget import (
     DEFAULT_STEP_LIMIT,
     MAX_NESTING,
@@ -39,6 +40,11 @@ from bundler.core.templating.budget import (
 from bundler.core.templating.compiler import RESULT, compile_template
 from bundler.core.templating.convert import NotAValueError, preview, to_plain, to_text
 from bundler.core.templating.guards import BUDGET_VARIABLE
+from bundler.core.templating.images import (
+    ImageNotResolved,
+    ImageNotResolvedError,
+    TemplateImages,
+)
 from bundler.errors import TemplateError
 
 DEFAULT_RENDER_LIMIT_BYTES = 1 << 20
@@ -68,6 +74,8 @@ class TemplateContext:
     cluster_values: Mapping[str, Any]
     bundle_name: str
     bundle_namespace: str
+    # The Bundle's images as this cluster sees them (bundler.core.images.wanted), by name.
+    images: Mapping[str, ImageAnswer] = field(default_factory=dict)
 
 
 def render_values(
@@ -128,6 +136,8 @@ class _ClusterRender:
             return source
         try:
             return self._render(source)
+        except ImageNotResolved as unresolved:
+            raise self._held(path, None, unresolved) from None
         except Exception as error:  # whatever a template does wrong is this cluster's error
             raise self._error(path, None, _describe(error)) from error
 
@@ -138,6 +148,8 @@ class _ClusterRender:
         try:
             value = self._render(source)
             return value if isinstance(value, str) else to_text(value, self._budget)
+        except ImageNotResolved as unresolved:
+            raise self._held(path, source, unresolved) from None
         except Exception as error:
             raise self._error(path, source, _describe(error)) from error
 
@@ -168,18 +180,32 @@ class _ClusterRender:
             raise self._error(path, None, f"values nested more than {MAX_NESTING} levels deep")
 
     def _error(self, path: _Path, key: str | None, message: str) -> TemplateError:
-        c = self._context
-        field = format_path(path)
-        if key is not None:
-            field += f" (map key {preview(key)!r})"
-        return TemplateError(
-            message,
-            obj=(
-                f"Bundle {c.bundle_namespace}/{c.bundle_name}"
-                f" for Cluster {c.cluster_namespace}/{c.cluster_name}"
-            ),
-            field=field,
+        return TemplateError(message, obj=self._obj(), field=_field(path, key))
+
+    def _held(
+        self, path: _Path, key: str | None, unresolved: ImageNotResolved
+    ) -> ImageNotResolvedError:
+        return ImageNotResolvedError(
+            unresolved.name,
+            unresolved.reason,
+            unresolved.message,
+            obj=self._obj(),
+            field=_field(path, key),
         )
+
+    def _obj(self) -> str:
+        c = self._context
+        return (
+            f"Bundle {c.bundle_namespace}/{c.bundle_name}"
+            f" for Cluster {c.cluster_namespace}/{c.cluster_name}"
+        )
+
+
+def _field(path: _Path, key: str | None) -> str:
+    where = format_path(path)
+    if key is not None:
+        where += f" (map key {preview(key)!r})"
+    return where
 
 
 def format_path(path: _Path) -> str:
@@ -208,6 +234,7 @@ def _template_variables(context: TemplateContext, budget: RenderBudget) -> dict[
             "values": values,
         },
         "bundle": {"name": context.bundle_name, "namespace": context.bundle_namespace},
+        "images": TemplateImages(context.images),
         # Fleet's spellings
         "ClusterName": context.cluster_name,
         "ClusterNamespace": context.cluster_namespace,
