@@ -43,6 +43,8 @@ class ConditionType(StrEnum):
     READY = "Ready"
     # A Bundle's clusterGroups and dependsOn name existing objects (present only while False).
     REFERENCES = "References"
+    # A Bundle's spec.images all resolved (present only for a Bundle with images).
+    IMAGES_RESOLVED = "ImagesResolved"
 
 
 def deployment_state(bd: BundleDeployment | None, *, offline: bool = False) -> DeploymentState:

@@ -17,6 +17,7 @@ from bundler.manager.bundle_controller import BundleController
 from bundler.manager.cluster_controller import ClusterController
 from bundler.manager.context import Context
 from bundler.manager.echoes import OwnWrites
+from bundler.manager.image_resolution import ImageResolution
 from bundler.manager.liveness import Liveness
 from bundler.manager.metrics import FleetState, ManagerMetrics
 from bundler.manager.options import ManagerOptions
@@ -83,6 +84,9 @@ class Manager:
             memo=RowMemo(),
             resolution=VersionResolution(
                 metrics.counting(self.options.resolver), store, self.clock
+            ),
+            images=ImageResolution(
+                metrics.counting_images(self.options.image_resolver), self.clock
             ),
             work=Work(),
             own_writes=OwnWrites(),

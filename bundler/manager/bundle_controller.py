@@ -1,18 +1,21 @@
 """The bundle controller: a Bundle in, its BundleDeployments out.
 
 One pass: make sure the cleanup finalizer is on the Bundle; decide which clusters it targets,
-resolve its version ranges, render each targeted cluster's row (memoized), let the rollout strategy
-decide which clusters get their new deployment now, write only the BundleDeployments whose spec or
-bundler labels differ, and delete those of clusters no longer targeted. The manager owns a
-BundleDeployment's spec and labels; its status is the agent's and is never touched here.
+resolve its version ranges and images, render each targeted cluster's row (memoized), let the
+rollout strategy decide which clusters get their new deployment now, write only the
+BundleDeployments whose spec or bundler labels differ, and delete those of clusters no longer
+targeted. The manager owns a BundleDeployment's spec and labels; its status is the agent's and is
+never touched here.
 
 A Bundle that is invalid, whose range cannot be resolved, or whose `helm.secretRef` Secret is
 missing, is rejected for the pass: its BundleDeployments stay exactly as they are and the status
 controller reports Ready=False (the Secret's creation wakes the Bundle again). A template error is
-confined to its cluster, which keeps what it runs. Before a BundleDeployment that names a
-credentials Secret is written, the Secret is copied into its cluster namespace
-(bundler.manager.secret_copy); a cluster where a Secret that bundler did not copy is in the way
-keeps what it runs too, and the Bundle says Ready=False, CredentialsCopyBlocked, naming it.
+confined to its cluster, which keeps what it runs, and so is an image that cannot be resolved, for
+the clusters whose values read it (bundler.manager.image_resolution; the Bundle says
+ImagesResolved=False, and an unreachable registry is retried with backoff). Before a
+BundleDeployment that names a credentials Secret is written, the Secret is copied into its cluster
+namespace (bundler.manager.secret_copy); a cluster where a Secret that bundler did not copy is in
+the way keeps what it runs too, and the Bundle says Ready=False, CredentialsCopyBlocked, naming it.
 A change that would delete many of the Bundle's deployments at once is held by the deletion guard
 (bundler.core.deletion_guard): they stay, and the Bundle says Ready=False, DeletionHeld.
 """
@@ -30,6 +33,7 @@ from bundler.api.bundle import Bundle
 from bundler.api.bundledeployment import BundleDeployment
 from bundler.api.resources import BUNDLE, BUNDLE_DEPLOYMENT
 from bundler.core.deletion_guard import deletion_hold
+from bundler.core.images.wanted import ImageFailure
 from bundler.core.planning import key as ref
 from bundler.core.rollout import RolloutDecision, RolloutTarget, plan_rollout
 from bundler.core.targeting import missing_references
@@ -37,6 +41,8 @@ from bundler.core.validation import validate_bundle
 from bundler.errors import BundlerError, InvalidInputError, TransientError
 from bundler.manager import placements, rollout_memory
 from bundler.manager.context import Context, split_ref
+from bundler.manager.image_resolution import REASON_UNAVAILABLE
+from bundler.manager.image_status import images_outcome
 from bundler.manager.outcomes import Outcome, Rejection
 from bundler.manager.resolve import duration_seconds, query_for
 from bundler.manager.rows import BundleRows, Row
@@ -104,8 +110,11 @@ class BundleController:
         if sources is None:
             return None
         recheck = self._apply(scope, observed, bundle, planned, sources)
+        if (unavailable := _registry_unavailable(planned)) is not None:
+            raise unavailable  # its clusters are held; ask the registry again with backoff
         poll = self.ctx.resolution.seconds_until_poll(bundle)
-        waits = [w for w in (poll, recheck) if w is not None]
+        image_poll = self.ctx.images.seconds_until_poll(bundle)
+        waits = [w for w in (poll, image_poll, recheck) if w is not None]
         return Result(requeue_after=min(waits)) if waits else None
 
     # -- planning -----------------------------------------------------------------------------
@@ -129,8 +138,11 @@ class BundleController:
             if isinstance(failed, TransientError):
                 raise
             return None
+        images = self.ctx.images.resolve(
+            bundle, decided.image_queries, partial(scope.secrets.get, workspace)
+        )
         try:
-            return self.ctx.memo.render(bundle, decided, resolved)
+            return self.ctx.memo.render(bundle, decided, resolved, images.answers)
         except InvalidInputError as invalid:
             self._reject(scope, bundle_ref, generation, Rejection(REASON_INVALID, str(invalid)))
             return None
@@ -282,6 +294,7 @@ class BundleController:
     def _forget(self, scope: Scope, bundle_ref: str) -> None:
         self.ctx.memo.forget(bundle_ref)
         self.ctx.resolution.forget(bundle_ref)
+        self.ctx.images.forget(bundle_ref)
         self.ctx.wake_clusters(scope, self.ctx.outcomes.forget(bundle_ref))
         self.ctx.work.release(bundle_ref)
 
@@ -480,7 +493,17 @@ def _outcome(
         kept=holds.kept,
         deletion_held=holds.deletion_held,
         halted=holds.halted,
+        images=images_outcome(planned, bool(bundle.spec.images)),
     )
+
+
+def _registry_unavailable(planned: BundleRows) -> TransientError | None:
+    """The first image whose registry could not be reached this pass, as an error to retry."""
+    for query in planned.image_queries:
+        answer = planned.images.get(query.key)
+        if isinstance(answer, ImageFailure) and answer.reason == REASON_UNAVAILABLE:
+            return TransientError(answer.message, field=f"spec.images[{query.image.name}]")
+    return None
 
 
 def _blocked_reason(blocked: Mapping[str, str]) -> Rejection | None:

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from bundler.manager.echoes import OwnWrites
+from bundler.manager.image_resolution import ImageResolution
 from bundler.manager.liveness import Liveness
 from bundler.manager.metrics import ManagerMetrics
 from bundler.manager.outcomes import Outcomes
@@ -34,6 +35,7 @@ class Context:
     liveness: Liveness
     memo: RowMemo
     resolution: VersionResolution
+    images: ImageResolution
     work: Work
     own_writes: OwnWrites
     metrics: ManagerMetrics = field(default_factory=ManagerMetrics)

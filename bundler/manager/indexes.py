@@ -167,9 +167,10 @@ def _discard(buckets: dict[str, dict[str, BundleDeployment]], bucket: str, name:
 
 
 class SecretUsers:
-    """The Bundles that name each workspace Secret as repository credentials (`spec.helm.secretRef`
-    or a target's `helm.secretRef`), read from the raw objects so that a Bundle that does not
-    parse still counts: a change of its Secret must wake it like any other change."""
+    """The Bundles that name each workspace Secret as repository credentials (`spec.helm.secretRef`,
+    a target's `helm.secretRef` or an image's `secretRef`), read from the raw objects so that a
+    Bundle that does not parse still counts: a change of its Secret must wake it like any other
+    change."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -200,13 +201,17 @@ class SecretUsers:
 
 
 def credential_secrets(bundle: Obj) -> frozenset[str]:
-    """The Secret names a raw Bundle gives as `helm.secretRef`, in its spec or any target."""
+    """The Secret names a raw Bundle gives as `helm.secretRef`, in its spec or any target, or as
+    an image's `secretRef`."""
     spec = _mapping(bundle, "spec")
-    helms = [_mapping(spec, "helm")]
+    holders = [_mapping(spec, "helm")]
     targets = spec.get("targets")
     if isinstance(targets, list):
-        helms.extend(_mapping(target, "helm") for target in targets)
-    names = (_mapping(helm, "secretRef").get("name") for helm in helms)
+        holders.extend(_mapping(target, "helm") for target in targets)
+    images = spec.get("images")
+    if isinstance(images, list):
+        holders.extend(image for image in images if isinstance(image, Mapping))
+    names = (_mapping(holder, "secretRef").get("name") for holder in holders)
     return frozenset(name for name in names if isinstance(name, str) and name)
 
 

@@ -1,5 +1,5 @@
 """The manager's metrics: the state of the fleet as its status roll-ups say it, and counters of what
-the manager did (version resolutions, registry errors, rollout steps).
+the manager did (version and image resolutions, registry errors, rollout steps).
 
 Labels name bundles, clusters and groups, never BundleDeployments: a fleet of N clusters and M
 bundles exports O(N + M) series, not O(N x M). The fleet state is read from the informer caches at
@@ -17,12 +17,13 @@ from prometheus_client import CollectorRegistry, Counter
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from bundler.api.images import BundleImage, ResolvedImage
 from bundler.api.summary import DeploymentState
 from bundler.core.rollout import RolloutDecision
 from bundler.core.state import ConditionType
 from bundler.core.summary import SUMMARY_FIELD
 from bundler.errors import InvalidInputError, TransientError
-from bundler.manager.options import VersionResolver
+from bundler.manager.options import ImageResolverFn, VersionResolver
 from bundler.manager.rows import RowMemo
 from bundler.manager.scope import Scopes
 from bundler.runtime.key import Key
@@ -47,6 +48,14 @@ class ManagerMetrics:
             "timed out, 5xx; retried) or rejected (credentials, missing chart, no matching "
             "version).",
             ["registry", "reason"],
+            registry=registry,
+        )
+        self.image_resolutions = Counter(
+            "bundler_image_resolutions",
+            "Image policies asked of a registry, by registry host and result: resolved, "
+            "unavailable (unreachable, timed out, 5xx; retried) or rejected (credentials, no "
+            "matching tag, platform).",
+            ["registry", "result"],
             registry=registry,
         )
         self.rollout = Counter(
@@ -77,6 +86,27 @@ class ManagerMetrics:
                 raise
             self.resolutions.labels(host, "resolved").inc()
             return version
+
+        return resolve
+
+    def counting_images(self, resolver: ImageResolverFn | None) -> ImageResolverFn | None:
+        """`resolver`, counting each answer in the image resolution metric."""
+        if resolver is None:
+            return None
+        inner = resolver
+
+        def resolve(image: BundleImage, secret: Mapping[str, str] | None) -> ResolvedImage:
+            host = image.repository.partition("/")[0]
+            try:
+                resolved = inner(image, secret)
+            except TransientError:
+                self.image_resolutions.labels(host, "unavailable").inc()
+                raise
+            except InvalidInputError:
+                self.image_resolutions.labels(host, "rejected").inc()
+                raise
+            self.image_resolutions.labels(host, "resolved").inc()
+            return resolved
 
         return resolve
 

@@ -1,5 +1,5 @@
 """How one manager runs: the workspaces it watches, its workers, leader election, time limits, and
-the version resolver it asks about ranges.
+the resolvers it asks about version ranges and image policies.
 
 Defaults and their reasons:
 - `namespaces` empty: every namespace is a workspace.
@@ -19,6 +19,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from bundler.api.images import BundleImage, ResolvedImage
 from bundler.runtime.host import DEFAULT_WORKERS
 from bundler.runtime.leader import (
     DEFAULT_LEASE_DURATION,
@@ -30,6 +31,11 @@ from bundler.runtime.leader import (
 # (repository, chart, version constraint, repository credentials Secret data or None) -> version.
 # Raise InvalidInputError when the range can never resolve as written, TransientError otherwise.
 VersionResolver = Callable[[str, str, str, Mapping[str, str] | None], str]
+
+# (a Bundle image with its target's override applied, its secretRef Secret data or None) -> the
+# tag and digest it resolves to (bundler.oci.images.ImageResolver.resolve). Raise InvalidInputError
+# when only a change by someone can help (credentials refused, no tag matches), else TransientError.
+ImageResolverFn = Callable[[BundleImage, Mapping[str, str] | None], ResolvedImage]
 
 LEASE_NAME = "bundler-manager"
 DEFAULT_LEASE_NAMESPACE = "default"
@@ -52,6 +58,7 @@ class ManagerOptions:
     offline_after: float = DEFAULT_OFFLINE_AFTER
     resync_period: float = DEFAULT_RESYNC_PERIOD
     resolver: VersionResolver | None = None
+    image_resolver: ImageResolverFn | None = None
     lease_duration: int = DEFAULT_LEASE_DURATION
     renew_deadline: float = DEFAULT_RENEW_DEADLINE
     retry_period: float = DEFAULT_RETRY_PERIOD

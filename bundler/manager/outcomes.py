@@ -11,6 +11,8 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from bundler.api.images import ResolvedImage
+
 
 @dataclass(frozen=True)
 class Rejection:
@@ -19,6 +21,14 @@ class Rejection:
 
     reason: str
     message: str
+
+
+@dataclass(frozen=True)
+class ImagesOutcome:
+    """`resolved`: status.resolvedImages; `failed`: why ImagesResolved is False, if it is."""
+
+    resolved: tuple[ResolvedImage, ...] = ()
+    failed: Rejection | None = None
 
 
 @dataclass(frozen=True)
@@ -33,7 +43,8 @@ class Outcome:
     and dependsOn that name nothing in the workspace (the Bundle's References condition).
     `kept` are clusters no longer targeted whose deployments the deletion guard keeps, and
     `deletion_held` says why (the Bundle's Ready condition while it holds). `halted` says why a
-    failing rollout halted or rolled back (bundler.manager.rollout_memory).
+    failing rollout halted or rolled back (bundler.manager.rollout_memory). `images` is what the
+    Bundle says of its images (None: it has none; bundler.manager.image_status).
     """
 
     generation: int
@@ -47,6 +58,7 @@ class Outcome:
     kept: frozenset[str] = frozenset()
     deletion_held: Rejection | None = None
     halted: Rejection | None = None
+    images: ImagesOutcome | None = None
 
     def keeps(self, cluster: str) -> bool:
         """Whether this plan keeps a deployment on `cluster` (a rejected one keeps every one)."""

@@ -23,7 +23,7 @@ from bundler.errors import InvalidInputError, TransientError
 from bundler.manager.options import VersionResolver
 from bundler.runtime.clock import Clock
 from bundler.store.errors import NotFound
-from bundler.store.protocol import Store
+from bundler.store.protocol import Obj, Store
 
 _DURATION_PART = re.compile(r"([0-9]+(?:\.[0-9]+)?)(ms|s|m|h)")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
@@ -149,8 +149,13 @@ class VersionResolution:
                 obj=bundle_ref(bundle),
                 field="spec.helm.secretRef",
             ) from None
-        data = secret.get("data") or {}
-        return {k: base64.b64decode(v).decode("utf-8", "replace") for k, v in data.items()}
+        return decoded_data(secret)
+
+
+def decoded_data(secret: Obj) -> dict[str, str]:
+    """A Secret's `data`, base64-decoded (bytes that are not UTF-8 replaced, never raised)."""
+    data = secret.get("data") or {}
+    return {k: base64.b64decode(v).decode("utf-8", "replace") for k, v in data.items()}
 
 
 def _ident(bundle: Bundle) -> str:

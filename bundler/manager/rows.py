@@ -3,7 +3,8 @@
 A row is what one cluster gets from one Bundle: whether it is targeted and, if so, its rendered
 BundleDeployment or its template error. Rendering is the expensive part, so each row is kept with
 what it was computed from: the Bundle's uid and generation, the Cluster's uid, generation, labels
-and annotations, the groups that pick the Cluster, and the concrete version it was rendered with.
+and annotations, the groups that pick the Cluster, and the concrete version and image answers it
+was rendered with.
 When one cluster's labels change, every Bundle of the workspace is looked at again, but only that
 cluster's rows are recomputed; `rendered` counts the renders and `decided` the targeting decisions
 so this stays observable.
@@ -14,10 +15,17 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from bundler.api.bundle import Bundle
 from bundler.api.cluster import Cluster, ClusterGroup
+from bundler.core.images.wanted import (
+    ImageAnswer,
+    ImageQuery,
+    ResolvedImages,
+    answers_for,
+    image_queries,
+)
 from bundler.core.planning import (
     PlannedDeployment,
     ResolvedVersions,
@@ -27,6 +35,7 @@ from bundler.core.planning import (
     render_options,
 )
 from bundler.core.targeting import TargetDecision, match_targets
+from bundler.core.templating.images import ImageNotResolvedError
 from bundler.errors import TemplateError
 from bundler.manager.indexes import LabelsFingerprint, Memberships, labels_fingerprint
 from bundler.manager.resolve import VersionQuery, query_for
@@ -36,11 +45,13 @@ _Fingerprint = tuple[str | None, int | None, LabelsFingerprint, LabelsFingerprin
 
 @dataclass(frozen=True)
 class Row:
-    """One targeted cluster: its planned BundleDeployment, or why it could not be rendered."""
+    """One targeted cluster: its planned BundleDeployment, or why it could not be rendered
+    (`held_by`: the unresolved image its values read, when that is why)."""
 
     cluster: Cluster
     planned: PlannedDeployment | None
     error: str | None = None
+    held_by: str | None = None
 
     @functools.cached_property
     def key(self) -> str:
@@ -52,6 +63,8 @@ class Row:
 class BundleRows:
     rows: tuple[Row, ...]
     resolved: ResolvedVersions
+    images: ResolvedImages = field(default_factory=dict)
+    image_queries: tuple[ImageQuery, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -66,6 +79,12 @@ class Decided:
         return [e.query for e in self.entries.values() if e.query is not None]
 
     @property
+    def image_queries(self) -> list[ImageQuery]:
+        """The images the targeted clusters want, each (name, selection) once, in order."""
+        found = {q.key: q for e in self.entries.values() for q in e.images}
+        return list(found.values())
+
+    @property
     def targeted(self) -> frozenset[str]:
         return frozenset(k for k, e in self.entries.items() if e.decision.deploy)
 
@@ -76,8 +95,10 @@ class _Entry:
     fingerprint: _Fingerprint
     decision: TargetDecision
     query: VersionQuery | None
+    images: tuple[ImageQuery, ...] = ()
     row: Row | None = None
-    rendered_with: str | None = None
+    # The version and image answers the row was rendered with.
+    rendered_with: tuple[str | None, Mapping[str, ImageAnswer]] | None = None
 
 
 class RowMemo:
@@ -109,20 +130,27 @@ class RowMemo:
             )
         return Decided(ident, entries)
 
-    def render(self, bundle: Bundle, decided: Decided, resolved: ResolvedVersions) -> BundleRows:
+    def render(
+        self,
+        bundle: Bundle,
+        decided: Decided,
+        resolved: ResolvedVersions,
+        images: ResolvedImages | None = None,
+    ) -> BundleRows:
         """A row per targeted cluster, rendered unless its inputs are unchanged since last time.
 
         Errors other than a TemplateError (confined to its row) mean the bundle is invalid: they
         propagate.
         """
+        images = images or {}
         entries = {
-            k: self._render(bundle, e, resolved) if e.decision.deploy else e
+            k: self._render(bundle, e, resolved, images) if e.decision.deploy else e
             for k, e in decided.entries.items()
         }
         with self._lock:
             self._bundles[_bundle_key(bundle)] = (decided.ident, entries)
         rows = tuple(e.row for e in entries.values() if e.row is not None)
-        return BundleRows(rows, resolved)
+        return BundleRows(rows, resolved, images, tuple(decided.image_queries))
 
     def forget(self, bundle: str) -> None:
         with self._lock:
@@ -170,17 +198,22 @@ class RowMemo:
         with self._lock:
             self.decided += 1
         decision = match_targets(bundle, cluster, groups)
-        query = query_for(merged_helm(bundle, decision)) if decision.deploy else None
-        return _Entry(cluster, fingerprint, decision, query)
+        if not decision.deploy:
+            return _Entry(cluster, fingerprint, decision, None)
+        query = query_for(merged_helm(bundle, decision))
+        return _Entry(cluster, fingerprint, decision, query, image_queries(bundle, decision))
 
-    def _render(self, bundle: Bundle, entry: _Entry, resolved: ResolvedVersions) -> _Entry:
+    def _render(
+        self, bundle: Bundle, entry: _Entry, resolved: ResolvedVersions, images: ResolvedImages
+    ) -> _Entry:
         version = resolved.get(entry.query.key) if entry.query is not None else None
-        if entry.row is not None and entry.rendered_with == version:
+        inputs = (version, answers_for(entry.images, images))
+        if entry.row is not None and entry.rendered_with == inputs:
             return entry
         with self._lock:
             self.rendered += 1
-        row = _render_row(bundle, entry.cluster, entry.decision, resolved)
-        return replace(entry, row=row, rendered_with=version)
+        row = _render_row(bundle, entry.cluster, entry.decision, resolved, images)
+        return replace(entry, row=row, rendered_with=inputs)
 
 
 def _bundle_key(bundle: Bundle) -> str:
@@ -188,10 +221,16 @@ def _bundle_key(bundle: Bundle) -> str:
 
 
 def _render_row(
-    bundle: Bundle, cluster: Cluster, decision: TargetDecision, resolved: ResolvedVersions
+    bundle: Bundle,
+    cluster: Cluster,
+    decision: TargetDecision,
+    resolved: ResolvedVersions,
+    images: ResolvedImages,
 ) -> Row:
     try:
-        options = render_options(bundle, cluster, decision, resolved)
+        options = render_options(bundle, cluster, decision, resolved, images)
+    except ImageNotResolvedError as held:
+        return Row(cluster, None, str(held), held.image)
     except TemplateError as err:
         return Row(cluster, None, str(err))
     return Row(cluster, plan_deployment(bundle, cluster, options))

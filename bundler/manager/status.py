@@ -26,6 +26,7 @@ from bundler.core.summary import bundle_status, cluster_group_status, cluster_st
 from bundler.core.validation import cluster_name_problem
 from bundler.manager import placements
 from bundler.manager.context import Context, split_ref
+from bundler.manager.image_status import images_condition
 from bundler.manager.work import Stage
 from bundler.manager.writes import is_deleting, patch_status_if_changed
 from bundler.runtime.controller import Result
@@ -35,6 +36,7 @@ from bundler.store.protocol import Obj
 BUNDLE_FIELDS = (
     "observedGeneration",
     "resolvedVersion",
+    "resolvedImages",
     "summary",
     "display",
     "nonReady",
@@ -81,8 +83,10 @@ class BundleStatusController:
         previous = previous_conditions(observed)
         now = self.ctx.now_iso()
         resolved = outcome.resolved_version
+        images = [] if outcome.images is None else list(outcome.images.resolved)
         if outcome.rejection is not None:
             resolved = (observed.get("status") or {}).get("resolvedVersion")
+            images = (observed.get("status") or {}).get("resolvedImages") or []
         status = bundle_status(
             placements.of_bundle(self.ctx, scope, bundle, outcome),
             observed_generation=outcome.generation,
@@ -97,7 +101,9 @@ class BundleStatusController:
             )
             status = status.model_copy(update={"conditions": not_ready})
         conditions = references_condition(status.conditions, outcome.missing, now, previous)
-        status = status.model_copy(update={"conditions": conditions})
+        if outcome.rejection is None:
+            conditions = images_condition(conditions, outcome.images, now, previous)
+        status = status.model_copy(update={"conditions": conditions, "resolvedImages": images})
         patch_status_if_changed(self.ctx.store, BUNDLE, observed, owned(status, BUNDLE_FIELDS))
 
 

@@ -1,0 +1,157 @@
+"""Images: resolved centrally, once per Bundle generation (and every pollInterval), like versions.
+
+Each distinct (image name, effective selection) that the Bundle's targeted clusters want
+(bundler.core.images.wanted) is asked of the pluggable ImageResolverFn once, with the decoded data
+of the image's `secretRef` Secret from the Bundle's workspace. A resolution that fails is not an
+exception here but an ImageFailure answer: the clusters whose values read that image are held
+(they keep what they run), the others proceed, and the Bundle's ImagesResolved condition names
+the image and the cause. Successful answers are kept for the Bundle's generation until its
+`spec.helm.pollInterval` has passed (then every image is asked again, so a newly pushed tag rolls
+out); failures are asked again on the next pass, and a transient one is handed back so the
+controller retries the Bundle with backoff.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+
+from bundler.api.bundle import Bundle
+from bundler.api.images import BundleImage, ResolvedImage
+from bundler.core.images.wanted import ImageAnswer, ImageFailure, ImageKey, ImageQuery
+from bundler.core.validation import bundle_ref
+from bundler.errors import InvalidInputError, TransientError
+from bundler.manager.options import ImageResolverFn
+from bundler.manager.resolve import decoded_data, duration_seconds
+from bundler.runtime.clock import Clock
+from bundler.store.protocol import Obj
+
+REASON_UNAVAILABLE = "RegistryUnavailable"
+REASON_REJECTED = "ImageRejected"
+REASON_CREDENTIALS = "CredentialsNotFound"
+REASON_NO_RESOLVER = "NoImageResolver"
+
+# A workspace Secret by name, or None (the bundle controller reads its informer).
+SecretLookup = Callable[[str], Obj | None]
+
+
+@dataclass(frozen=True)
+class ImagePass:
+    """One pass's answers, and the first transient failure among them (retry with backoff)."""
+
+    answers: Mapping[ImageKey, ImageAnswer]
+    retry: TransientError | None = None
+
+
+@dataclass(frozen=True)
+class _Resolved:
+    uid: str
+    generation: int
+    at: float
+    images: Mapping[ImageKey, ResolvedImage]
+
+
+class ImageResolution:
+    """Resolves a Bundle's images and remembers the successful answers for its generation."""
+
+    def __init__(self, resolver: ImageResolverFn | None, clock: Clock) -> None:
+        self._resolver = resolver
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._by_bundle: dict[str, _Resolved] = {}
+
+    def resolve(
+        self, bundle: Bundle, queries: Iterable[ImageQuery], secrets: SecretLookup
+    ) -> ImagePass:
+        """An answer for every query: kept ones as they are, the others asked now."""
+        wanted = {q.key: q.image for q in queries}
+        if not wanted:
+            return ImagePass({})
+        cached = self._cached(bundle)
+        kept: dict[ImageKey, ResolvedImage] = dict(cached.images) if cached else {}
+        answers: dict[ImageKey, ImageAnswer] = {}
+        retry = None
+        for key, image in sorted(wanted.items()):
+            if key in kept:
+                answers[key] = kept[key]
+                continue
+            try:
+                kept[key] = answers[key] = self._resolve_one(bundle, image, secrets)
+            except TransientError as error:
+                answers[key] = ImageFailure(REASON_UNAVAILABLE, error.message)
+                retry = retry or error
+            except InvalidInputError as error:
+                answers[key] = _rejected(error)
+        at = cached.at if cached is not None else self._clock.monotonic()
+        with self._lock:
+            self._by_bundle[_ident(bundle)] = _Resolved(
+                bundle.metadata.uid or "", bundle.metadata.generation or 0, at, kept
+            )
+        return ImagePass(answers, retry)
+
+    def seconds_until_poll(self, bundle: Bundle) -> float | None:
+        """When the images of `bundle` are due to be resolved again (pollInterval), if ever."""
+        interval = bundle.spec.helm.pollInterval
+        cached = self._cached(bundle)
+        if interval is None or cached is None or not cached.images:
+            return None
+        return max(0.0, cached.at + duration_seconds(interval) - self._clock.monotonic())
+
+    def forget(self, bundle: str) -> None:
+        with self._lock:
+            self._by_bundle.pop(bundle, None)
+
+    def _cached(self, bundle: Bundle) -> _Resolved | None:
+        with self._lock:
+            cached = self._by_bundle.get(_ident(bundle))
+        ident = (bundle.metadata.uid or "", bundle.metadata.generation or 0)
+        if cached is None or (cached.uid, cached.generation) != ident:
+            return None
+        interval = bundle.spec.helm.pollInterval
+        if interval is not None and self._clock.monotonic() - cached.at >= duration_seconds(
+            interval
+        ):
+            return None
+        return cached
+
+    def _resolve_one(
+        self, bundle: Bundle, image: BundleImage, secrets: SecretLookup
+    ) -> ResolvedImage:
+        if self._resolver is None:
+            raise _NoResolverError(
+                "this manager has no image resolver; images cannot be resolved",
+                obj=bundle_ref(bundle),
+                field=f"spec.images[{image.name}]",
+            )
+        secret = None
+        if image.secretRef is not None:
+            found = secrets(image.secretRef.name)
+            if found is None:
+                raise _MissingSecretError(
+                    f"Secret {bundle.metadata.namespace}/{image.secretRef.name} with the "
+                    "registry credentials does not exist",
+                    field=f"spec.images[{image.name}].secretRef",
+                )
+            secret = decoded_data(found)
+        return self._resolver(image, secret).model_copy(update={"name": image.name})
+
+
+class _MissingSecretError(InvalidInputError):
+    """The image's secretRef names no Secret (its creation wakes the Bundle)."""
+
+
+class _NoResolverError(InvalidInputError):
+    """The manager was started without an image resolver."""
+
+
+def _rejected(error: InvalidInputError) -> ImageFailure:
+    if isinstance(error, _MissingSecretError):
+        return ImageFailure(REASON_CREDENTIALS, error.message)
+    if isinstance(error, _NoResolverError):
+        return ImageFailure(REASON_NO_RESOLVER, error.message)
+    return ImageFailure(REASON_REJECTED, error.message)
+
+
+def _ident(bundle: Bundle) -> str:
+    return f"{bundle.metadata.namespace}/{bundle.metadata.name}"
