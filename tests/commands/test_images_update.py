@@ -5,13 +5,12 @@ from __future__ import annotations
 import base64
 import json
 import re
-import socket
 from pathlib import Path
 
 import pytest
 
 from tests.cli_helpers import CliResult, run_cli
-from tests.registry_fixtures import LocalRegistry
+from tests.registry_fixtures import LocalRegistry, closed_port
 from tests.registry_images import PushedManifest, push_image, push_index
 
 BUNDLE = """\
@@ -217,9 +216,7 @@ def test_bad_markers_are_invalid_input_naming_file_and_line(
 def test_an_unreachable_registry_fails_and_writes_nothing(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, docker_config: Path
 ) -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = closed_port()
     inputs = write_inputs(tmp_path / "in", f"127.0.0.1:{port}/t/web")
     before = (inputs / "values.yaml").read_text()
     result = update(capsys, "-f", str(inputs))
