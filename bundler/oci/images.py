@@ -109,18 +109,20 @@ class ImageResolver:
         tags: Sequence[str],
         options: RegistryOptions,
     ) -> tuple[str, str]:
-        with registry_client(repository.host, repository.url, options) as client:
-            if image.platform is None:
-                tag = choose_tag(image, tags)
+        if image.platform is None:
+            tag = choose_tag(image, tags)
+            with registry_client(repository.host, repository.url, options) as client:
                 return tag, manifest_digest(client, repository_container(repository, tag))
-            platform = Platform.parse(image.platform)
-            tried = ranked_tags(image, tags)[: self.settings.platform_tries]
+        tried = ranked_tags(image, tags)[: self.settings.platform_tries]
+        if not tried:
+            choose_tag(image, tags)  # raises the error naming the policy and the tags seen
+        platform = Platform.parse(image.platform)
+        with registry_client(repository.host, repository.url, options) as client:
             for tag in tried:
-                digest = platform_digest(client, repository_container(repository, tag), platform)
+                container = repository_container(repository, tag)
+                digest = platform_digest(client, container, platform)
                 if digest is not None:
                     return tag, digest
-        if not tried:
-            choose_tag(image, tags)  # raises the error that names the policy and the tags seen
         raise InvalidInputError(
             f"{image.repository}: none of the {len(tried)} best tags matching the policy "
             f"({', '.join(tried)}) has a manifest for platform {image.platform}",

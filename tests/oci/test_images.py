@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import json
-import socket
 from typing import Any
 
 import pytest
@@ -13,7 +12,7 @@ from bundler.api.images import BundleImage, ResolvedImage
 from bundler.errors import InvalidInputError, RegistryAnswerError, TransientError
 from bundler.oci.credentials import Credentials
 from bundler.oci.images import ImageResolver, ImageResolverSettings
-from tests.registry_fixtures import LocalRegistry
+from tests.registry_fixtures import LocalRegistry, closed_port
 from tests.registry_images import push_image, push_index, push_tags
 
 
@@ -225,9 +224,7 @@ def test_a_secret_without_an_entry_for_the_registry(oci_registry: LocalRegistry,
 
 
 def test_unreachable_registry_is_transient() -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = closed_port()
     repository = f"127.0.0.1:{port}/t/web"
     with pytest.raises(TransientError) as caught:
         ImageResolver().resolve(image(repository, semver("*")), None)

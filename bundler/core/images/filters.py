@@ -4,15 +4,18 @@ Applied in this order to the tags a registry lists:
 1. tags longer than an OCI tag may be (128 characters) are not tags: skipped;
 2. `ignoreTags`: globs in the manner of fnmatch (`*`, `?`, `[abc]`), case-sensitive and matching
    the whole tag (`*-dev` drops `1.2.0-dev`);
-3. `filterTags.pattern`: a regular expression that must match somewhere in the tag (unanchored, as
-   Flux's Go `regexp`); `(?<name>...)`, Go's other spelling of a named group, is accepted;
+3. `filterTags.pattern`: a regular expression that must match somewhere in the tag (unanchored),
+   in RE2 syntax, the syntax of Flux's Go `regexp` (`(?P<name>...)` or `(?<name>...)`);
 4. `filterTags.extract`: a template (`$name`, `${name}`, `$1`, `$$` for a dollar) expanded from
    the match, as Go's `Regexp.ExpandString`; the result is what the policy orders. An optional
    group that did not take part expands to nothing; a name the pattern lacks is an error here
    (Go would silently expand it to nothing, so every tag would look alike).
 
-Patterns come from Bundle authors and run in the manager, so they are bounded: a pattern or glob
-longer than MAX_PATTERN_LENGTH is refused, and every subject is at most 128 characters.
+Patterns come from Bundle authors and run in the manager, so they are bounded: RE2 (google-re2)
+matches in time linear in the tag, whatever the pattern (no backtracking: `(a|a)*b` cannot stall
+the manager as it would Python's `re`), and keeps each compiled pattern within its memory budget;
+a pattern or glob longer than MAX_PATTERN_LENGTH is refused, and every tag is at most 128
+characters.
 """
 
 from __future__ import annotations
@@ -21,6 +24,9 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
+from typing import Any
+
+import re2
 
 from bundler.api.images import BundleImage, FilterTags
 from bundler.errors import InvalidInputError
@@ -28,7 +34,6 @@ from bundler.errors import InvalidInputError
 MAX_TAG_LENGTH = 128
 MAX_PATTERN_LENGTH = 256
 MAX_IGNORE_GLOBS = 64
-_GO_NAMED_GROUP = re.compile(r"\(\?<(?=[A-Za-z_])")
 # $$, ${name}, $name (the longest run of word characters, as Go reads it).
 _TEMPLATE_REFERENCE = re.compile(r"\$(?:(\$)|\{([A-Za-z0-9_]+)\}|([A-Za-z0-9_]+))")
 
@@ -93,7 +98,7 @@ class _Extractor:
     """A compiled `filterTags`: the pattern, and the extract template cut into literal text and
     group references (None: the whole tag)."""
 
-    pattern: re.Pattern[str]
+    pattern: Any  # a compiled re2 pattern (google-re2 ships no type hints)
     template: tuple[str | int, ...] | None
 
     @classmethod
@@ -120,21 +125,25 @@ class _Extractor:
         )
 
 
-def _compile(pattern: str, field: str) -> re.Pattern[str]:
+def _compile(pattern: str, field: str) -> Any:
     if len(pattern) > MAX_PATTERN_LENGTH:
         raise InvalidInputError(
             f"the pattern is {len(pattern)} characters, more than the {MAX_PATTERN_LENGTH} allowed",
             field=field,
         )
+    options = re2.Options()
+    options.log_errors = False  # the error is the caller's message, not a line on stderr
     try:
-        return re.compile(_GO_NAMED_GROUP.sub("(?P<", pattern))
-    except (re.error, RecursionError, OverflowError) as err:
+        return re2.compile(pattern, options)
+    except re2.error as err:
+        cause = err.args[0] if err.args else err
+        text = cause.decode(errors="replace") if isinstance(cause, bytes) else str(cause)
         raise InvalidInputError(
-            f"{pattern!r} is not a regular expression: {err}", field=field
+            f"{pattern!r} is not a regular expression (RE2 syntax, as Flux): {text}", field=field
         ) from None
 
 
-def _parse_template(template: str, pattern: re.Pattern[str], field: str) -> tuple[str | int, ...]:
+def _parse_template(template: str, pattern: Any, field: str) -> tuple[str | int, ...]:
     """`template` as literal text and group numbers; a reference the pattern lacks is an error,
     a `$` that starts no reference is literal text (as Go)."""
     if len(template) > MAX_PATTERN_LENGTH:
@@ -152,7 +161,7 @@ def _parse_template(template: str, pattern: re.Pattern[str], field: str) -> tupl
     return tuple(part for part in parts if part != "")
 
 
-def _group_number(name: str, pattern: re.Pattern[str], field: str) -> int:
+def _group_number(name: str, pattern: Any, field: str) -> int:
     number = int(name) if name.isdigit() else pattern.groupindex.get(name)
     if number is None or number > pattern.groups:
         names = ", ".join(f"${n}" for n in pattern.groupindex) or "none"

@@ -117,6 +117,13 @@ CHOOSE_CASES: list[tuple[str, BundleImage, list[str], str]] = [
         ["v1.0.0", "2.0.0"],
         "v1.0.0",
     ),
+    (
+        # Exponential for a backtracking engine (2^128 paths); RE2 answers at once.
+        "pathological-pattern-is-linear",
+        image(alphabetical(), filterTags={"pattern": "^(a|a)*$"}),
+        ["a" * 127 + "b", "a" * 128, "aa"],
+        "a" * 128,
+    ),
     ("tags-over-128-characters-skipped", image(alphabetical()), ["a", "z" * 129], "a"),
     ("order-independent", image(alphabetical()), list(reversed(["a", "b", "c"])), "c"),
 ]
