@@ -6,15 +6,24 @@ Each command still writes its own help text: what a flag means depends on the co
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
+from pathlib import Path
 
 from bundler.commands.flag_types import check_seconds
 from bundler.errors import InvalidInputError
 from bundler.inputs import World, load_world
-from bundler.manager.chart_resolver import DEFAULT_DEADLINE, DEFAULT_TIMEOUT, ResolverSettings
+from bundler.manager.chart_resolver import (
+    DEFAULT_DEADLINE,
+    DEFAULT_TIMEOUT,
+    DOCKER_CONFIG_HINT,
+    ResolverSettings,
+)
 from bundler.observe.logs import LogFormat
 from bundler.observe.logs import configure_logging as configure_log_lines
+from bundler.oci.credentials import from_docker_config
+from bundler.oci.images import ImageResolverSettings
 
 
 def configure_logging(log_format: LogFormat = LogFormat.TEXT) -> None:
@@ -121,4 +130,30 @@ def resolver_settings(args: argparse.Namespace) -> ResolverSettings:
         timeout=args.registry_timeout,
         deadline=args.registry_deadline,
         plain_http_hosts=frozenset(args.plain_http_registries),
+    )
+
+
+def image_resolver_settings(
+    args: argparse.Namespace, *, docker_config: bool, config_path: Path | None = None
+) -> ImageResolverSettings:
+    """The image resolver's settings from the same registry flags. `docker_config`: a command run
+    by a person, whose images without a secretRef use the Docker config's credentials (at
+    `config_path`, else $DOCKER_CONFIG, else ~/.docker); the manager has only Secrets."""
+    charts = resolver_settings(args)
+    settings = ImageResolverSettings(
+        timeout=charts.timeout,
+        deadline=charts.deadline,
+        plain_http_hosts=charts.plain_http_hosts,
+    )
+    if not docker_config:
+        return settings
+    hint = (
+        DOCKER_CONFIG_HINT
+        if config_path is None
+        else f"add the registry's credentials to {config_path}"
+    )
+    return dataclasses.replace(
+        settings,
+        fallback_credentials=lambda host: from_docker_config(host, config_path),
+        credentials_hint=hint,
     )

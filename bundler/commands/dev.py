@@ -29,6 +29,7 @@ from bundler.commands.arguments import (
     add_input_paths,
     add_registry_arguments,
     configure_logging,
+    image_resolver_settings,
     load_inputs,
     resolver_settings,
 )
@@ -36,6 +37,7 @@ from bundler.commands.flag_types import non_negative_seconds
 from bundler.errors import BundlerError
 from bundler.inputs import World
 from bundler.manager.chart_resolver import RegistryResolver, with_docker_config
+from bundler.oci.images import ImageResolver
 from bundler.runtime.clock import SystemClock
 from bundler.runtime.key import Key
 from bundler.runtime.signals import shutdown_signals
@@ -148,7 +150,10 @@ def run_dev(args: argparse.Namespace) -> int:
     world = load_inputs(args) if args.paths else World()
     clock = SystemClock()
     resolver = RegistryResolver(with_docker_config(resolver_settings(args)), clock)
-    options = FleetOptions(flux_delay=args.flux_delay, resolver=resolver)
+    images = ImageResolver(image_resolver_settings(args, docker_config=True))
+    options = FleetOptions(
+        flux_delay=args.flux_delay, resolver=resolver, image_resolver=images.resolve
+    )
     with tempfile.TemporaryDirectory(prefix="bundler-dev-") as workdir:
         playground = Playground(world, options, Path(workdir), args.port)
         with shutdown_signals() as waiter:

@@ -33,6 +33,7 @@ from bundler.commands.arguments import (
     check_kubeconfig_source,
     check_workers,
     configure_logging,
+    image_resolver_settings,
     resolver_settings,
 )
 from bundler.commands.flag_types import check_seconds
@@ -49,6 +50,7 @@ from bundler.kube.store import load_store
 from bundler.manager.app import Manager
 from bundler.manager.chart_resolver import RegistryResolver
 from bundler.manager.options import DEFAULT_OFFLINE_AFTER, ManagerOptions
+from bundler.oci.images import ImageResolver
 from bundler.runtime.host import DEFAULT_WORKERS
 from bundler.store.errors import KindNotServed
 from bundler.store.protocol import Store
@@ -139,6 +141,7 @@ def options_from(args: argparse.Namespace) -> ManagerOptions:
         lease_namespace=args.lease_namespace,
         offline_after=args.offline_after,
         resolver=RegistryResolver(resolver_settings(args)),
+        image_resolver=ImageResolver(image_resolver_settings(args, docker_config=False)).resolve,
         lease_duration=args.leader_election_lease_duration,
         renew_deadline=args.leader_election_renew_deadline,
         retry_period=args.leader_election_retry_period,

@@ -5,15 +5,16 @@ others still print; each failure goes to stderr), 2 for invalid input (`FILE:DOC
 message`).
 
 render is offline: a version range stays in the BundleDeployments as written (the manager resolves
-it), and with --flux a bundle whose version is a range gets no Flux objects (they need a concrete
-version) and an error line saying so. `--resolve` resolves ranges against the repositories as the
-manager does (bundler.manager.chart_resolver), with the credentials of the Bundle's `helm.secretRef`
-Secret when the inputs hold it, else from the Docker config (`--registry-config PATH`, else
-`$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`); a bundle whose range cannot be
-resolved is an error line, the other bundles still print. Other Secrets among the inputs (a CAPI
-cluster's kubeconfig) only feed the Cluster API import; none is printed.
-`--manifests` (which resolves ranges as --resolve does) adds after each BundleDeployment the
-objects its chart renders to (bundler.commands.manifests).
+it), an image shows its policy in place of its tag (bundler.commands.render_images), and with --flux
+a bundle whose version is a range gets no Flux objects (they need a concrete version) and an error
+line saying so. `--resolve` resolves ranges and images against the registries as the manager does
+(bundler.manager.chart_resolver, bundler.oci.images), with the credentials of the Bundle's
+`helm.secretRef` Secret when the inputs hold it, else from the Docker config (`--registry-config
+PATH`, else `$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`); a bundle whose range cannot
+be resolved is an error line, the other bundles still print. Other Secrets among the inputs (a CAPI
+cluster's kubeconfig) only feed the Cluster API import; none is printed. `--manifests` (which
+resolves ranges as --resolve does) adds after each BundleDeployment the objects its chart renders to
+(bundler.commands.manifests).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from bundler.api.crdgen import all_crds
 from bundler.commands.arguments import (
     add_input_paths,
     add_registry_arguments,
+    image_resolver_settings,
     load_inputs,
     resolver_settings,
 )
@@ -46,6 +48,7 @@ from bundler.commands.output import (
     format_objects,
     to_yaml,
 )
+from bundler.commands.render_images import image_lines, resolve_images, wanted_images
 from bundler.core.explain import Explanation, explain, target_lines, target_state, verdict
 from bundler.core.flux import FluxTarget, build_flux_objects
 from bundler.core.labels import ANNOTATION_CLUSTER
@@ -61,8 +64,9 @@ from bundler.core.versions import LATEST_STABLE, is_exact_version
 from bundler.errors import BundlerError, InvalidInputError
 from bundler.inputs import World
 from bundler.manager.chart_resolver import RegistryResolver, with_docker_config
-from bundler.manager.options import VersionResolver
+from bundler.manager.options import ImageResolverFn, VersionResolver
 from bundler.manager.resolve import VersionQuery, query_for
+from bundler.oci.images import ImageResolver
 
 EXIT_OK = 0
 EXIT_RENDER_FAILED = 1
@@ -154,9 +158,14 @@ def resolve_ranges(bundle: Bundle, world: World, resolver: VersionResolver) -> R
 
 
 def render_world(
-    world: World, with_flux: bool, resolver: VersionResolver | None = None
+    world: World,
+    with_flux: bool,
+    resolver: VersionResolver | None = None,
+    image_resolver: ImageResolverFn | None = None,
 ) -> tuple[list[dict[str, Any]], list[str]]:
-    """All objects to print and all error lines (per cluster, or per bundle for its version)."""
+    """All objects to print and all error lines (per cluster, or per bundle for its version).
+    Images are resolved with `image_resolver`, else shown offline
+    (bundler.commands.render_images)."""
     clusters = {key(c.metadata.namespace, c.metadata.name): c for c in world.clusters}
     objects: list[dict[str, Any]] = []
     errors: list[str] = []
@@ -168,7 +177,12 @@ def render_world(
         except BundlerError as err:
             errors.append(f"error: Bundle {bundle_key}: {err}")
             continue
-        plan = plan_bundle(bundle, world.clusters, world.groups, resolved)
+        queries = wanted_images(bundle, world)
+        images = None
+        if image_resolver is not None:
+            images = resolve_images(bundle, queries, world, image_resolver)
+        errors.extend(image_lines(bundle, queries, images))
+        plan = plan_bundle(bundle, world.clusters, world.groups, resolved, images)
         siblings = bundle_names(world, bundle.metadata.namespace)
         missing = missing_references(bundle, world.groups, siblings)
         errors.extend(f"warning: Bundle {bundle_key}: {line}" for line in missing)
@@ -211,11 +225,18 @@ def cli_resolver(args: argparse.Namespace) -> RegistryResolver:
     return RegistryResolver(with_docker_config(resolver_settings(args), args.registry_config))
 
 
+def cli_image_resolver(args: argparse.Namespace) -> ImageResolverFn:
+    """The image resolver of --resolve: the manager's, with credentials from the Docker config."""
+    settings = image_resolver_settings(args, docker_config=True, config_path=args.registry_config)
+    return ImageResolver(settings).resolve
+
+
 def run_render(args: argparse.Namespace) -> int:
     world = load_inputs(args)
     resolver = cli_resolver(args) if args.resolve or args.manifests else None
+    images = cli_image_resolver(args) if args.resolve or args.manifests else None
     renderer = manifest_renderer(args, world) if args.manifests else None
-    objects, messages = render_world(world, args.flux, resolver)
+    objects, messages = render_world(world, args.flux, resolver, images)
     if renderer is not None:
         objects, chart_errors = with_manifests(objects, renderer)
         messages.extend(chart_errors)

@@ -21,6 +21,7 @@ from typing import Any
 from bundler.commands.arguments import (
     add_input_paths,
     add_registry_arguments,
+    image_resolver_settings,
     load_inputs,
     resolver_settings,
 )
@@ -28,6 +29,7 @@ from bundler.commands.flag_types import non_negative_seconds, positive_seconds
 from bundler.commands.output import OutputFormat, add_output_argument, format_data
 from bundler.errors import InvalidInputError
 from bundler.manager.chart_resolver import RegistryResolver, with_docker_config
+from bundler.oci.images import ImageResolver
 from bundler.runtime.clock import SystemClock
 from bundler.sim.failures import FailurePolicy, parse_label
 from bundler.sim.fleet import DEFAULT_FLUX_DELAY, DEFAULT_WORKERS, FleetOptions
@@ -150,6 +152,7 @@ def run_sim(args: argparse.Namespace) -> int:
     )
     clock = SystemClock()
     resolver = RegistryResolver(with_docker_config(resolver_settings(args)), clock)
+    images = ImageResolver(image_resolver_settings(args, docker_config=True))
     options = FleetOptions(
         flux_delay=args.flux_delay,
         failures=failures,
@@ -157,6 +160,7 @@ def run_sim(args: argparse.Namespace) -> int:
         workers=args.workers,
         manager_workers=args.workers,
         resolver=resolver,
+        image_resolver=images.resolve,
     )
     bundles = {f"{b.metadata.namespace}/{b.metadata.name}" for b in world.bundles}
     for ref in args.values:

@@ -46,7 +46,7 @@ from bundler.core.labels import LABEL_CLUSTER_NAME, LABEL_CLUSTER_NAMESPACE
 from bundler.core.naming import DNS1123_LABEL_MAX, shorten_name
 from bundler.inputs import World
 from bundler.manager.app import Manager
-from bundler.manager.options import ManagerOptions, VersionResolver
+from bundler.manager.options import ImageResolverFn, ManagerOptions, VersionResolver
 from bundler.runtime.clock import Clock
 from bundler.runtime.host import DEFAULT_STOP_TIMEOUT, Host
 from bundler.runtime.metrics import RuntimeMetrics
@@ -68,7 +68,8 @@ PLACEHOLDER_KUBECONFIG = "apiVersion: v1\nkind: Config\n# placeholder written by
 class FleetOptions:
     """`flux_delay`: mean clock seconds a Helm action takes (each cluster gets 0.5x to 1.5x of it,
     drawn from `seed`); `failures`: what the simulated Flux fails on purpose; `resolver`: how the
-    manager resolves version ranges (None: ranges are rejected, as by a manager without one)."""
+    manager resolves version ranges (None: ranges are rejected, as by a manager without one);
+    `image_resolver`: how it resolves images (None: the clusters using one are held)."""
 
     flux_delay: float = DEFAULT_FLUX_DELAY
     failures: FailurePolicy = field(default_factory=FailurePolicy)
@@ -76,6 +77,7 @@ class FleetOptions:
     workers: int = DEFAULT_WORKERS
     manager_workers: int = DEFAULT_WORKERS
     resolver: VersionResolver | None = None
+    image_resolver: ImageResolverFn | None = None
 
 
 @dataclass
@@ -109,6 +111,7 @@ class Fleet:
         manager_options = ManagerOptions(
             workers=options.manager_workers,
             resolver=options.resolver,
+            image_resolver=options.image_resolver,
             bootstrap=bool(world.bootstrap_configs),
         )
         self.manager = Manager(

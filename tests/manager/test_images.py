@@ -103,7 +103,7 @@ def test_a_target_override_resolves_apart(
     store: MemoryStore, start_manager: StartManager, registry: Registry
 ) -> None:
     registry.tags[(WEB, "semver >=2.0.0-0")] = "2.0.0-rc.1"
-    targets = [{**STAGING, "images": [PRERELEASES]}, EVERYONE]
+    targets: list[dict[str, Any]] = [{**STAGING, "images": [PRERELEASES]}, EVERYONE]
     clusters = (cluster("prod"), cluster("stage", {"env": "staging"}))
     create_world(store, world(*clusters, app(targets)))
     settle(start_manager(store, image_resolver=registry.resolve))
