@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from bundler.api.cluster import Cluster
+from bundler.api.images import ResolvedImage
 from bundler.api.meta import Condition
 from bundler.api.resources import BUNDLE, CLUSTER, CLUSTER_GROUP
 from bundler.api.summary import DeploymentState
@@ -86,7 +87,7 @@ class BundleStatusController:
         images = [] if outcome.images is None else list(outcome.images.resolved)
         if outcome.rejection is not None:
             resolved = (observed.get("status") or {}).get("resolvedVersion")
-            images = (observed.get("status") or {}).get("resolvedImages") or []
+            images = _observed_images(observed)
         status = bundle_status(
             placements.of_bundle(self.ctx, scope, bundle, outcome),
             observed_generation=outcome.generation,
@@ -103,8 +104,19 @@ class BundleStatusController:
         conditions = references_condition(status.conditions, outcome.missing, now, previous)
         if outcome.rejection is None:
             conditions = images_condition(conditions, outcome.images, now, previous)
-        status = status.model_copy(update={"conditions": conditions, "resolvedImages": images})
+        # Absent rather than empty for a Bundle without images: its status stays as it was.
+        listed = images or None
+        status = status.model_copy(update={"conditions": conditions, "resolvedImages": listed})
         patch_status_if_changed(self.ctx.store, BUNDLE, observed, owned(status, BUNDLE_FIELDS))
+
+
+def _observed_images(observed: Obj) -> list[ResolvedImage]:
+    """The `status.resolvedImages` a Bundle shows (kept while it is rejected); unreadable: none."""
+    try:
+        raw = (observed.get("status") or {}).get("resolvedImages") or []
+        return [ResolvedImage.model_validate(image) for image in raw]
+    except (ValidationError, TypeError):
+        return []
 
 
 REASON_REFERENCE_NOT_FOUND = "ReferenceNotFound"

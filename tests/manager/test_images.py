@@ -233,3 +233,17 @@ def test_an_override_of_an_unknown_image_is_an_invalid_spec(
     assert (ready["status"], ready["reason"]) == ("False", "InvalidSpec")
     assert "spec.targets[0].images[0].name: no image 'api' in spec.images" in ready["message"]
     assert registry.asked == []
+
+
+def test_a_rejected_bundle_keeps_its_resolved_images_and_deployments(
+    store: MemoryStore, start_manager: StartManager, registry: Registry
+) -> None:
+    create_world(store, world(cluster("a"), app()))
+    manager = start_manager(store, image_resolver=registry.resolve)
+    settle(manager)
+    before = (status_of(store, BUNDLE, "app")["resolvedImages"], deployment_of(store, "a"))
+    unknown = [{**EVERYONE, "images": [{"name": "api"}]}]
+    store.patch(BUNDLE, "app", {"spec": {"targets": unknown}}, WS)
+    settle(manager)
+    after = (status_of(store, BUNDLE, "app")["resolvedImages"], deployment_of(store, "a"))
+    assert after == before
