@@ -41,10 +41,11 @@ from bundler.core.validation import validate_bundle
 from bundler.errors import BundlerError, InvalidInputError, TransientError
 from bundler.manager import placements, rollout_memory
 from bundler.manager.context import Context, split_ref
+from bundler.manager.durations import duration_seconds
 from bundler.manager.image_resolution import REASON_UNAVAILABLE
 from bundler.manager.image_status import images_outcome
 from bundler.manager.outcomes import Outcome, Rejection
-from bundler.manager.resolve import duration_seconds, query_for
+from bundler.manager.resolve import query_for
 from bundler.manager.rows import BundleRows, Row
 from bundler.manager.scope import Scope
 from bundler.manager.secret_copy import CredentialCopies, Sources, read_sources, secret_names

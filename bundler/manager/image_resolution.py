@@ -13,7 +13,6 @@ controller retries the Bundle with backoff.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
@@ -23,7 +22,8 @@ from bundler.core.images.wanted import ImageAnswer, ImageFailure, ImageKey, Imag
 from bundler.core.validation import bundle_ref
 from bundler.errors import InvalidInputError, TransientError
 from bundler.manager.options import ImageResolverFn
-from bundler.manager.resolve import decoded_data, duration_seconds
+from bundler.manager.poll_cache import PollCache
+from bundler.manager.resolve import decoded_data
 from bundler.runtime.clock import Clock
 from bundler.store.protocol import Obj
 
@@ -44,22 +44,12 @@ class ImagePass:
     retry: TransientError | None = None
 
 
-@dataclass(frozen=True)
-class _Resolved:
-    uid: str
-    generation: int
-    at: float
-    images: Mapping[ImageKey, ResolvedImage]
-
-
 class ImageResolution:
     """Resolves a Bundle's images and remembers the successful answers for its generation."""
 
     def __init__(self, resolver: ImageResolverFn | None, clock: Clock) -> None:
         self._resolver = resolver
-        self._clock = clock
-        self._lock = threading.Lock()
-        self._by_bundle: dict[str, _Resolved] = {}
+        self._kept: PollCache[Mapping[ImageKey, ResolvedImage]] = PollCache(clock)
 
     def resolve(
         self, bundle: Bundle, queries: Iterable[ImageQuery], secrets: SecretLookup
@@ -68,8 +58,8 @@ class ImageResolution:
         wanted = {q.key: q.image for q in queries}
         if not wanted:
             return ImagePass({})
-        cached = self._cached(bundle)
-        kept: dict[ImageKey, ResolvedImage] = dict(cached.images) if cached else {}
+        cached = self._kept.get(bundle)
+        kept: dict[ImageKey, ResolvedImage] = dict(cached.answers) if cached else {}
         answers: dict[ImageKey, ImageAnswer] = {}
         retry = None
         for key, image in sorted(wanted.items()):
@@ -83,37 +73,16 @@ class ImageResolution:
                 retry = retry or error
             except InvalidInputError as error:
                 answers[key] = _rejected(error)
-        at = cached.at if cached is not None else self._clock.monotonic()
-        with self._lock:
-            self._by_bundle[_ident(bundle)] = _Resolved(
-                bundle.metadata.uid or "", bundle.metadata.generation or 0, at, kept
-            )
+        # Images asked later in the generation are asked again with the others at the next poll.
+        self._kept.put(bundle, kept, None if cached is None else cached.at)
         return ImagePass(answers, retry)
 
     def seconds_until_poll(self, bundle: Bundle) -> float | None:
         """When the images of `bundle` are due to be resolved again (pollInterval), if ever."""
-        interval = bundle.spec.helm.pollInterval
-        cached = self._cached(bundle)
-        if interval is None or cached is None or not cached.images:
-            return None
-        return max(0.0, cached.at + duration_seconds(interval) - self._clock.monotonic())
+        return self._kept.seconds_until_poll(bundle)
 
     def forget(self, bundle: str) -> None:
-        with self._lock:
-            self._by_bundle.pop(bundle, None)
-
-    def _cached(self, bundle: Bundle) -> _Resolved | None:
-        with self._lock:
-            cached = self._by_bundle.get(_ident(bundle))
-        ident = (bundle.metadata.uid or "", bundle.metadata.generation or 0)
-        if cached is None or (cached.uid, cached.generation) != ident:
-            return None
-        interval = bundle.spec.helm.pollInterval
-        if interval is not None and self._clock.monotonic() - cached.at >= duration_seconds(
-            interval
-        ):
-            return None
-        return cached
+        self._kept.forget(bundle)
 
     def _resolve_one(
         self, bundle: Bundle, image: BundleImage, secrets: SecretLookup
@@ -151,7 +120,3 @@ def _rejected(error: InvalidInputError) -> ImageFailure:
     if isinstance(error, _NoResolverError):
         return ImageFailure(REASON_NO_RESOLVER, error.message)
     return ImageFailure(REASON_REJECTED, error.message)
-
-
-def _ident(bundle: Bundle) -> str:
-    return f"{bundle.metadata.namespace}/{bundle.metadata.name}"

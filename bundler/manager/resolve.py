@@ -9,8 +9,6 @@ rejects the whole Bundle for this pass: no BundleDeployment changes, Ready=False
 from __future__ import annotations
 
 import base64
-import re
-import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -21,12 +19,10 @@ from bundler.core.validation import bundle_ref
 from bundler.core.versions import is_exact_version, wanted_version
 from bundler.errors import InvalidInputError, TransientError
 from bundler.manager.options import VersionResolver
+from bundler.manager.poll_cache import PollCache
 from bundler.runtime.clock import Clock
 from bundler.store.errors import NotFound
 from bundler.store.protocol import Obj, Store
-
-_DURATION_PART = re.compile(r"([0-9]+(?:\.[0-9]+)?)(ms|s|m|h)")
-_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 
 
 @dataclass(frozen=True)
@@ -56,74 +52,32 @@ def query_for(helm: Mapping[str, object]) -> VersionQuery | None:
     return VersionQuery(str(repo), str(chart), version, secret)
 
 
-def duration_seconds(text: str) -> float:
-    """Flux/Go duration text (`10m`, `1h30m`, `500ms`) in seconds."""
-    return sum(float(n) * _UNIT_SECONDS[unit] for n, unit in _DURATION_PART.findall(text))
-
-
-@dataclass(frozen=True)
-class _Resolved:
-    uid: str
-    generation: int
-    at: float
-    versions: Mapping[tuple[str, str, str], str]
-
-
 class VersionResolution:
     """Resolves a Bundle's ranges and remembers the answers for its generation."""
 
     def __init__(self, resolver: VersionResolver | None, store: Store, clock: Clock) -> None:
         self._resolver = resolver
         self._store = store
-        self._clock = clock
-        self._lock = threading.Lock()
-        self._by_bundle: dict[str, _Resolved] = {}
+        self._kept: PollCache[Mapping[tuple[str, str, str], str]] = PollCache(clock)
 
     def resolve(self, bundle: Bundle, queries: Iterable[VersionQuery]) -> ResolvedVersions:
         """A concrete version for every query; raises InvalidInputError or TransientError."""
         wanted = {q.key: q for q in queries}
         if not wanted:
             return {}
-        ident = _ident(bundle)
-        cached = self._cached(bundle)
-        if cached is not None and set(wanted) <= set(cached.versions):
-            return {k: cached.versions[k] for k in wanted}
+        kept = self._kept.get(bundle)
+        if kept is not None and set(wanted) <= set(kept.answers):
+            return {k: kept.answers[k] for k in wanted}
         versions = {k: self._resolve_one(bundle, q) for k, q in sorted(wanted.items())}
-        with self._lock:
-            self._by_bundle[ident] = _Resolved(
-                bundle.metadata.uid or "",
-                bundle.metadata.generation or 0,
-                self._clock.monotonic(),
-                versions,
-            )
+        self._kept.put(bundle, versions)
         return versions
 
     def seconds_until_poll(self, bundle: Bundle) -> float | None:
         """When the ranges of `bundle` are due to be resolved again (pollInterval), if ever."""
-        interval = bundle.spec.helm.pollInterval
-        cached = self._cached(bundle)
-        if interval is None or cached is None or not cached.versions:
-            return None
-        return max(0.0, cached.at + duration_seconds(interval) - self._clock.monotonic())
+        return self._kept.seconds_until_poll(bundle)
 
     def forget(self, bundle: str) -> None:
-        with self._lock:
-            self._by_bundle.pop(bundle, None)
-
-    def _cached(self, bundle: Bundle) -> _Resolved | None:
-        with self._lock:
-            cached = self._by_bundle.get(_ident(bundle))
-        if cached is None or (cached.uid, cached.generation) != (
-            bundle.metadata.uid or "",
-            bundle.metadata.generation or 0,
-        ):
-            return None
-        interval = bundle.spec.helm.pollInterval
-        if interval is not None and self._clock.monotonic() - cached.at >= duration_seconds(
-            interval
-        ):
-            return None
-        return cached
+        self._kept.forget(bundle)
 
     def _resolve_one(self, bundle: Bundle, query: VersionQuery) -> str:
         if self._resolver is None:
@@ -156,7 +110,3 @@ def decoded_data(secret: Obj) -> dict[str, str]:
     """A Secret's `data`, base64-decoded (bytes that are not UTF-8 replaced, never raised)."""
     data = secret.get("data") or {}
     return {k: base64.b64decode(v).decode("utf-8", "replace") for k, v in data.items()}
-
-
-def _ident(bundle: Bundle) -> str:
-    return f"{bundle.metadata.namespace}/{bundle.metadata.name}"

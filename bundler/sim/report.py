@@ -12,6 +12,9 @@ those are Ready; a Cluster that is not Ready itself but runs nothing (a Cluster 
 gated on its control plane, an untargeted offline agent) is listed, not a failure: nothing was
 asked of it.
 
+Each Bundle also shows the images the manager resolved for it (`status.resolvedImages`) and, when
+its ImagesResolved condition is False, why.
+
 JSON keys are camelCase, as in the API.
 """
 
@@ -26,6 +29,7 @@ from bundler.api.resources import BUNDLE, BUNDLE_DEPLOYMENT, CLUSTER
 from bundler.api.summary import NON_READY_MAX, DeploymentState
 from bundler.core.bootstrap import BootstrapCondition
 from bundler.core.labels import LABEL_BUNDLE_NAME, LABEL_BUNDLE_NAMESPACE, LABEL_CLUSTER_NAME
+from bundler.core.state import ConditionType
 from bundler.core.summary import REASON_NO_TARGETS
 from bundler.manager.bundle_controller import REASON_DELETION_HELD
 from bundler.manager.rollout_memory import REASON_HALTED, REASON_ROLLED_BACK
@@ -68,6 +72,9 @@ class BundleReport:
     # (an invalid spec, an unresolved version, missing credentials, no targets).
     reason: str = ""
     message: str = ""
+    # status.resolvedImages as the Bundle shows it, and why ImagesResolved is False, if it is.
+    images: list[dict[str, str]] = field(default_factory=list)
+    images_problem: str = ""
 
     @property
     def succeeded(self) -> bool:
@@ -254,6 +261,7 @@ def format_table(report: FleetReport) -> str:
         )
         if index == 0:
             continue
+        lines.extend(_image_lines(report.bundles[index - 1]))
         lines.extend(_non_ready_lines(report.bundles[index - 1]))
     if report.non_ready_clusters:
         lines += ["", "CLUSTERS NOT READY"]
@@ -273,6 +281,17 @@ def format_table(report: FleetReport) -> str:
             dumped = yamldump.dump(values)
             lines += [f"    {line}" for line in dumped.rstrip().splitlines()]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _image_lines(bundle: BundleReport) -> list[str]:
+    lines = []
+    for image in bundle.images:
+        target = f" (target {image['target']})" if image.get("target") else ""
+        ref = f"{image.get('repository')}:{image.get('tag')}"
+        lines.append(f"    image {image.get('name')}{target}: {ref}")
+    if bundle.images_problem:
+        lines.append(f"    ImagesResolved=False {bundle.images_problem}")
+    return lines
 
 
 def _non_ready_lines(bundle: BundleReport) -> list[str]:
@@ -317,7 +336,20 @@ def _bundle_report(bundle: Obj) -> BundleReport:
         unlisted=max(0, desired - ready - len(listed)),
         reason=str(condition.get("reason", "")) if held else "",
         message=str(condition.get("message", "")) if held else "",
+        images=[dict(image) for image in status.get("resolvedImages") or []],
+        images_problem=_images_problem(bundle),
     )
+
+
+def _images_problem(bundle: Obj) -> str:
+    """`REASON: message` of the Bundle's ImagesResolved condition when it is False."""
+    for found in (bundle.get("status") or {}).get("conditions") or []:
+        if (
+            found.get("type") == ConditionType.IMAGES_RESOLVED.value
+            and found.get("status") == "False"
+        ):
+            return f"{found.get('reason', '')}: {found.get('message', '')}"
+    return ""
 
 
 def _is_ready(obj: Obj) -> bool:

@@ -30,6 +30,7 @@ from tests.cli_helpers import run_cli
 from tests.manager.conftest import world
 from tests.manager.registry_charts import unique_path
 from tests.manager.sim_driver import run_until, running_fleet
+from tests.manager.test_registry_rollout import _unavailable
 from tests.registry_fixtures import LocalRegistry
 from tests.registry_images import push_tags
 
@@ -56,15 +57,6 @@ def web_bundle(repository: str, **helm: Any) -> Any:
 
 def _image(options: Obj | None) -> str | None:
     return None if options is None else options["helm"]["values"]["image"]
-
-
-def _applied(bd: Obj) -> bool:
-    status = bd.get("status") or {}
-    return bool(status.get("appliedDeploymentID") == bd["spec"]["deploymentID"])
-
-
-def _unavailable(bd: Obj) -> bool:
-    return not _applied(bd) or not (bd.get("status") or {}).get("ready")
 
 
 class ImageRollout:
@@ -165,4 +157,6 @@ def test_bundler_sim_resolves_images_against_the_registry(
     report = json.loads(result.stdout)
     ready = [(b["bundle"], b["ready"], b["desired"], b["state"]) for b in report["bundles"]]
     assert ready == [(f"{WS}/app", 1, 1, "Ready")]
-    assert f"{repository}:1.2.0@{pushed['1.2.0'].digest}" in json.dumps(report)
+    assert f"{repository}:1.2.0@{pushed['1.2.0'].digest}" in json.dumps(report["values"])
+    (shown,) = report["bundles"]
+    assert [(i["tag"], i["digest"]) for i in shown["images"]] == [("1.2.0", pushed["1.2.0"].digest)]

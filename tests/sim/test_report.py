@@ -145,3 +145,28 @@ def test_a_bundle_held_back_as_a_whole_says_why() -> None:
     (line,) = [line for line in format_table(report).splitlines() if line.startswith("    ")]
     assert line.strip() == "CredentialsNotFound: Secret ws/creds does not exist"
     assert report.to_json()["bundles"][0]["reason"] == "CredentialsNotFound"
+
+
+def test_a_bundle_shows_its_resolved_images_and_why_one_is_not() -> None:
+    store = MemoryStore()
+    store.create(BUNDLE, bundle(name="app").to_wire())
+    web = {"name": "web", "repository": "reg.example/web", "tag": "1.2.0", "digest": "sha256:1"}
+    staged = {**web, "tag": "2.0.0-rc.1", "target": "staging"}
+    unresolved = {
+        "type": "ImagesResolved",
+        "status": "False",
+        "reason": "RegistryUnavailable",
+        "message": "image proxy: RegistryUnavailable: reg.example/proxy: connection refused",
+    }
+    status = {"resolvedImages": [web, staged], "conditions": [*ready(True), unresolved]}
+    store.patch_status(BUNDLE, "app", {"status": status}, WS)
+    report = collect(store, converged=True, elapsed=0.1)
+    lines = [line.strip() for line in format_table(report).splitlines() if line.startswith("    ")]
+    assert lines == [
+        "image web: reg.example/web:1.2.0",
+        "image web (target staging): reg.example/web:2.0.0-rc.1",
+        f"ImagesResolved=False RegistryUnavailable: {unresolved['message']}",
+    ]
+    (shown,) = report.to_json()["bundles"]
+    assert [i["tag"] for i in shown["images"]] == ["1.2.0", "2.0.0-rc.1"]
+    assert shown["imagesProblem"].startswith("RegistryUnavailable: image proxy")
