@@ -182,6 +182,13 @@ def test_values_that_never_read_an_image_keep_their_id() -> None:
     assert ids[0] == ids[1] == ids[2] and len(ids[0]) == len(CLUSTERS)
 
 
+def test_the_answers_behind_images_are_out_of_the_sandbox_reach() -> None:
+    b = image_bundle([EVERYONE], {"v": "${ images._answers }"})
+    plan = plan_bundle(b, CLUSTERS[:1], [], images=answers(b, {"": UNREACHABLE}))
+    (message,) = [e.message for e in plan.errors]
+    assert "not allowed in the template sandbox" in message
+
+
 def test_offline_every_image_shows_its_policy() -> None:
     b = image_bundle([EVERYONE], {"image": "${ images.web.ref }", "sc": "${ images.sidecar.tag }"})
     (d,) = plan_bundle(b, CLUSTERS[:1], []).deployments
