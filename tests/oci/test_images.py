@@ -1,10 +1,12 @@
-"""Resolving Bundle images against real pushed images (docker-registry on 127.0.0.1)."""
+"""Resolving Bundle images against real pushed images (docker-registry on 127.0.0.1), and
+against a scripted registry for what that one does not do (tag list pages)."""
 
 from __future__ import annotations
 
 import base64
 import json
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
@@ -12,8 +14,11 @@ from bundler.api.images import BundleImage, ResolvedImage
 from bundler.errors import InvalidInputError, RegistryAnswerError, TransientError
 from bundler.oci.credentials import Credentials
 from bundler.oci.images import ImageResolver, ImageResolverSettings
+from tests.oci.hostile_server import HostileServer, Out, hostile, whole
 from tests.registry_fixtures import LocalRegistry, closed_port
 from tests.registry_images import push_image, push_index, push_tags
+
+__all__ = ["hostile"]
 
 
 def image(repository: str, policy: dict[str, Any], **fields: Any) -> BundleImage:
@@ -153,7 +158,8 @@ def test_platform_tries_are_bounded(oci_registry: LocalRegistry, repo: str) -> N
     )
 
 
-def test_tag_list_pages_are_followed(oci_registry: LocalRegistry, repo: str) -> None:
+def test_a_page_size_a_registry_ignores_is_harmless(oci_registry: LocalRegistry, repo: str) -> None:
+    # Debian's docker-registry (distribution 2.x) answers every tag on one page whatever `n` says.
     tags = [f"{n}" for n in range(1, 12)]
     pushed = push_tags(oci_registry, path_of(repo), tags)
     resolver = ImageResolver(ImageResolverSettings(page_size=3))
@@ -234,3 +240,56 @@ def test_unreachable_registry_is_transient() -> None:
 def test_a_repository_without_a_host_path() -> None:
     with pytest.raises(InvalidInputError, match=r"spec.images\[web\].repository"):
         ImageResolver().resolve(image("Web", semver("*")), None)
+
+
+PAGED_TAGS = [str(n) for n in range(1, 8)]
+INDEX = json.dumps(
+    {
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.index.v1+json",
+        "manifests": [
+            {
+                "mediaType": "application/vnd.oci.image.manifest.v1+json",
+                "digest": "sha256:" + "c" * 64,
+                "size": 2,
+                "platform": {"os": "linux", "architecture": "amd64"},
+            }
+        ],
+    }
+).encode()
+
+
+def _paging_registry(path: str, out: Out) -> None:
+    """Tag lists by `n` and `last`, with a `Link` to the next page, as distribution 3 pages them;
+    every manifest is INDEX."""
+    url = urlsplit(path)
+    if url.path.endswith("/tags/list"):
+        query = parse_qs(url.query)
+        size = int(query["n"][0])
+        last = query.get("last", [""])[0]
+        rest = [tag for tag in PAGED_TAGS if not last or int(tag) > int(last)]
+        page, more = rest[:size], rest[size:]
+        body = json.dumps({"name": "t/web", "tags": page}).encode()
+        if more:
+            whole(out, body, Link=f'<{url.path}?n={size}&last={page[-1]}>; rel="next"')
+        else:
+            whole(out, body)
+    else:
+        whole(out, INDEX, Content_Type="application/vnd.oci.image.index.v1+json")
+
+
+def test_tag_list_pages_are_followed(hostile: HostileServer) -> None:
+    hostile.answer = _paging_registry
+    resolver = ImageResolver(ImageResolverSettings(page_size=2))
+    policy = {"numerical": {"order": "asc"}}
+    resolved = resolver.resolve(
+        image(f"{hostile.host}/t/web", policy, platform="linux/amd64"), None
+    )
+    assert resolved.tag == "7"
+    listed = [path for path, _ in hostile.seen if "/tags/list" in path]
+    assert listed == [
+        "/v2/t/web/tags/list?n=2",
+        "/v2/t/web/tags/list?n=2&last=2",
+        "/v2/t/web/tags/list?n=2&last=4",
+        "/v2/t/web/tags/list?n=2&last=6",
+    ]
