@@ -293,3 +293,11 @@ def test_tag_list_pages_are_followed(hostile: HostileServer) -> None:
         "/v2/t/web/tags/list?n=2&last=4",
         "/v2/t/web/tags/list?n=2&last=6",
     ]
+
+
+def test_a_bad_policy_is_told_before_any_registry_is_asked() -> None:
+    bad = image(
+        f"127.0.0.1:{closed_port()}/t/web", {"alphabetical": {}}, filterTags={"pattern": "("}
+    )
+    with pytest.raises(InvalidInputError, match=r"spec.images\[web\].filterTags.pattern"):
+        ImageResolver().resolve(bad, None)
