@@ -41,6 +41,11 @@ class PushedManifest:
         return digest_of(self.data)
 
 
+def repository_path(repository: str) -> str:
+    """The path of `HOST[:PORT]/PATH` in its registry."""
+    return repository.split("/", 1)[1]
+
+
 def digest_of(data: bytes) -> str:
     return f"sha256:{hashlib.sha256(data).hexdigest()}"
 

@@ -5,7 +5,9 @@ image policy marker (bundler.core.images.markers: `# {"$imagepolicy": "NS/BUNDLE
 gets the value the image named there resolves to now, as the manager would resolve it
 (bundler.oci.images: the Bundle's `spec.images[]` policy, filters and platform; target overrides
 do not apply, a marked line names no target). Only images some marker names are resolved; all of
-them are resolved before any file is written, so a failure leaves every file as it was.
+them are resolved before any file is written, so a failure leaves every file as it was. Documents
+of kinds bundler does not read (values, Deployments) are where markers live: skipped as objects
+without a notice (`--strict` still refuses them).
 
 Only the value on a marked line changes (bundler.core.images.markers.rewrite): comments, quoting,
 layout and line endings stay. Each change prints as `FILE:LINE: OLD -> NEW`. Exit 0 when every
@@ -25,12 +27,12 @@ from typing import Any
 
 from bundler.api.bundle import Bundle
 from bundler.api.images import ResolvedImage
-from bundler.commands.arguments import add_input_paths, add_registry_arguments, load_inputs
+from bundler.commands.arguments import add_input_paths, add_registry_arguments
 from bundler.commands.flag_types import check_seconds
 from bundler.commands.manifests import add_registry_config_argument
 from bundler.core.images.markers import ImageAddress, Marker, find_markers, marked_value, rewrite
 from bundler.errors import BundlerError, InvalidInputError
-from bundler.inputs import STDIN, World, input_files, read_input_text
+from bundler.inputs import STDIN, World, input_files, load_world, read_input_text
 from bundler.oci.credentials import from_docker_config
 from bundler.oci.images import ImageResolver, ImageResolverSettings
 
@@ -76,7 +78,8 @@ class MarkedFile:
 def run_update(args: argparse.Namespace) -> int:
     if STDIN in args.paths:
         raise InvalidInputError("cannot write back to standard input: give files", field="-f")
-    world = load_inputs(args)
+    # Markers live in documents of other kinds (values, Deployments): no notice for skipping them.
+    world = load_world(args.paths, strict=args.strict)
     files = [_marked_file(path) for path in dict.fromkeys(input_files(args.paths))]
     resolver = ImageResolver(_settings(args))
     resolved: dict[ImageAddress, ResolvedImage] = {}

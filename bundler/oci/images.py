@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from bundler.api.images import BundleImage, ResolvedImage
-from bundler.core.images import choose_tag, ranked_tags
+from bundler.core.images import check_policy, choose_tag, ranked_tags
 from bundler.core.images.filters import image_field
 from bundler.errors import BundlerError, InvalidInputError, RegistryAuthError
 from bundler.oci.credentials import Credentials
@@ -87,6 +87,7 @@ class ImageResolver:
         self.settings = settings or ImageResolverSettings()
 
     def resolve(self, image: BundleImage, secret: Mapping[str, str] | None) -> ResolvedImage:
+        check_policy(image)
         repository = image_repository(image)
         credentials = self._credentials(image, repository.host, secret)
         options = self._options(image, repository.host, credentials)

@@ -1,10 +1,11 @@
-"""Resolving Bundle images against real pushed images (docker-registry on 127.0.0.1)."""
+"""Resolving Bundle images against real pushed images (docker-registry on 127.0.0.1), and
+against a scripted registry for what that one does not do (tag list pages)."""
 
 from __future__ import annotations
 
-import base64
 import json
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
@@ -12,8 +13,12 @@ from bundler.api.images import BundleImage, ResolvedImage
 from bundler.errors import InvalidInputError, RegistryAnswerError, TransientError
 from bundler.oci.credentials import Credentials
 from bundler.oci.images import ImageResolver, ImageResolverSettings
+from tests.manager.registry_charts import docker_config_json
+from tests.oci.hostile_server import HostileServer, Out, hostile, whole
 from tests.registry_fixtures import LocalRegistry, closed_port
-from tests.registry_images import push_image, push_index, push_tags
+from tests.registry_images import push_image, push_index, push_tags, repository_path
+
+__all__ = ["hostile"]
 
 
 def image(repository: str, policy: dict[str, Any], **fields: Any) -> BundleImage:
@@ -27,18 +32,14 @@ def semver(range_: str) -> dict[str, Any]:
 
 
 def dockerconfig(host: str, username: str, password: str) -> dict[str, str]:
-    auth = base64.b64encode(f"{username}:{password}".encode()).decode()
-    return {".dockerconfigjson": json.dumps({"auths": {host: {"auth": auth}}})}
+    """The decoded data of a kubernetes.io/dockerconfigjson Secret."""
+    return {".dockerconfigjson": docker_config_json(host, username, password)}
 
 
 @pytest.fixture
 def repo(oci_registry: LocalRegistry, repo_path: str) -> str:
     """`HOST/t/<test name>`: a repository of the test's own in the plain registry."""
     return f"{oci_registry.host}/{repo_path}"
-
-
-def path_of(repository: str) -> str:
-    return repository.split("/", 1)[1]
 
 
 SEMVER_TAGS = ["1.0.0", "1.2.0", "v1.10.0", "2.0.0-rc.1", "latest", "sha-1a2b3c"]
@@ -76,7 +77,7 @@ def test_policies_choose_a_pushed_tag_and_its_digest(
     fields: dict[str, Any],
     expected: str,
 ) -> None:
-    pushed = {tag: push_image(oci_registry, path_of(repo), tag) for tag in SEMVER_TAGS}
+    pushed = {tag: push_image(oci_registry, repository_path(repo), tag) for tag in SEMVER_TAGS}
     resolved = ImageResolver().resolve(image(repo, policy, **fields), None)
     assert resolved == ResolvedImage(
         name="web", repository=repo, tag=expected, digest=pushed[expected].digest
@@ -84,7 +85,7 @@ def test_policies_choose_a_pushed_tag_and_its_digest(
 
 
 def test_numerical_builds(oci_registry: LocalRegistry, repo: str) -> None:
-    pushed = push_tags(oci_registry, path_of(repo), ["9", "10", "100", "build-7"])
+    pushed = push_tags(oci_registry, repository_path(repo), ["9", "10", "100", "build-7"])
     resolved = ImageResolver().resolve(image(repo, {"numerical": {"order": "asc"}}), None)
     assert (resolved.tag, resolved.digest) == ("100", pushed["100"].digest)
 
@@ -92,7 +93,7 @@ def test_numerical_builds(oci_registry: LocalRegistry, repo: str) -> None:
 def test_no_matching_tag_names_image_repository_policy_and_count(
     oci_registry: LocalRegistry, repo: str
 ) -> None:
-    push_tags(oci_registry, path_of(repo), ["1.0.0", "1.1.0"])
+    push_tags(oci_registry, repository_path(repo), ["1.0.0", "1.1.0"])
     with pytest.raises(InvalidInputError) as caught:
         ImageResolver().resolve(image(repo, semver(">=2")), None)
     message = str(caught.value)
@@ -121,7 +122,7 @@ PLATFORM_CASES = [
 def test_platform_filtering(
     oci_registry: LocalRegistry, repo: str, platform: str, expected: str
 ) -> None:
-    path = path_of(repo)
+    path = repository_path(repo)
     pushed = {
         "1.0.0": push_index(oci_registry, path, "1.0.0", ("linux/amd64", "linux/s390x")),
         "1.1.0": push_index(oci_registry, path, "1.1.0", ("linux/amd64", "linux/arm64/v8")),
@@ -132,8 +133,8 @@ def test_platform_filtering(
 
 
 def test_no_tag_offers_the_platform(oci_registry: LocalRegistry, repo: str) -> None:
-    push_index(oci_registry, path_of(repo), "1.0.0")
-    push_image(oci_registry, path_of(repo), "1.1.0", "linux/amd64")
+    push_index(oci_registry, repository_path(repo), "1.0.0")
+    push_image(oci_registry, repository_path(repo), "1.1.0", "linux/amd64")
     with pytest.raises(InvalidInputError) as caught:
         ImageResolver().resolve(image(repo, semver("^1"), platform="linux/arm/v7"), None)
     message = str(caught.value)
@@ -143,8 +144,8 @@ def test_no_tag_offers_the_platform(oci_registry: LocalRegistry, repo: str) -> N
 
 
 def test_platform_tries_are_bounded(oci_registry: LocalRegistry, repo: str) -> None:
-    push_index(oci_registry, path_of(repo), "1.0.0")  # offers arm64, but is third best
-    push_tags(oci_registry, path_of(repo), ["1.1.0", "1.2.0"])  # amd64 only
+    push_index(oci_registry, repository_path(repo), "1.0.0")  # offers arm64, but is third best
+    push_tags(oci_registry, repository_path(repo), ["1.1.0", "1.2.0"])  # amd64 only
     resolver = ImageResolver(ImageResolverSettings(platform_tries=2))
     with pytest.raises(InvalidInputError, match=r"none of the 2 best tags .*\(1.2.0, 1.1.0\)"):
         resolver.resolve(image(repo, semver("^1"), platform="linux/arm64"), None)
@@ -153,16 +154,17 @@ def test_platform_tries_are_bounded(oci_registry: LocalRegistry, repo: str) -> N
     )
 
 
-def test_tag_list_pages_are_followed(oci_registry: LocalRegistry, repo: str) -> None:
+def test_a_page_size_a_registry_ignores_is_harmless(oci_registry: LocalRegistry, repo: str) -> None:
+    # Debian's docker-registry (distribution 2.x) answers every tag on one page whatever `n` says.
     tags = [f"{n}" for n in range(1, 12)]
-    pushed = push_tags(oci_registry, path_of(repo), tags)
+    pushed = push_tags(oci_registry, repository_path(repo), tags)
     resolver = ImageResolver(ImageResolverSettings(page_size=3))
     resolved = resolver.resolve(image(repo, {"numerical": {"order": "asc"}}), None)
     assert (resolved.tag, resolved.digest) == ("11", pushed["11"].digest)
 
 
 def test_tag_count_is_bounded(oci_registry: LocalRegistry, repo: str) -> None:
-    push_tags(oci_registry, path_of(repo), ["a", "b", "c", "d"])
+    push_tags(oci_registry, repository_path(repo), ["a", "b", "c", "d"])
     resolver = ImageResolver(ImageResolverSettings(page_size=2, max_tags=3))
     with pytest.raises(RegistryAnswerError, match=r"spec.images\[web\]: .*more than 3 tags"):
         resolver.resolve(image(repo, {"alphabetical": {}}), None)
@@ -178,7 +180,7 @@ def test_credentials_from_the_secret(
 ) -> None:
     reg = oci_registry_basic_auth
     assert reg.username is not None and reg.password is not None
-    pushed = push_index(reg, path_of(auth_repo), "2.0.0")
+    pushed = push_index(reg, repository_path(auth_repo), "2.0.0")
     secret = dockerconfig(reg.host, reg.username, reg.password)
     resolved = ImageResolver().resolve(
         image(auth_repo, semver("2"), platform="linux/arm64"), secret
@@ -213,7 +215,7 @@ def test_fallback_credentials_for_a_command_run_by_a_person(
     reg = oci_registry_basic_auth
     assert reg.username is not None and reg.password is not None
     credentials = Credentials(reg.username, reg.password)
-    push_image(reg, path_of(auth_repo), "1.0.0")
+    push_image(reg, repository_path(auth_repo), "1.0.0")
     settings = ImageResolverSettings(fallback_credentials=lambda host: credentials)
     assert ImageResolver(settings).resolve(image(auth_repo, semver("*")), None).tag == "1.0.0"
 
@@ -234,3 +236,64 @@ def test_unreachable_registry_is_transient() -> None:
 def test_a_repository_without_a_host_path() -> None:
     with pytest.raises(InvalidInputError, match=r"spec.images\[web\].repository"):
         ImageResolver().resolve(image("Web", semver("*")), None)
+
+
+PAGED_TAGS = [str(n) for n in range(1, 8)]
+INDEX = json.dumps(
+    {
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.index.v1+json",
+        "manifests": [
+            {
+                "mediaType": "application/vnd.oci.image.manifest.v1+json",
+                "digest": "sha256:" + "c" * 64,
+                "size": 2,
+                "platform": {"os": "linux", "architecture": "amd64"},
+            }
+        ],
+    }
+).encode()
+
+
+def _paging_registry(path: str, out: Out) -> None:
+    """Tag lists by `n` and `last`, with a `Link` to the next page, as distribution 3 pages them;
+    every manifest is INDEX."""
+    url = urlsplit(path)
+    if url.path.endswith("/tags/list"):
+        query = parse_qs(url.query)
+        size = int(query["n"][0])
+        last = query.get("last", [""])[0]
+        rest = [tag for tag in PAGED_TAGS if not last or int(tag) > int(last)]
+        page, more = rest[:size], rest[size:]
+        body = json.dumps({"name": "t/web", "tags": page}).encode()
+        if more:
+            whole(out, body, Link=f'<{url.path}?n={size}&last={page[-1]}>; rel="next"')
+        else:
+            whole(out, body)
+    else:
+        whole(out, INDEX, Content_Type="application/vnd.oci.image.index.v1+json")
+
+
+def test_tag_list_pages_are_followed(hostile: HostileServer) -> None:
+    hostile.answer = _paging_registry
+    resolver = ImageResolver(ImageResolverSettings(page_size=2))
+    policy = {"numerical": {"order": "asc"}}
+    resolved = resolver.resolve(
+        image(f"{hostile.host}/t/web", policy, platform="linux/amd64"), None
+    )
+    assert resolved.tag == "7"
+    listed = [path for path, _ in hostile.seen if "/tags/list" in path]
+    assert listed == [
+        "/v2/t/web/tags/list?n=2",
+        "/v2/t/web/tags/list?n=2&last=2",
+        "/v2/t/web/tags/list?n=2&last=4",
+        "/v2/t/web/tags/list?n=2&last=6",
+    ]
+
+
+def test_a_bad_policy_is_told_before_any_registry_is_asked() -> None:
+    bad = image(
+        f"127.0.0.1:{closed_port()}/t/web", {"alphabetical": {}}, filterTags={"pattern": "("}
+    )
+    with pytest.raises(InvalidInputError, match=r"spec.images\[web\].filterTags.pattern"):
+        ImageResolver().resolve(bad, None)

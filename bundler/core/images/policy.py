@@ -27,6 +27,13 @@ from bundler.errors import InvalidInputError
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
+def check_policy(image: BundleImage) -> None:
+    """InvalidInputError naming the field when `image`'s policy or filters cannot be used (a
+    pattern that does not compile, an extract naming no group, a bad range, too many globs), so
+    that it is told before any registry is asked."""
+    ranked_tags(image, ())
+
+
 def ranked_tags(image: BundleImage, tags: Sequence[str]) -> list[str]:
     """The tags `image`'s policy admits among `tags`, best first (empty when none)."""
     candidates = consider(image, tags).candidates

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
 
 from bundler.api.images import BundleImage
-from bundler.core.images import choose_tag, ranked_tags
+from bundler.core.images import check_policy, choose_tag, ranked_tags
 from bundler.errors import InvalidInputError
 
 REPOSITORY = "registry.example:5000/team/web"
@@ -237,3 +238,17 @@ def test_choose_tag_errors(bad_image: BundleImage, tags: list[str], fragments: l
         choose_tag(bad_image, tags)
     for fragment in fragments:
         assert fragment in str(caught.value)
+
+
+# The errors of a field under the image (not "no tag matches"): told with no tags at all.
+FIELD_ERROR_CASES = [c for c in ERROR_CASES if c[3][0].startswith("spec.images[web].")]
+
+
+@pytest.mark.parametrize(
+    ("bad_image", "fragments"),
+    [(c[1], c[3]) for c in FIELD_ERROR_CASES],
+    ids=[c[0] for c in FIELD_ERROR_CASES],
+)
+def test_check_policy_without_tags(bad_image: BundleImage, fragments: list[str]) -> None:
+    with pytest.raises(InvalidInputError, match=re.escape(fragments[0])):
+        check_policy(bad_image)
