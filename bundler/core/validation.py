@@ -14,9 +14,12 @@ from urllib.parse import urlsplit
 from bundler.api.bundle import Bundle
 from bundler.api.cluster import Cluster
 from bundler.api.helm import HelmOptions
+from bundler.api.images import BundleImage
 from bundler.api.meta import ObjectMeta
 from bundler.api.selector import LabelSelector
 from bundler.core.agent.identity import AGENT_TOKEN_SECRET
+from bundler.core.images import check_policy, effective_image
+from bundler.core.images.filters import image_field
 from bundler.core.naming import (
     HELM_RELEASE_NAME_MAX,
     is_dns1123_label,
@@ -156,6 +159,28 @@ def _check_images(obj: str, bundle: Bundle) -> None:
                     field=field,
                 )
             overridden.add(override.name)
+    _check_policies(obj, bundle)
+
+
+def _check_policies(obj: str, bundle: Bundle) -> None:
+    """Every policy, as written and as each target overrides it, can be used: a pattern that
+    does not compile or a bad range is told here, before any registry is asked."""
+    images = {image.name: image for image in bundle.spec.images}
+    for i, image in enumerate(bundle.spec.images):
+        _check_policy(obj, image, f"spec.images[{i}]")
+    for i, target in enumerate(bundle.spec.targets):
+        for j, override in enumerate(target.images):
+            effective = effective_image(images[override.name], override)
+            _check_policy(obj, effective, f"spec.targets[{i}].images[{j}]")
+
+
+def _check_policy(obj: str, image: BundleImage, where: str) -> None:
+    try:
+        check_policy(image)
+    except InvalidInputError as err:
+        field = err.field or ""
+        inner = field.removeprefix(image_field(image))
+        raise InvalidInputError(err.message, obj=obj, field=where + inner) from None
 
 
 def _selectors(bundle: Bundle) -> Iterator[tuple[str, LabelSelector]]:

@@ -249,6 +249,27 @@ def test_status_lists_each_resolution_once_bundle_first() -> None:
             "image 'web' is overridden twice in this target",
             id="overridden-twice",
         ),
+        pytest.param(
+            [{**WEB, "policy": {"semver": {"range": "not a range"}}}],
+            [EVERYONE],
+            "spec.images[0].policy.semver.range",
+            "invalid version constraint 'not a range': expected a version at 'not a range'",
+            id="bad-range",
+        ),
+        pytest.param(
+            [SIDECAR, {**WEB, "filterTags": {"pattern": "^(?P<ts>[0-9]+)$", "extract": "$no"}}],
+            [EVERYONE],
+            "spec.images[1].filterTags.extract",
+            "$no is not a group of filterTags.pattern (its named groups: $ts)",
+            id="extract-of-no-group",
+        ),
+        pytest.param(
+            [WEB],
+            [{**STAGING, "images": [{"name": "web", "filterTags": {"pattern": "["}}]}],
+            "spec.targets[0].images[0].filterTags.pattern",
+            "'[' is not a regular expression (RE2 syntax, as Flux): missing ]: [",
+            id="override-pattern",
+        ),
     ],
 )
 def test_invalid_images_name_the_field(
