@@ -96,7 +96,7 @@ class ManagerMetrics:
         inner = resolver
 
         def resolve(image: BundleImage, secret: Mapping[str, str] | None) -> ResolvedImage:
-            host = image.repository.partition("/")[0]
+            host = urlsplit(f"//{image.repository}").hostname or image.repository
             try:
                 resolved = inner(image, secret)
             except TransientError:

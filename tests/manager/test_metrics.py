@@ -1,14 +1,15 @@
 """The manager's metrics: fleet state from the caches (only on the leader), offline clusters,
-version resolutions by registry and result, and rollout actions."""
+version and image resolutions by registry and result, and rollout actions."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import pytest
 from prometheus_client import CollectorRegistry
 
+from bundler.api.images import BundleImage, ResolvedImage
 from bundler.api.resources import BUNDLE, CLUSTER
 from bundler.core.rollout import RolloutDecision
 from bundler.errors import InvalidInputError, TransientError
@@ -115,6 +116,39 @@ def test_resolutions_are_counted_by_registry_and_result(
         "bundler_registry_errors_total", {**host, "reason": reason or "unavailable"}
     )
     assert errors == (None if reason is None else 1)
+
+
+@pytest.mark.parametrize(
+    ("error", "result"),
+    [
+        (None, "resolved"),
+        (TransientError("connection refused"), "unavailable"),
+        (InvalidInputError("no tag matches"), "rejected"),
+    ],
+    ids=["resolved", "unreachable", "no-match"],
+)
+def test_image_resolutions_are_counted_by_registry_and_result(
+    error: Exception | None, result: str
+) -> None:
+    image = BundleImage.model_validate(
+        {"name": "web", "repository": "registry.example:5000/web", "policy": {"numerical": {}}}
+    )
+
+    def answer(asked: BundleImage, secret: Mapping[str, str] | None) -> ResolvedImage:
+        if error is not None:
+            raise error
+        return ResolvedImage(name="web", repository=asked.repository, tag="7", digest="sha256:7")
+
+    registry = CollectorRegistry()
+    resolve = ManagerMetrics(registry).counting_images(answer)
+    assert resolve is not None
+    if error is not None:
+        with pytest.raises(type(error)):
+            resolve(image, None)
+    else:
+        assert resolve(image, None).tag == "7"
+    labels = {"registry": "registry.example", "result": result}
+    assert registry.get_sample_value("bundler_image_resolutions_total", labels) == 1
 
 
 @pytest.mark.parametrize(
