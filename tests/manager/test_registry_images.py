@@ -11,7 +11,6 @@ Mirrors tests/manager/test_registry_rollout.py, where a pushed chart version rol
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,14 +22,14 @@ from bundler.api.resources import BUNDLE, BUNDLE_DEPLOYMENT, HELM_RELEASE
 from bundler.oci.images import ImageResolver
 from bundler.runtime.clock import ManualClock
 from bundler.sim.fleet import Fleet, FleetOptions
-from bundler.store.protocol import Obj, WatchEvent
+from bundler.store.protocol import Obj
 from tests.agent.http_fleet import AGENT_NAMESPACE
 from tests.builders import WS, bundle, cluster
 from tests.cli_helpers import run_cli
 from tests.manager.conftest import world
 from tests.manager.registry_charts import unique_path
 from tests.manager.sim_driver import run_until, running_fleet
-from tests.manager.test_registry_rollout import _unavailable
+from tests.manager.test_registry_rollout import Rollout, _unavailable
 from tests.registry_fixtures import LocalRegistry
 from tests.registry_images import push_tags
 
@@ -57,29 +56,6 @@ def web_bundle(repository: str, **helm: Any) -> Any:
 
 def _image(options: Obj | None) -> str | None:
     return None if options is None else options["helm"]["values"]["image"]
-
-
-class ImageRollout:
-    """Watches BundleDeployments: how many were unavailable at once while taking `ref`, and
-    whether the rollout strategy ever held one back (staged)."""
-
-    def __init__(self, ref: str) -> None:
-        self.ref = ref
-        self.latest: dict[str, Obj] = {}
-        self.most_unavailable = 0
-        self.staged = False
-        self._lock = threading.Lock()
-
-    def on_event(self, event: WatchEvent) -> None:
-        meta = event.object["metadata"]
-        with self._lock:
-            self.latest[meta["name"] + "@" + meta["namespace"]] = event.object
-            specs = [bd["spec"] for bd in self.latest.values()]
-            if any(_image(s.get("stagedOptions")) == self.ref for s in specs):
-                self.staged = True
-            if any(_image(s["options"]) == self.ref for s in specs):
-                unavailable = sum(1 for bd in self.latest.values() if _unavailable(bd))
-                self.most_unavailable = max(self.most_unavailable, unavailable)
 
 
 def deployments(fleet: Fleet) -> dict[str, Obj]:
@@ -120,7 +96,7 @@ def test_a_pushed_image_tag_rolls_out_under_max_unavailable(
         before = {name: bd["spec"]["deploymentID"] for name, bd in deployments(fleet).items()}
         second = push_tags(oci_registry, path, ["1.1.0"])["1.1.0"]
         new_ref = f"{repository}:1.1.0@{second.digest}"
-        rollout = ImageRollout(new_ref)
+        rollout = Rollout(new_ref, taken=_image)
         watch = fleet.store.watch(BUNDLE_DEPLOYMENT, rollout.on_event)
         try:
             run_until(fleet, clock, all_ready_on(fleet, new_ref), "1.1.0 Ready everywhere")

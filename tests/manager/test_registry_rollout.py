@@ -51,10 +51,12 @@ class Rollout:
     """Watches BundleDeployments: how many were unavailable at once while taking `version`,
     whether the rollout strategy ever held one back (staged), whether one that had applied
     `version` was reported not Ready (its agent waited for Flux to release it), and whether one
-    was reported Ready while Flux's newest release was still of another version."""
+    was reported Ready while Flux's newest release was still of another version. `taken` reads
+    what a deployment's options take (default: the chart version; an image test reads a value)."""
 
-    def __init__(self, version: str) -> None:
+    def __init__(self, version: str, taken: Callable[[Obj | None], str | None] | None = None):
         self.version = version
+        self._taken = taken or _version
         self.latest: dict[str, Obj] = {}
         self.most_unavailable = 0
         self.staged = False
@@ -67,10 +69,12 @@ class Rollout:
         with self._lock:
             self.latest[meta["name"] + "@" + meta["namespace"]] = event.object
             specs = [bd["spec"] for bd in self.latest.values()]
-            if any(_version(s.get("stagedOptions")) == self.version for s in specs):
+            if any(self._taken(s.get("stagedOptions")) == self.version for s in specs):
                 self.staged = True
             taking = [
-                bd for bd in self.latest.values() if _version(bd["spec"]["options"]) == self.version
+                bd
+                for bd in self.latest.values()
+                if self._taken(bd["spec"]["options"]) == self.version
             ]
             applied = [bd["status"] for bd in taking if _applied(bd)]
             if any(not status.get("ready") for status in applied):
