@@ -86,8 +86,14 @@ def test_an_image_is_resolved_once_for_every_cluster(
     store: MemoryStore, start_manager: StartManager, registry: Registry
 ) -> None:
     create_world(store, world(cluster("a"), cluster("b"), app()))
-    settle(start_manager(store, image_resolver=registry.resolve))
+    manager = start_manager(store, image_resolver=registry.resolve)
+    settle(manager)
     assert registry.asked == [("web", "semver ^1.0", None)]
+    rendered = manager.rows_rendered
+    manager.resync()
+    settle(manager)
+    # within pollInterval: neither asked again nor rendered again
+    assert (len(registry.asked), manager.rows_rendered) == (1, rendered)
     for name in ("a", "b"):
         assert values_of(store, name) == {
             "image": {"ref": f"{WEB}:1.2.0@sha256:1.2.0", "tag": "1.2.0"}
