@@ -253,3 +253,28 @@ def test_a_rejected_bundle_keeps_its_resolved_images_and_deployments(
     settle(manager)
     after = (status_of(store, BUNDLE, "app")["resolvedImages"], deployment_of(store, "a"))
     assert after == before
+
+
+def test_a_new_tag_that_fails_rolls_back_like_any_change(
+    store: MemoryStore, start_manager: StartManager, registry: Registry, clock: ManualClock
+) -> None:
+    names = ["a", "b", "c"]
+    strategy = {"maxUnavailable": 1, "onFailure": {"maxFailures": 0, "action": "Rollback"}}
+    create_world(store, world(*(cluster(n) for n in names), app(rolloutStrategy=strategy)))
+    manager = start_manager(store, image_resolver=registry.resolve, offline_after=3600.0)
+    settle(manager)
+    for name in names:
+        report(store, name)
+    settle(manager)
+    registry.tags[(WEB, "semver ^1.0")] = "1.3.0"
+    clock.advance(600.0)
+    settle(manager)
+    (first,) = [n for n in names if "stagedDeploymentID" not in deployment_of(store, n)["spec"]]
+    assert values_of(store, first)["image"]["tag"] == "1.3.0"
+    report(store, first, applied=False, deployed_error="image pull failed: 1.3.0")
+    settle(manager)
+    ready = next(c for c in status_of(store, BUNDLE, "app")["conditions"] if c["type"] == "Ready")
+    assert (ready["status"], ready["reason"]) == ("False", "RolledBack")
+    assert {values_of(store, n)["image"]["tag"] for n in names} == {"1.2.0"}
+    staged = deployment_of(store, first)["spec"]["stagedOptions"]["helm"]["values"]
+    assert staged["image"]["tag"] == "1.3.0"
