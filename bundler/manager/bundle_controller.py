@@ -33,7 +33,6 @@ from bundler.api.bundle import Bundle
 from bundler.api.bundledeployment import BundleDeployment
 from bundler.api.resources import BUNDLE, BUNDLE_DEPLOYMENT
 from bundler.core.deletion_guard import deletion_hold
-from bundler.core.images.wanted import ImageFailure
 from bundler.core.planning import key as ref
 from bundler.core.rollout import RolloutDecision, RolloutTarget, plan_rollout
 from bundler.core.targeting import missing_references
@@ -42,7 +41,7 @@ from bundler.errors import BundlerError, InvalidInputError, TransientError
 from bundler.manager import placements, rollout_memory
 from bundler.manager.context import Context, split_ref
 from bundler.manager.durations import duration_seconds
-from bundler.manager.image_resolution import REASON_UNAVAILABLE
+from bundler.manager.image_resolution import first_unavailable
 from bundler.manager.image_status import images_outcome
 from bundler.manager.outcomes import Outcome, Rejection
 from bundler.manager.resolve import query_for
@@ -111,8 +110,8 @@ class BundleController:
         if sources is None:
             return None
         recheck = self._apply(scope, observed, bundle, planned, sources)
-        if (unavailable := _registry_unavailable(planned)) is not None:
-            raise unavailable  # its clusters are held; ask the registry again with backoff
+        if (unavailable := first_unavailable(planned.image_queries, planned.images)) is not None:
+            raise unavailable
         poll = self.ctx.resolution.seconds_until_poll(bundle)
         image_poll = self.ctx.images.seconds_until_poll(bundle)
         waits = [w for w in (poll, image_poll, recheck) if w is not None]
@@ -143,7 +142,7 @@ class BundleController:
             bundle, decided.image_queries, partial(scope.secrets.get, workspace)
         )
         try:
-            return self.ctx.memo.render(bundle, decided, resolved, images.answers)
+            return self.ctx.memo.render(bundle, decided, resolved, images)
         except InvalidInputError as invalid:
             self._reject(scope, bundle_ref, generation, Rejection(REASON_INVALID, str(invalid)))
             return None
@@ -496,15 +495,6 @@ def _outcome(
         halted=holds.halted,
         images=images_outcome(planned, bool(bundle.spec.images)),
     )
-
-
-def _registry_unavailable(planned: BundleRows) -> TransientError | None:
-    """The first image whose registry could not be reached this pass, as an error to retry."""
-    for query in planned.image_queries:
-        answer = planned.images.get(query.key)
-        if isinstance(answer, ImageFailure) and answer.reason == REASON_UNAVAILABLE:
-            return TransientError(answer.message, field=f"spec.images[{query.image.name}]")
-    return None
 
 
 def _blocked_reason(blocked: Mapping[str, str]) -> Rejection | None:

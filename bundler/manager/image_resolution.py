@@ -7,14 +7,13 @@ exception here but an ImageFailure answer: the clusters whose values read that i
 (they keep what they run), the others proceed, and the Bundle's ImagesResolved condition names
 the image and the cause. Successful answers are kept for the Bundle's generation until its
 `spec.helm.pollInterval` has passed (then every image is asked again, so a newly pushed tag rolls
-out); failures are asked again on the next pass, and a transient one is handed back so the
-controller retries the Bundle with backoff.
+out); failures are asked again on the next pass, and for an unreachable registry the controller
+retries the Bundle with backoff (`first_unavailable`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 
 from bundler.api.bundle import Bundle
 from bundler.api.images import BundleImage, ResolvedImage
@@ -36,14 +35,6 @@ REASON_NO_RESOLVER = "NoImageResolver"
 SecretLookup = Callable[[str], Obj | None]
 
 
-@dataclass(frozen=True)
-class ImagePass:
-    """One pass's answers, and the first transient failure among them (retry with backoff)."""
-
-    answers: Mapping[ImageKey, ImageAnswer]
-    retry: TransientError | None = None
-
-
 class ImageResolution:
     """Resolves a Bundle's images and remembers the successful answers for its generation."""
 
@@ -53,15 +44,14 @@ class ImageResolution:
 
     def resolve(
         self, bundle: Bundle, queries: Iterable[ImageQuery], secrets: SecretLookup
-    ) -> ImagePass:
+    ) -> dict[ImageKey, ImageAnswer]:
         """An answer for every query: kept ones as they are, the others asked now."""
         wanted = {q.key: q.image for q in queries}
         if not wanted:
-            return ImagePass({})
+            return {}
         cached = self._kept.get(bundle)
         kept: dict[ImageKey, ResolvedImage] = dict(cached.answers) if cached else {}
         answers: dict[ImageKey, ImageAnswer] = {}
-        retry = None
         for key, image in sorted(wanted.items()):
             if key in kept:
                 answers[key] = kept[key]
@@ -70,12 +60,11 @@ class ImageResolution:
                 kept[key] = answers[key] = self._resolve_one(bundle, image, secrets)
             except TransientError as error:
                 answers[key] = ImageFailure(REASON_UNAVAILABLE, error.message)
-                retry = retry or error
             except InvalidInputError as error:
                 answers[key] = _rejected(error)
         # Images asked later in the generation are asked again with the others at the next poll.
         self._kept.put(bundle, kept, None if cached is None else cached.at)
-        return ImagePass(answers, retry)
+        return answers
 
     def seconds_until_poll(self, bundle: Bundle) -> float | None:
         """When the images of `bundle` are due to be resolved again (pollInterval), if ever."""
@@ -104,6 +93,18 @@ class ImageResolution:
                 )
             secret = decoded_data(found)
         return self._resolver(image, secret).model_copy(update={"name": image.name})
+
+
+def first_unavailable(
+    queries: Iterable[ImageQuery], answers: Mapping[ImageKey, ImageAnswer]
+) -> TransientError | None:
+    """The first image whose registry could not be reached, as the error to retry the Bundle on
+    (with backoff: its users are held meanwhile, the other clusters already got theirs)."""
+    for query in queries:
+        answer = answers.get(query.key)
+        if isinstance(answer, ImageFailure) and answer.reason == REASON_UNAVAILABLE:
+            return TransientError(answer.message, field=f"spec.images[{query.image.name}]")
+    return None
 
 
 class _MissingSecretError(InvalidInputError):
