@@ -137,6 +137,11 @@ class ApiServer:
         """Answer the next `count` requests matching `verb` and `resource` with `code`."""
         self._context.faults.add(Fault(code, verb, resource, retry_after, count))
 
+    def expire_continue_tokens(self) -> None:
+        """Make every outstanding list continue token answer 410 Expired, as etcd's compaction
+        does on a real server."""
+        self._context.pager.expire_all()
+
     def clear_failures(self) -> None:
         self._context.faults.clear()
 
