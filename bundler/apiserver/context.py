@@ -33,6 +33,7 @@ class ServerContext:
         admin_token: str,
         bookmark_interval: float,
         token_controller: bool,
+        continue_ttl: float,
     ) -> None:
         self.store = store
         self.authenticator = Authenticator(store, admin_token)
@@ -40,7 +41,7 @@ class ServerContext:
         self.tokens = TokenController(store) if token_controller else None
         self.bookmark_interval = bookmark_interval
         self.faults = FaultQueue()
-        self.pager = Pager()
+        self.pager = Pager(ttl=continue_ttl)
         self.stopping = threading.Event()
         self._lock = threading.Lock()
         self._served: list[Resource] = list(dict.fromkeys(resources))

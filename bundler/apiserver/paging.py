@@ -6,7 +6,7 @@ offset of the next item, so, as against kube-apiserver, a token may be sent agai
 request gets the same page). What kube-apiserver refuses, this refuses with the same code:
 - a token that does not decode, or was issued for another collection or selector: 400;
 - `resourceVersion` together with `continue`: 400;
-- a token whose snapshot is gone (older than `ttl`, evicted beyond `max_snapshots`, or dropped by
+- a token whose snapshot is gone (`ttl` old, evicted beyond `max_snapshots`, or dropped by
   `expire_all`, which is what etcd's compaction does to a real one): 410 Expired.
 `remainingItemCount` is given only for lists without a label or field selector, as Kubernetes does.
 """
@@ -98,7 +98,7 @@ class Pager:
         snapshot_id, offset = _decode(token)
         with self._lock:
             snapshot = self._snapshots.get(snapshot_id)
-            if snapshot is not None and self._clock() - snapshot.taken > self._ttl:
+            if snapshot is not None and self._clock() - snapshot.taken >= self._ttl:
                 del self._snapshots[snapshot_id]
                 snapshot = None
         if snapshot is None:

@@ -27,6 +27,7 @@ from bundler.apiserver.authn import DEFAULT_ADMIN_TOKEN
 from bundler.apiserver.context import ServerContext
 from bundler.apiserver.faults import Fault
 from bundler.apiserver.httpd import KubeHTTPServer
+from bundler.apiserver.paging import DEFAULT_TTL
 from bundler.store.memory import MemoryStore
 
 _CONTEXT_NAME = "bundler-test"
@@ -41,7 +42,8 @@ class ApiServer:
     default) token Secrets of existing ServiceAccounts written through the server get a token, as
     Kubernetes' token controller gives them; its writes are not counted. `admin_token` (default a
     fixed one, or `token`) authenticates as a member of `system:masters`, who may do anything:
-    the fixtures' cluster admin; `kubeconfig()` uses it unless told another token.
+    the fixtures' cluster admin; `kubeconfig()` uses it unless told another token. A list's
+    continue token expires `continue_ttl` seconds after its first page (0: at once).
     """
 
     def __init__(
@@ -54,6 +56,7 @@ class ApiServer:
         token_controller: bool = True,
         certificate: tuple[Path, Path] | None = None,
         port: int = 0,
+        continue_ttl: float = DEFAULT_TTL,
     ) -> None:
         self.store = store if store is not None else MemoryStore(require_namespaces=True)
         self.url = ""
@@ -64,6 +67,7 @@ class ApiServer:
             admin_token=self.admin_token,
             bookmark_interval=bookmark_interval,
             token_controller=token_controller,
+            continue_ttl=continue_ttl,
         )
         self._certificate = certificate
         self._port = port
