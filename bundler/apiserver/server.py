@@ -24,7 +24,7 @@ import yaml
 
 from bundler.api.resources import ALL_KINDS, Resource, Verb
 from bundler.apiserver.authn import DEFAULT_ADMIN_TOKEN
-from bundler.apiserver.context import ServerContext
+from bundler.apiserver.context import ServerContext, Write
 from bundler.apiserver.faults import Fault
 from bundler.apiserver.httpd import KubeHTTPServer
 from bundler.apiserver.paging import DEFAULT_TTL
@@ -140,6 +140,11 @@ class ApiServer:
     ) -> None:
         """Answer the next `count` requests matching `verb` and `resource` with `code`."""
         self._context.faults.add(Fault(code, verb, resource, retry_after, count))
+
+    def writes(self, user: str | None = None) -> list[Write]:
+        """The successful writes so far (of `user` only, when given), oldest first."""
+        found = self._context.writes()
+        return found if user is None else [w for w in found if w.user == user]
 
     def expire_continue_tokens(self) -> None:
         """Make every outstanding list continue token answer 410 Expired, as etcd's compaction
