@@ -2,8 +2,9 @@
 
 BundlerError
 ├── InvalidInputError   the user's input is wrong; retrying will not help (CLI exit 2, Ready=False)
-│   └── RegistryAnswerError  a registry's answer is unusable: not found, not a chart, over a cap
-│                            (CLI exit 1: the command line was fine; Ready=False)
+│   ├── RegistryAnswerError  a registry's answer is unusable: not found, not a chart, over a cap
+│   │                        (CLI exit 1: the command line was fine; Ready=False)
+│   └── RegistryAuthError    a registry refused the client (401/403): its credentials or rights
 ├── TemplateError       values of one bundle failed to render for one cluster (confined to it)
 └── TransientError      the world is not ready or not reachable; retry with backoff
 
@@ -36,6 +37,11 @@ class RegistryAnswerError(InvalidInputError):
     an artifact that is not a chart, a body over a size cap): a controller treats it as invalid
     input, since only a change on the server fixes it; to the CLI it is a failure, not a bad
     argument."""
+
+
+class RegistryAuthError(InvalidInputError):
+    """A registry or its token service refused the client (401, 403): only other credentials or
+    other rights fix it."""
 
 
 class TemplateError(BundlerError):

@@ -92,7 +92,7 @@ def read_documents(paths: Sequence[str]) -> list[Document]:
     docs: list[Document] = []
     for path in input_files(paths):
         source = STDIN_SOURCE if str(path) == STDIN else str(path)
-        docs.extend(split_documents(_read_text(path), source))
+        docs.extend(split_documents(read_input_text(path), source))
     return docs
 
 
@@ -104,7 +104,8 @@ def _read_bytes(path: Path) -> bytes:
         return stream.read(yamlload.MAX_INPUT_BYTES + 1)
 
 
-def _read_text(path: Path) -> str:
+def read_input_text(path: Path) -> str:
+    """The UTF-8 text of an input file (`-`: standard input), at most MAX_INPUT_BYTES."""
     try:
         data = _read_bytes(path)
     except OSError as err:

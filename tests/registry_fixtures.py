@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -176,6 +177,14 @@ def oci_registry_tls(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Local
         tmp_path_factory.mktemp("registry-tls"), basic_auth=False, tls=True
     ) as registry:
         yield registry
+
+
+def closed_port() -> int:
+    """A loopback port nothing listens on (the kernel's pick, released): an unreachable registry."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    return port
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ from bundler.commands import (
     chart,
     cluster_register,
     dev,
+    images,
     manager,
     render,
     sim,
@@ -19,6 +20,7 @@ from bundler.commands import diff as diff_command
 COMMANDS: tuple[ModuleType, ...] = (
     render,
     chart,
+    images,
     manager,
     agent,
     agent_kubeconfig,

@@ -28,7 +28,6 @@ from bundler.core.planning import key
 from bundler.errors import BundlerError, InvalidInputError
 from bundler.inputs import World
 from bundler.manager.chart_resolver import ResolverSettings, repository_host
-from bundler.manager.registry_credentials import credentials_from_secret
 from bundler.manifests.engine import HelmEngine, find_engine
 from bundler.manifests.release import release_input, render_release
 from bundler.oci.chart_cache import ChartCache, default_cache_dir
@@ -36,6 +35,7 @@ from bundler.oci.credentials import Credentials, from_docker_config
 from bundler.oci.reference import SCHEME as OCI_SCHEME
 from bundler.oci.reference import uses_plain_http
 from bundler.oci.registry import RegistryOptions
+from bundler.oci.secret_credentials import credentials_from_secret
 
 Obj = dict[str, Any]
 

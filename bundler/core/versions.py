@@ -373,13 +373,17 @@ def resolve_version(
     candidates = [tag_to_version(entry) for entry in available]
     if constraint and constraint in candidates:
         return constraint
-    best: tuple[SemVer, str] | None = None
-    for text in candidates:
+    ranked = allowed_newest_first(wanted, candidates)
+    return ranked[0] if ranked else None
+
+
+def allowed_newest_first(wanted: Constraint, texts: Iterable[str]) -> list[str]:
+    """The entries of `texts` that are SemVer versions `wanted` allows, highest precedence first,
+    each once; among equal precedence (`1.0.0+a`, `v1.0.0`) the greatest text comes first, so the
+    order never depends on the order of `texts`. Entries that are not SemVer are skipped."""
+    allowed: dict[str, SemVer] = {}
+    for text in texts:
         version = _match_version(text)
-        if (
-            version is not None
-            and wanted.allows(version)
-            and (best is None or (version, text) > best)
-        ):
-            best = (version, text)
-    return best[1] if best else None
+        if version is not None and wanted.allows(version):
+            allowed[text] = version
+    return sorted(allowed, key=lambda text: (allowed[text], text), reverse=True)

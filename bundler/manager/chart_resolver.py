@@ -24,7 +24,7 @@ on one chart cost one request per pass; a successful chart check is kept for an 
 
 Transport: an `oci://` registry on a loopback host (127.0.0.1, localhost, [::1]) is spoken to over
 plain HTTP, any other over HTTPS unless its host is in `plain_http_hosts` (`--plain-http-registry`).
-Credentials come from the Bundle's `helm.secretRef` Secret (bundler.manager.registry_credentials),
+Credentials come from the Bundle's `helm.secretRef` Secret (bundler.oci.secret_credentials),
 else from `fallback_credentials` (`with_docker_config`: the Docker config, for commands run by a
 person, who has no workspace Secret at hand), else none.
 """
@@ -39,12 +39,12 @@ from urllib.parse import urlsplit
 from bundler.core.versions import SemVer, resolve_version, version_to_tag
 from bundler.errors import BundlerError, InvalidInputError
 from bundler.manager.answer_cache import AnswerCache
-from bundler.manager.registry_credentials import credentials_from_secret
 from bundler.oci.credentials import Credentials, from_docker_config
 from bundler.oci.reference import SCHEME as OCI_SCHEME
 from bundler.oci.reference import parse_location, uses_plain_http
 from bundler.oci.registry import RegistryOptions, check_chart
 from bundler.oci.repository import list_chart_versions
+from bundler.oci.secret_credentials import credentials_from_secret
 from bundler.runtime.clock import Clock, SystemClock
 
 DEFAULT_TIMEOUT = 10.0

@@ -18,7 +18,7 @@ from typing import Any
 import requests
 from oras.auth.base import AuthBackend
 
-from bundler.errors import InvalidInputError, TransientError
+from bundler.errors import InvalidInputError, RegistryAuthError, TransientError
 from bundler.oci.credentials import Credentials
 from bundler.oci.deadline import Deadline
 from bundler.oci.limits import MAX_METADATA_BYTES, Transfer, read_body, send
@@ -128,7 +128,7 @@ class ChallengeAuth(AuthBackend):  # type: ignore[misc]  # oras ships no type hi
         body = read_body(response, MAX_METADATA_BYTES, transfer)
         if response.status_code in (401, 403):
             who = "anonymous access" if self._credentials is None else f"user {self.username!r}"
-            raise InvalidInputError(
+            raise RegistryAuthError(
                 f"the token service {realm} refused {who} ({response.status_code})",
                 obj=self._reference,
             )

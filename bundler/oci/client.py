@@ -23,7 +23,13 @@ from typing import Any
 import requests
 from oras.provider import Registry
 
-from bundler.errors import BundlerError, InvalidInputError, RegistryAnswerError, TransientError
+from bundler.errors import (
+    BundlerError,
+    InvalidInputError,
+    RegistryAnswerError,
+    RegistryAuthError,
+    TransientError,
+)
 from bundler.oci.auth import ChallengeAuth
 from bundler.oci.credentials import Credentials
 from bundler.oci.deadline import Deadline, watch_session
@@ -161,16 +167,16 @@ def _status_error(
     detail = _registry_detail(response)
     if status == 401:
         if not auth.has_credentials:
-            return InvalidInputError(
+            return RegistryAuthError(
                 f"authentication required{detail}: pass --username and --password-stdin, "
                 "or add the registry to the Docker config",
                 obj=reference,
             )
-        return InvalidInputError(
+        return RegistryAuthError(
             f"authentication failed for user {auth.username!r}{detail}", obj=reference
         )
     if status == 403:
-        return InvalidInputError(f"access denied{detail}", obj=reference)
+        return RegistryAuthError(f"access denied{detail}", obj=reference)
     if status == 404:
         return RegistryAnswerError(f"not found in the registry{detail}", obj=reference)
     if status == 429 or status >= 500:

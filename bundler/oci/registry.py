@@ -40,6 +40,8 @@ from bundler.oci.reference import ChartRepository, ChartTag, OciLocation
 
 # Registries page tag lists by the hundred or thousand; more pages than this is a server looping.
 MAX_TAG_PAGES = 1000
+# A tag list within MAX_TAG_LIST_BYTES holds at most a few hundred thousand tags; fewer are plenty.
+MAX_TAGS = 100_000
 
 
 @dataclass(frozen=True)
@@ -75,7 +77,8 @@ class PulledChart:
         return f"{self.chart_yaml['name']}-{self.chart_yaml['version']}.tgz"
 
 
-def _client(host: str, reference: str, options: RegistryOptions) -> RegistryClient:
+def registry_client(host: str, reference: str, options: RegistryOptions) -> RegistryClient:
+    """A client for one operation on `host` (enter it), labelled with `reference` for errors."""
     return RegistryClient(
         host,
         reference=reference,
@@ -87,7 +90,8 @@ def _client(host: str, reference: str, options: RegistryOptions) -> RegistryClie
     )
 
 
-def _container(repository: ChartRepository, tag: str) -> Container:
+def repository_container(repository: ChartRepository, tag: str) -> Container:
+    """oras's name for `repository:tag`."""
     # Built from parts: oras's own parser would read a dotted first path component as a host.
     container = Container(f"{repository.chart_name}:{tag}", registry=repository.host)
     container.namespace = repository.namespace
@@ -109,11 +113,11 @@ def push_chart(
     """Push a chart archive into `location`; return the tag written and the manifest digest."""
     metadata = archive.metadata
     tag = location.repository(metadata.name).tagged(version_to_tag(metadata.version))
-    container = _container(tag.repository, tag.tag)
+    container = repository_container(tag.repository, tag.tag)
     config_data = metadata.config_json()
     config = layout.Descriptor.of(layout.CONFIG_MEDIA_TYPE, config_data)
     layer = layout.Descriptor.of(layout.CHART_LAYER_MEDIA_TYPE, archive.data)
-    with _client(location.host, tag.url, options) as client:
+    with registry_client(location.host, tag.url, options) as client:
         _upload(client, container, config, config_data)
         _upload(client, container, layer, archive.data)
         manifest = layout.chart_manifest(metadata, config, layer)
@@ -135,7 +139,7 @@ class ChartManifest:
 
 
 def _fetch_manifest(client: RegistryClient, tag: ChartTag) -> ChartManifest:
-    container = _container(tag.repository, tag.tag)
+    container = repository_container(tag.repository, tag.tag)
     response = client.do_request(
         f"{client.prefix}://{container.manifest_url()}",
         "GET",
@@ -165,16 +169,16 @@ def _fetch_manifest(client: RegistryClient, tag: ChartTag) -> ChartManifest:
 def check_chart(tag: ChartTag, options: RegistryOptions) -> ChartManifest:
     """The manifest of a tagged chart, without its layer: RegistryAnswerError when the artifact
     is not a Helm chart or its layer is over the chart cap."""
-    with _client(tag.repository.host, tag.url, options) as client:
+    with registry_client(tag.repository.host, tag.url, options) as client:
         return _fetch_manifest(client, tag)
 
 
 def pull_chart(tag: ChartTag, options: RegistryOptions) -> PulledChart:
     """Fetch one tagged chart; RegistryAnswerError when the artifact is not a Helm chart."""
-    with _client(tag.repository.host, tag.url, options) as client:
+    with registry_client(tag.repository.host, tag.url, options) as client:
         manifest = _fetch_manifest(client, tag)
         layer = manifest.layer
-        container = _container(tag.repository, tag.tag)
+        container = repository_container(tag.repository, tag.tag)
         response = client.get_blob(container, layer.digest, stream=True)
         # The descriptor's size is the most the layer may have: a longer body is not that blob.
         data = read_body(response, layer.size, client.transfer("the chart layer"))
@@ -187,16 +191,26 @@ def pull_chart(tag: ChartTag, options: RegistryOptions) -> PulledChart:
     return PulledChart(reference=tag, digest=manifest.digest, archive=data, chart_yaml=chart_yaml)
 
 
-def list_tags(repository: ChartRepository, options: RegistryOptions) -> list[str]:
-    """Every tag of a chart repository, as the registry lists them (all pages).
+def list_tags(
+    repository: ChartRepository,
+    options: RegistryOptions,
+    *,
+    page_size: int | None = None,
+    max_tags: int = MAX_TAGS,
+) -> list[str]:
+    """Every tag of a repository, as the registry lists them (all pages, `page_size` tags a page
+    when given: `?n=`; the registry's own page size otherwise), at most `max_tags` of them.
 
-    The answer is checked, as any answer from a server: a body that is not a tag list, or pages
-    that never end, are errors naming the repository rather than a crash or a hang.
+    The answer is checked, as any answer from a server: a body that is not a tag list, more tags
+    than `max_tags`, or pages that never end, are errors naming the repository rather than a
+    crash or a hang.
     """
     tags: list[str] = []
     spent = 0
-    with _client(repository.host, repository.url, options) as client:
-        url = f"{client.prefix}://{_container(repository, 'latest').tags_url()}"
+    with registry_client(repository.host, repository.url, options) as client:
+        url = (
+            f"{client.prefix}://{repository_container(repository, 'latest').tags_url(N=page_size)}"
+        )
         for _ in range(MAX_TAG_PAGES):
             response = client.do_request(url, "GET", headers=client.headers, stream=True)
             body = read_body(
@@ -204,6 +218,10 @@ def list_tags(repository: ChartRepository, options: RegistryOptions) -> list[str
             )
             spent += len(body)
             tags.extend(_page_tags(body, repository.url))
+            if len(tags) > max_tags:
+                raise RegistryAnswerError(
+                    f"the registry lists more than {max_tags} tags", obj=repository.url
+                )
             following = response.links.get("next", {}).get("url")
             if not following:
                 return tags

@@ -4,12 +4,10 @@ the Secret shapes a Bundle's `helm.secretRef` may name."""
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 import re
 from pathlib import Path
 from typing import Any
-from urllib.parse import urljoin
 
 import requests
 
@@ -20,6 +18,7 @@ from bundler.oci.reference import parse_location
 from bundler.oci.registry import RegistryOptions, push_chart
 from tests.builders import WS
 from tests.registry_fixtures import LocalRegistry
+from tests.registry_images import put_blob
 
 CHART = "demo"
 
@@ -89,11 +88,11 @@ def push_not_a_chart(registry: LocalRegistry, path: str, tag: str) -> None:
     repository = f"{path}/{CHART}"
     config = {
         "mediaType": "application/vnd.oci.image.config.v1+json",
-        **_blob(registry, repository, b"{}"),
+        **put_blob(registry, repository, b"{}"),
     }
     layer = {
         "mediaType": "application/vnd.oci.image.layer.v1.tar",
-        **_blob(registry, repository, b"x"),
+        **put_blob(registry, repository, b"x"),
     }
     manifest = {
         "schemaVersion": 2,
@@ -107,12 +106,3 @@ def push_not_a_chart(registry: LocalRegistry, path: str, tag: str) -> None:
         headers={"Content-Type": MANIFEST_MEDIA_TYPE},
         timeout=10,
     ).raise_for_status()
-
-
-def _blob(registry: LocalRegistry, repository: str, data: bytes) -> dict[str, Any]:
-    digest = f"sha256:{hashlib.sha256(data).hexdigest()}"
-    started = requests.post(f"{registry.base_url}/v2/{repository}/blobs/uploads/", timeout=10)
-    location = urljoin(registry.base_url, started.headers["Location"])
-    separator = "&" if "?" in location else "?"
-    requests.put(f"{location}{separator}digest={digest}", data=data, timeout=10).raise_for_status()
-    return {"digest": digest, "size": len(data)}

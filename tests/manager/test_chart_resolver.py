@@ -24,9 +24,9 @@ from bundler.manager.chart_resolver import (
     ResolverSettings,
     with_docker_config,
 )
-from bundler.manager.registry_credentials import credentials_from_secret
 from bundler.oci.credentials import Credentials
 from bundler.oci.reference import uses_plain_http
+from bundler.oci.secret_credentials import credentials_from_secret
 from bundler.runtime.clock import ManualClock
 from bundler.store.memory import MemoryStore
 from tests.builders import bundle, cluster

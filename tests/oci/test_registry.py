@@ -10,7 +10,6 @@ import tarfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import urljoin
 
 import pytest
 import requests
@@ -23,6 +22,7 @@ from tests.oci.conftest import MakeChart, RunCli
 from tests.oci.hostile_server import Answer, HostileServer, Out, head, hostile, whole
 from tests.oci.hostile_server import chart_manifest as hostile_chart_manifest
 from tests.registry_fixtures import LocalRegistry
+from tests.registry_images import put_blob
 
 __all__ = ["hostile"]
 
@@ -45,21 +45,12 @@ def _blob(reg: LocalRegistry, repository: str, digest: str) -> bytes:
     return response.content
 
 
-def _put_blob(reg: LocalRegistry, repository: str, data: bytes) -> dict[str, object]:
-    digest = f"sha256:{hashlib.sha256(data).hexdigest()}"
-    started = requests.post(f"{reg.base_url}/v2/{repository}/blobs/uploads/", timeout=10)
-    location = urljoin(reg.base_url, started.headers["Location"])
-    separator = "&" if "?" in location else "?"
-    requests.put(f"{location}{separator}digest={digest}", data=data, timeout=10).raise_for_status()
-    return {"digest": digest, "size": len(data)}
-
-
 def _push_raw(
     reg: LocalRegistry, repository: str, tag: str, config_type: str, layer_type: str
 ) -> None:
     """Push an artifact with the given media types, without bundler (for the not-a-chart case)."""
-    config = {"mediaType": config_type, **_put_blob(reg, repository, b"{}")}
-    layer = {"mediaType": layer_type, **_put_blob(reg, repository, b"just a file")}
+    config = {"mediaType": config_type, **put_blob(reg, repository, b"{}")}
+    layer = {"mediaType": layer_type, **put_blob(reg, repository, b"just a file")}
     manifest = {
         "schemaVersion": 2,
         "mediaType": layout.MANIFEST_MEDIA_TYPE,

@@ -1,0 +1,225 @@
+"""`bundler images update` against real pushed images (docker-registry on 127.0.0.1)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.cli_helpers import CliResult, run_cli
+from tests.manager.registry_charts import docker_config_json
+from tests.registry_fixtures import LocalRegistry, closed_port
+from tests.registry_images import PushedManifest, push_image, push_index, repository_path
+
+BUNDLE = """\
+apiVersion: bundler.dev/v1alpha1
+kind: Bundle
+metadata:
+  name: app
+  namespace: ws
+spec:
+  helm:
+    repo: oci://{host}/charts
+    chart: app
+    version: 1.0.0
+  images:
+    - name: web
+      repository: {repository}
+      policy:
+        semver:
+          range: "^1"
+{extra}  targets:
+    - name: all
+      clusterSelector: {{}}
+"""
+
+VALUES = """\
+# Values the CI job keeps current; comments and layout stay as they are.
+web:
+  image: {repository}:1.0.0  # {{"$imagepolicy": "ws/app:web"}}
+  tag: "1.0.0" # {{"$imagepolicy": "ws/app:web:tag"}}
+  repo: '{repository}'   # {{"$imagepolicy": "ws/app:web:name"}}
+  digest: sha256:0 # {{"$imagepolicy": "ws/app:web:digest"}}
+sidecars:
+  - {repository}:1.0.0 # {{"$imagepolicy": "ws/app:web"}}
+flux: ghcr.io/x:1 # {{"$imagepolicy": "flux-system:x"}}
+"""
+
+
+@pytest.fixture
+def repository(oci_registry: LocalRegistry, request: pytest.FixtureRequest) -> str:
+    name = re.sub(r"[^a-z0-9]+", "-", request.node.name.lower()).strip("-")
+    return f"{oci_registry.host}/t/{name}"
+
+
+def write_inputs(workdir: Path, repository: str, extra: str = "") -> Path:
+    workdir.mkdir(parents=True, exist_ok=True)
+    host = repository.split("/", 1)[0]
+    (workdir / "bundle.yaml").write_text(
+        BUNDLE.format(host=host, repository=repository, extra=extra)
+    )
+    (workdir / "values.yaml").write_text(VALUES.format(repository=repository))
+    return workdir
+
+
+def update(capsys: pytest.CaptureFixture[str], *argv: str) -> CliResult:
+    return run_cli(capsys, "images", "update", *argv)
+
+
+def expected_values(repository: str, tag: str, digest: str) -> str:
+    return (
+        VALUES.format(repository=repository)
+        .replace(f"{repository}:1.0.0", f"{repository}:{tag}")
+        .replace('"1.0.0"', f'"{tag}"')
+        .replace("sha256:0", digest)
+    )
+
+
+def test_marked_values_are_rewritten_and_reported(
+    capsys: pytest.CaptureFixture[str],
+    oci_registry: LocalRegistry,
+    repository: str,
+    tmp_path: Path,
+    docker_config: Path,
+) -> None:
+    for tag in ("1.0.0", "1.1.0", "2.0.0"):
+        push_image(oci_registry, repository_path(repository), tag)
+    newest: PushedManifest = push_index(oci_registry, repository_path(repository), "1.2.0")
+    inputs = write_inputs(tmp_path / "in", repository)
+    values = inputs / "values.yaml"
+
+    result = update(capsys, "-f", str(inputs))
+
+    assert result.code == 1, result.stderr
+    assert "notice" not in result.stderr  # values files are where markers live: no noise
+    assert values.read_text() == expected_values(repository, "1.2.0", newest.digest)
+    assert result.stdout.splitlines() == [
+        f"{values}:3: {repository}:1.0.0 -> {repository}:1.2.0",
+        f"{values}:4: 1.0.0 -> 1.2.0",
+        f"{values}:6: sha256:0 -> {newest.digest}",
+        f"{values}:8: {repository}:1.0.0 -> {repository}:1.2.0",
+    ]
+    again = update(capsys, "-f", str(inputs))
+    assert (again.code, again.stdout) == (0, "")
+    assert "current" in again.stderr
+
+
+def test_dry_run_prints_without_writing(
+    capsys: pytest.CaptureFixture[str],
+    oci_registry: LocalRegistry,
+    repository: str,
+    tmp_path: Path,
+    docker_config: Path,
+) -> None:
+    push_image(oci_registry, repository_path(repository), "1.5.0")
+    inputs = write_inputs(tmp_path / "in", repository)
+    before = (inputs / "values.yaml").read_text()
+    result = update(
+        capsys, "--dry-run", "-f", str(inputs / "bundle.yaml"), "-f", str(inputs / "values.yaml")
+    )
+    assert result.code == 1
+    assert len(result.stdout.splitlines()) == 4
+    assert (inputs / "values.yaml").read_text() == before
+
+
+def test_crlf_line_endings_are_kept(
+    capsys: pytest.CaptureFixture[str],
+    oci_registry: LocalRegistry,
+    repository: str,
+    tmp_path: Path,
+    docker_config: Path,
+) -> None:
+    pushed = push_image(oci_registry, repository_path(repository), "1.3.0")
+    inputs = write_inputs(tmp_path / "in", repository)
+    values = inputs / "values.yaml"
+    values.write_bytes(values.read_bytes().replace(b"\n", b"\r\n"))
+    assert update(capsys, "-f", str(inputs)).code == 1
+    expected = expected_values(repository, "1.3.0", pushed.digest).replace("\n", "\r\n")
+    assert values.read_bytes() == expected.encode()
+
+
+def test_platform_and_credentials_from_the_docker_config(
+    capsys: pytest.CaptureFixture[str],
+    oci_registry_basic_auth: LocalRegistry,
+    tmp_path: Path,
+    docker_config: Path,
+) -> None:
+    reg = oci_registry_basic_auth
+    assert reg.username is not None and reg.password is not None
+    repository = f"{reg.host}/t/images-update-auth"
+    push_index(reg, repository_path(repository), "1.0.0", ("linux/amd64", "linux/arm64"))
+    arm = push_index(reg, repository_path(repository), "1.1.0", ("linux/arm64",))
+    push_image(reg, repository_path(repository), "1.2.0", "linux/amd64")
+    inputs = write_inputs(tmp_path / "in", repository, extra="      platform: linux/arm64\n")
+    denied = update(capsys, "-f", str(inputs))
+    assert denied.code == 2
+    assert "requires credentials and none were given" in denied.stderr
+
+    config = tmp_path / "config.json"
+    config.write_text(docker_config_json(reg.host, reg.username, reg.password))
+    result = update(capsys, "-f", str(inputs), "--registry-config", str(config))
+    assert result.code == 1, result.stderr
+    assert (inputs / "values.yaml").read_text() == expected_values(repository, "1.1.0", arm.digest)
+
+
+def test_credentials_from_a_secret_among_the_inputs(
+    capsys: pytest.CaptureFixture[str],
+    oci_registry_basic_auth: LocalRegistry,
+    tmp_path: Path,
+    docker_config: Path,
+) -> None:
+    reg = oci_registry_basic_auth
+    repository = f"{reg.host}/t/images-update-secret"
+    push_image(reg, repository_path(repository), "1.0.1")
+    inputs = write_inputs(tmp_path / "in", repository, extra="      secretRef: {name: pull}\n")
+    (inputs / "secret.yaml").write_text(
+        "apiVersion: v1\nkind: Secret\nmetadata: {name: pull, namespace: ws}\n"
+        "type: kubernetes.io/basic-auth\n"
+        f"stringData: {{username: {reg.username}, password: wrong-password}}\n"
+    )
+    result = update(capsys, "-f", str(inputs))
+    assert result.code == 2
+    assert f"Bundle ws/app: spec.images[web]: {repository}: the registry refused" in result.stderr
+    assert "wrong-password" not in result.stderr
+
+
+BAD_INPUT_CASES = [
+    ("unknown-bundle", 'x: 1 # {"$imagepolicy": "ws/other:web"}', "names Bundle ws/other"),
+    ("unknown-image", 'x: 1 # {"$imagepolicy": "ws/app:api"}', "has no image 'api'"),
+    ("bad-marker", 'x: 1 # {"$imagepolicy": "ws/app:web:size"}', "is not NAMESPACE/BUNDLE"),
+]
+
+
+@pytest.mark.parametrize(
+    ("line", "message"), [c[1:] for c in BAD_INPUT_CASES], ids=[c[0] for c in BAD_INPUT_CASES]
+)
+def test_bad_markers_are_invalid_input_naming_file_and_line(
+    capsys: pytest.CaptureFixture[str],
+    repository: str,
+    tmp_path: Path,
+    line: str,
+    message: str,
+) -> None:
+    inputs = write_inputs(tmp_path / "in", repository)
+    (inputs / "more.yaml").write_text(f"a: 1\n{line}\n")
+    result = update(capsys, "-f", str(inputs))
+    assert result.code == 2
+    assert f"{inputs / 'more.yaml'}:2: " in result.stderr and message in result.stderr
+
+
+def test_an_unreachable_registry_fails_and_writes_nothing(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, docker_config: Path
+) -> None:
+    port = closed_port()
+    inputs = write_inputs(tmp_path / "in", f"127.0.0.1:{port}/t/web")
+    before = (inputs / "values.yaml").read_text()
+    result = update(capsys, "-f", str(inputs))
+    assert result.code == 1
+    assert "cannot reach registry" in result.stderr
+    assert (inputs / "values.yaml").read_text() == before
+
+
+def test_standard_input_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    result = update(capsys, "-f", "-")
+    assert result.code == 2 and "cannot write back to standard input" in result.stderr
