@@ -38,6 +38,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from bundler.errors import InvalidInputError
 
 MAX_DEPTH = 100
+_LIBYAML_TOO_DEEP = "exceeded maximum nesting depth"
 MAX_ALIAS_NODES = 1_000_000
 #: The longest YAML text read from a user (one input file, one kubeconfig).
 MAX_INPUT_BYTES = 16 << 20
@@ -231,7 +232,12 @@ def _check_depth_streaming(text: str | bytes) -> None:
             elif isinstance(event, yaml.DocumentEndEvent):
                 index += 1
     except yaml.YAMLError as err:
-        raise DocumentError(index, describe_yaml_error(err, text), _error_line(err, text)) from None
+        # libyaml 0.2.6 (PyYAML 6.0.4's wheels) has its own nesting limit, met while scanning
+        # ahead, before our count reaches MAX_DEPTH: the same refusal, said in our words.
+        at = _error_line(err, text)
+        if _LIBYAML_TOO_DEEP in str(err):
+            raise DocumentError(index, _too_deep_message(), line or at) from None
+        raise DocumentError(index, describe_yaml_error(err, text), at) from None
 
 
 def _documents(text: str | bytes, *, unique_keys: bool, with_nodes: bool = False) -> Iterator[Any]:

@@ -1,21 +1,46 @@
 """State the test API server shares between its request threads: store, served kinds, counters,
-injected faults, list snapshots being paged, who a token is (authn) and what they may do (rbac),
-the emulated token controller, and the open watch streams it must end on stop."""
+the log of successful writes (who wrote what: the last MAX_WRITES), injected faults, list
+snapshots being paged, who a token is (authn) and what they may do (rbac), the emulated token
+controller, and the open watch streams it must end on stop."""
 
 from __future__ import annotations
 
 import threading
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Protocol
 
-from bundler.api.resources import Resource
+from bundler.api.resources import Resource, Verb
 from bundler.apiserver.authn import Authenticator
 from bundler.apiserver.faults import FaultQueue
 from bundler.apiserver.paging import Pager
 from bundler.apiserver.rbac import Authorizer
+from bundler.apiserver.routing import ResourceRoute
 from bundler.apiserver.tokens import TokenController
 from bundler.store.memory import MemoryStore
+from bundler.store.protocol import Obj
+
+# Writes remembered for tests that ask who wrote what; older ones are forgotten.
+MAX_WRITES = 100_000
+
+
+@dataclass(frozen=True)
+class Write:
+    """One successful write: who, which verb, and the object (its status subresource or not)."""
+
+    user: str
+    verb: Verb
+    resource: str
+    namespace: str
+    name: str
+    status: bool
+
+    @classmethod
+    def of(cls, user: str, verb: Verb, route: ResourceRoute, answer: Obj) -> Write:
+        name = route.name or str((answer.get("metadata") or {}).get("name") or "")
+        namespace = route.namespace or ""
+        return cls(user, verb, route.resource.plural, namespace, name, route.status)
 
 
 class Closable(Protocol):
@@ -33,6 +58,7 @@ class ServerContext:
         admin_token: str,
         bookmark_interval: float,
         token_controller: bool,
+        continue_ttl: float,
     ) -> None:
         self.store = store
         self.authenticator = Authenticator(store, admin_token)
@@ -40,12 +66,13 @@ class ServerContext:
         self.tokens = TokenController(store) if token_controller else None
         self.bookmark_interval = bookmark_interval
         self.faults = FaultQueue()
-        self.pager = Pager()
+        self.pager = Pager(ttl=continue_ttl)
         self.stopping = threading.Event()
         self._lock = threading.Lock()
         self._served: list[Resource] = list(dict.fromkeys(resources))
         self._counts: Counter[str] = Counter()
         self._denials: list[str] = []
+        self._writes: deque[Write] = deque(maxlen=MAX_WRITES)
         self._streams: set[Closable] = set()
 
     def served(self) -> list[Resource]:
@@ -73,6 +100,14 @@ class ServerContext:
     def reset_counts(self) -> None:
         with self._lock:
             self._counts.clear()
+
+    def record_write(self, write: Write) -> None:
+        with self._lock:
+            self._writes.append(write)
+
+    def writes(self) -> list[Write]:
+        with self._lock:
+            return list(self._writes)
 
     def deny(self, message: str) -> None:
         with self._lock:

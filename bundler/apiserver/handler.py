@@ -17,7 +17,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from bundler.api.resources import Verb
 from bundler.apiserver.admission import admit, authorize_path
-from bundler.apiserver.context import ServerContext
+from bundler.apiserver.context import ServerContext, Write
 from bundler.apiserver.discovery import document, is_discovery_path
 from bundler.apiserver.openapi import is_openapi_path, openapi_document
 from bundler.apiserver.routing import ResourceRoute, resolve, verb_of
@@ -162,6 +162,8 @@ class RequestHandler(BaseHTTPRequestHandler):
                 answer = view.of_answer(answer, _now())
             if context.tokens is not None and verb in _WRITES_OF_OBJECTS:
                 context.tokens.written(route.resource, answer)
+            if verb not in _READS:
+                context.record_write(Write.of(user.name, verb, route, answer))
         except StoreError as error:
             raise from_store_error(error, route.resource, route.name) from None
         self._send_json(code, answer)

@@ -24,9 +24,10 @@ import yaml
 
 from bundler.api.resources import ALL_KINDS, Resource, Verb
 from bundler.apiserver.authn import DEFAULT_ADMIN_TOKEN
-from bundler.apiserver.context import ServerContext
+from bundler.apiserver.context import ServerContext, Write
 from bundler.apiserver.faults import Fault
 from bundler.apiserver.httpd import KubeHTTPServer
+from bundler.apiserver.paging import DEFAULT_TTL
 from bundler.store.memory import MemoryStore
 
 _CONTEXT_NAME = "bundler-test"
@@ -41,7 +42,8 @@ class ApiServer:
     default) token Secrets of existing ServiceAccounts written through the server get a token, as
     Kubernetes' token controller gives them; its writes are not counted. `admin_token` (default a
     fixed one, or `token`) authenticates as a member of `system:masters`, who may do anything:
-    the fixtures' cluster admin; `kubeconfig()` uses it unless told another token.
+    the fixtures' cluster admin; `kubeconfig()` uses it unless told another token. A list's
+    continue token expires `continue_ttl` seconds after its first page (0: at once).
     """
 
     def __init__(
@@ -54,6 +56,7 @@ class ApiServer:
         token_controller: bool = True,
         certificate: tuple[Path, Path] | None = None,
         port: int = 0,
+        continue_ttl: float = DEFAULT_TTL,
     ) -> None:
         self.store = store if store is not None else MemoryStore(require_namespaces=True)
         self.url = ""
@@ -64,6 +67,7 @@ class ApiServer:
             admin_token=self.admin_token,
             bookmark_interval=bookmark_interval,
             token_controller=token_controller,
+            continue_ttl=continue_ttl,
         )
         self._certificate = certificate
         self._port = port
@@ -136,6 +140,16 @@ class ApiServer:
     ) -> None:
         """Answer the next `count` requests matching `verb` and `resource` with `code`."""
         self._context.faults.add(Fault(code, verb, resource, retry_after, count))
+
+    def writes(self, user: str | None = None) -> list[Write]:
+        """The successful writes so far (of `user` only, when given), oldest first."""
+        found = self._context.writes()
+        return found if user is None else [w for w in found if w.user == user]
+
+    def expire_continue_tokens(self) -> None:
+        """Make every outstanding list continue token answer 410 Expired, as etcd's compaction
+        does on a real server."""
+        self._context.pager.expire_all()
 
     def clear_failures(self) -> None:
         self._context.faults.clear()

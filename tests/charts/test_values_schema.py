@@ -67,6 +67,8 @@ MANAGER_REJECTED: list[tuple[Obj, str, str]] = [
     ({"extraEnv": [{"value": "x"}]}, "/extraEnv/0", "env-without-name"),
     ({"kubeAPI": {"qps": 0, "burst": 1}}, "/kubeAPI/qps", "zero-qps"),
     ({"remoteAgent": {"workers": 0}}, "/remoteAgent/workers", "remote-agent-without-workers"),
+    ({"shards": 0}, "/shards", "no-shards"),
+    ({"shards": "3"}, "/shards", "shards-as-string"),
 ]
 
 AGENT_REJECTED: list[tuple[Obj, str, str]] = [

@@ -54,6 +54,13 @@ def test_operations_defaults(command: tuple[str, ...]) -> None:
         DEFAULT_BURST,
     )
     assert args.shutdown_timeout == 25.0
+    assert Operations.from_args(args).kube_options().page_size == 500
+
+
+@pytest.mark.parametrize("command", [("manager",), AGENT_ARGS], ids=["manager", "agent"])
+def test_list_page_size_reaches_the_api_client(command: tuple[str, ...]) -> None:
+    args = parse_args(*command, "--kube-list-page-size", "50")
+    assert Operations.from_args(args).kube_options().page_size == 50
 
 
 def test_leader_election_flags_become_the_lease_timings() -> None:
@@ -80,10 +87,20 @@ def test_leader_election_flags_become_the_lease_timings() -> None:
         ("--log-format", "xml"),
         ("--kube-api-qps", "0"),
         ("--kube-api-burst", "1.5"),
+        ("--kube-list-page-size", "0"),
         ("--shutdown-timeout", "-1"),
         ("--leader-election-lease-duration", "0"),
     ],
-    ids=["metrics-addr", "health-addr", "log-format", "qps", "burst", "shutdown", "lease"],
+    ids=[
+        "metrics-addr",
+        "health-addr",
+        "log-format",
+        "qps",
+        "burst",
+        "page-size",
+        "shutdown",
+        "lease",
+    ],
 )
 def test_bad_operations_flags_are_usage_errors(
     argv: tuple[str, ...], capsys: pytest.CaptureFixture[str]

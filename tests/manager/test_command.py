@@ -15,6 +15,7 @@ import pytest
 from bundler.api.resources import CLUSTER, CORE_KINDS, NAMESPACE
 from bundler.apiserver import ApiServer
 from bundler.commands import manager as command
+from bundler.core.shards import Shard
 from bundler.errors import InvalidInputError
 from bundler.manager.options import ManagerOptions
 from tests.builders import WS, cluster
@@ -39,8 +40,17 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
             {"leader_elect": True, "lease_namespace": "bundler-system"},
         ),
         (("--offline-after", "60"), {"offline_after": 60.0}),
+        (("--shard-count", "1"), {"shard": None}),
+        (("--shard-count", "3", "--shard-index", "2"), {"shard": Shard(2, 3)}),
     ],
-    ids=["defaults", "workspaces-and-workers", "leader-election", "offline-after"],
+    ids=[
+        "defaults",
+        "workspaces-and-workers",
+        "leader-election",
+        "offline-after",
+        "one-shard-is-no-shard",
+        "shard-2-of-3",
+    ],
 )
 def test_flags_become_options(argv: tuple[str, ...], expected: dict[str, Any]) -> None:
     options = command.options_from(parse_args("manager", *argv))
@@ -54,8 +64,17 @@ def test_flags_become_options(argv: tuple[str, ...], expected: dict[str, Any]) -
         (("--namespace", "Not_A_Namespace"), "--namespace"),
         (("--offline-after", "0"), "--offline-after"),
         (("--kubeconfig", "/nonexistent/kubeconfig"), None),
+        (("--shard-count", "3", "--shard-index", "3"), "--shard-index"),
+        (("--shard-index", "-1"), "--shard-index"),
     ],
-    ids=["no-workers", "bad-namespace", "bad-offline-after", "missing-kubeconfig"],
+    ids=[
+        "no-workers",
+        "bad-namespace",
+        "bad-offline-after",
+        "missing-kubeconfig",
+        "shard-index-beyond-count",
+        "negative-shard-index",
+    ],
 )
 def test_bad_input_is_an_input_error(argv: tuple[str, ...], flag: str | None) -> None:
     with pytest.raises(InvalidInputError) as raised:
@@ -78,6 +97,13 @@ def test_lease_namespace(
     lease = options.lease()
     assert lease is not None
     assert (lease.name, lease.namespace) == ("bundler-manager", expected)
+
+
+def test_each_shard_elects_through_its_own_lease() -> None:
+    leases = [ManagerOptions(leader_elect=True, shard=Shard(i, 3)).lease() for i in range(3)]
+    assert [lease.name if lease else None for lease in leases] == [
+        f"bundler-manager-shard-{i}-of-3" for i in range(3)
+    ]
 
 
 def start_bundler(*argv: str) -> subprocess.Popen[str]:

@@ -27,6 +27,24 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/component: manager
 {{- end -}}
 
+{{/* The manager Deployment of shard (index) in (list context index): the release's name alone
+without shards. */}}
+{{- define "bundler.shardName" -}}
+{{- $ctx := index . 0 -}}
+{{- if gt (int $ctx.Values.shards) 1 -}}
+{{- printf "%s-shard-%d" (include "bundler.fullname" $ctx | trunc 50 | trimSuffix "-") (index . 1) -}}
+{{- else -}}
+{{- include "bundler.fullname" $ctx -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The label telling the shards' pods apart (none without shards), for (list context index). */}}
+{{- define "bundler.shardLabel" -}}
+{{- if gt (int (index . 0).Values.shards) 1 -}}
+bundler.dev/shard: {{ index . 1 | quote }}
+{{- end -}}
+{{- end -}}
+
 {{- define "bundler.remoteAgentSelectorLabels" -}}
 {{ include "bundler.instanceLabels" . }}
 app.kubernetes.io/component: remote-agent
