@@ -27,13 +27,15 @@ from typing import Any
 
 from bundler.api.bundle import Bundle
 from bundler.api.images import ResolvedImage
-from bundler.commands.arguments import add_input_paths, add_registry_arguments
-from bundler.commands.flag_types import check_seconds
+from bundler.commands.arguments import (
+    add_input_paths,
+    add_registry_arguments,
+    image_resolver_settings,
+)
 from bundler.commands.manifests import add_registry_config_argument
 from bundler.core.images.markers import ImageAddress, Marker, find_markers, marked_value, rewrite
 from bundler.errors import BundlerError, InvalidInputError
 from bundler.inputs import STDIN, World, input_files, load_world, read_input_text
-from bundler.oci.credentials import from_docker_config
 from bundler.oci.images import ImageResolver, ImageResolverSettings
 
 EXIT_CURRENT = 0
@@ -100,18 +102,10 @@ def _marked_file(path: Path) -> MarkedFile:
 
 
 def _settings(args: argparse.Namespace) -> ImageResolverSettings:
-    check_seconds(args.registry_timeout, "--registry-timeout")
-    check_seconds(args.registry_deadline, "--registry-deadline")
     config: Path | None = args.registry_config
     if config is not None and not config.is_file():
         raise InvalidInputError(f"{config} does not exist", field="--registry-config")
-    return ImageResolverSettings(
-        timeout=args.registry_timeout,
-        deadline=args.registry_deadline,
-        plain_http_hosts=frozenset(args.plain_http_registries),
-        fallback_credentials=lambda host: from_docker_config(host, config),
-        credentials_hint=DOCKER_CONFIG_HINT,
-    )
+    return image_resolver_settings(args, docker_config=True, config_path=config)
 
 
 def _resolve(
