@@ -133,6 +133,7 @@ class Manager:
     def resync(self) -> None:
         """Look at every object again; in an unchanged world this writes nothing."""
         work = self.ctx.work
+        self.ctx.continuations.invalidate_all()
         for scope in self.ctx.scopes.all:
             bundles = scope.bundles.list_keys()
             clusters = scope.clusters.list_keys()
@@ -159,6 +160,12 @@ class Manager:
     def rows_decided(self) -> int:
         """How many (bundle, cluster) targeting decisions were made so far: memo misses."""
         return self.ctx.memo.decided
+
+    @property
+    def rows_planned(self) -> int:
+        """How many (bundle, cluster) rows bundle passes looked at so far: every targeted cluster
+        in a full pass, the batch (and the clusters waiting for a namespace) in a continuation."""
+        return self.ctx.continuations.rows_looked_at
 
     def _schedule_resync(self) -> None:
         self._resync_timer = self.host.timers.call_later(

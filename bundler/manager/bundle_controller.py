@@ -21,22 +21,29 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 
 from pydantic import ValidationError
 
-from bundler.api.bundle import Bundle
+from bundler.api.bundle import Bundle, RolloutStrategy
 from bundler.api.bundledeployment import BundleDeployment
 from bundler.api.resources import BUNDLE, BUNDLE_DEPLOYMENT
 from bundler.core.deletion_guard import deletion_hold
 from bundler.core.planning import key as ref
-from bundler.core.rollout import RolloutDecision, RolloutTarget, plan_rollout
+from bundler.core.rollout import (
+    DEFAULT_MAX_NEW,
+    RolloutDecision,
+    RolloutTarget,
+    decided_alone,
+    plan_rollout,
+)
 from bundler.core.targeting import missing_references
 from bundler.core.validation import validate_bundle
 from bundler.errors import BundlerError, InvalidInputError, TransientError
 from bundler.manager import placements, rollout_memory
 from bundler.manager.context import Context, split_ref
+from bundler.manager.continuation import Leftover
 from bundler.manager.outcomes import Outcome, Rejection
 from bundler.manager.resolve import duration_seconds, query_for
 from bundler.manager.rows import BundleRows, Row
@@ -93,6 +100,10 @@ class BundleController:
         except InvalidInputError as invalid:
             self._reject(scope, bundle_ref, generation, Rejection(REASON_INVALID, str(invalid)))
             return None
+        started = self.ctx.continuations.begin()
+        leftover = self.ctx.continuations.take(bundle_ref)
+        if leftover is not None and self._continue(scope, bundle, leftover, started):
+            return None
         planned = self._plan(scope, bundle_ref, bundle)
         if planned is None:
             # pollInterval asks again also while rejected: a chart pushed later still rolls out.
@@ -103,7 +114,7 @@ class BundleController:
         sources = self._sources(scope, bundle_ref, bundle, named)
         if sources is None:
             return None
-        recheck = self._apply(scope, observed, bundle, planned, sources)
+        recheck = self._apply(scope, observed, bundle, planned, sources, started)
         poll = self.ctx.resolution.seconds_until_poll(bundle)
         waits = [w for w in (poll, recheck) if w is not None]
         return Result(requeue_after=min(waits)) if waits else None
@@ -160,7 +171,13 @@ class BundleController:
     # -- writing ------------------------------------------------------------------------------
 
     def _apply(
-        self, scope: Scope, observed: Obj, bundle: Bundle, planned: BundleRows, sources: Sources
+        self,
+        scope: Scope,
+        observed: Obj,
+        bundle: Bundle,
+        planned: BundleRows,
+        sources: Sources,
+        started: int,
     ) -> float | None:
         """Write the rollout's decisions; returns clock seconds until a progress deadline."""
         bundle_ref = ref(bundle.metadata.namespace, bundle.metadata.name)
@@ -217,7 +234,75 @@ class BundleController:
             self._record(scope, bundle_ref, after)
         if failures:
             raise failures[0]
+        self.ctx.continuations.looked_at(len(planned.rows))
+        if not (failing.watching or sources or planned.resolved):
+            pass_ = _Pass(planned, writable, targets, decisions)
+            self._leave(bundle_ref, bundle, after, pass_, started)
         return failing.recheck_after
+
+    # -- continuing a capped pass -------------------------------------------------------------
+
+    def _leave(
+        self, bundle_ref: str, bundle: Bundle, outcome: Outcome, done: _Pass, started: int
+    ) -> None:
+        """Keep what this pass left to create for the next one, if its clusters are decided alone
+        (bundler.manager.continuation)."""
+        strategy = bundle.spec.rolloutStrategy
+        if not decided_alone(strategy, len(done.targets)):
+            return
+        to_create = tuple(r for r, d in zip(done.writable, done.decisions, strict=True) if d.capped)
+        written = {row.key for row in done.writable}
+        unwritable = tuple(
+            r for r in done.planned.rows if r.planned is not None and r.key not in written
+        )
+        if not (to_create or unwritable):
+            return
+        other_held = any(
+            _holds(d, t) and not d.capped for d, t in zip(done.decisions, done.targets, strict=True)
+        )
+        leftover = Leftover(
+            started,
+            _ident(bundle),
+            outcome,
+            strategy,
+            len(done.targets),
+            to_create,
+            unwritable,
+            other_held,
+        )
+        self.ctx.continuations.keep(bundle_ref, leftover)
+
+    def _continue(self, scope: Scope, bundle: Bundle, left: Leftover, started: int) -> bool:
+        """Create the next batch a capped pass left; False when a full pass must decide instead."""
+        if left.ident != _ident(bundle):
+            return False
+        bundle_ref = ref(bundle.metadata.namespace, bundle.metadata.name)
+        ready = tuple(r for r in left.unwritable if _namespace_ready(scope, r))
+        candidates = (*left.to_create, *ready)
+        targets = left.targets + len(ready)
+        max_new = _max_new(left.strategy)
+        batch, rest = candidates[:max_new], candidates[max_new:]
+        if not decided_alone(left.strategy, targets) or any(
+            _placed(scope, r) or not _namespace_ready(scope, r) for r in batch
+        ):
+            return False
+        self.ctx.continuations.looked_at(len(batch) + len(left.unwritable))
+        unwritable = tuple(r for r in left.unwritable if r not in ready)
+        held = bool(rest or unwritable) or left.other_held
+        outcome = replace(left.outcome, held=held)
+        self._record(scope, bundle_ref, outcome)
+        failures: list[BundlerError] = []
+        memory = _Memory(False, "")
+        for row in batch:
+            created = RolloutDecision(row.key, promote=True, create=True, reason="created")
+            write = partial(self._write, scope, row, created, None, {}, memory)
+            self._attempt(failures, write)
+        if failures:
+            raise failures[0]
+        if rest or unwritable:
+            kept = replace(left, started=started, targets=targets, to_create=rest)
+            self.ctx.continuations.keep(bundle_ref, replace(kept, unwritable=unwritable))
+        return True
 
     def _blocked(self, rows: Iterable[Row]) -> dict[str, str]:
         """Why each cluster whose credentials copy is blocked cannot get its deployment."""
@@ -280,10 +365,39 @@ class BundleController:
             )
 
     def _forget(self, scope: Scope, bundle_ref: str) -> None:
+        self.ctx.continuations.forget(bundle_ref)
         self.ctx.memo.forget(bundle_ref)
         self.ctx.resolution.forget(bundle_ref)
         self.ctx.wake_clusters(scope, self.ctx.outcomes.forget(bundle_ref))
         self.ctx.work.release(bundle_ref)
+
+
+@dataclass(frozen=True)
+class _Pass:
+    """What a full pass planned and decided, for what it leaves to the next."""
+
+    planned: BundleRows
+    writable: list[Row]
+    targets: list[RolloutTarget]
+    decisions: tuple[RolloutDecision, ...]
+
+
+def _ident(bundle: Bundle) -> tuple[str, int]:
+    return bundle.metadata.uid or "", bundle.metadata.generation or 0
+
+
+def _max_new(strategy: RolloutStrategy | None) -> int:
+    return (strategy.maxNew if strategy is not None else None) or DEFAULT_MAX_NEW
+
+
+def _namespace_ready(scope: Scope, row: Row) -> bool:
+    return row.planned is not None and scope.namespace_ready(row.planned.namespace)
+
+
+def _placed(scope: Scope, row: Row) -> bool:
+    """Whether the row's cluster has a deployment of its bundle already (not this pass's)."""
+    assert row.planned is not None
+    return row.planned.bundle in scope.deployment_models.in_namespace(row.planned.namespace)
 
 
 def _parse(observed: Obj) -> Bundle:

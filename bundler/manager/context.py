@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from bundler.manager.continuation import Continuations
 from bundler.manager.echoes import OwnWrites
 from bundler.manager.liveness import Liveness
 from bundler.manager.metrics import ManagerMetrics
@@ -37,6 +38,7 @@ class Context:
     work: Work
     own_writes: OwnWrites
     metrics: ManagerMetrics = field(default_factory=ManagerMetrics)
+    continuations: Continuations = field(default_factory=Continuations)
 
     def now_iso(self) -> str:
         return rfc3339(self.clock.now())

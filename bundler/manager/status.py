@@ -180,7 +180,9 @@ class ClusterStatusController:
         here = scope.deployment_models.in_namespace(cluster_namespace(key.namespace, key.name))
         self.ctx.work.add_all(Stage.BUNDLE_STATUS, (split_ref(b) for b in here))
         # An offline cluster takes no room in a rollout's budgets: held rollouts decide again.
-        held = (b for b in here if (o := self.ctx.outcomes.get(b)) is not None and o.held)
+        held = [b for b in here if (o := self.ctx.outcomes.get(b)) is not None and o.held]
+        for bundle in held:
+            self.ctx.continuations.invalidate(bundle)
         self.ctx.work.add_all(Stage.BUNDLE, (split_ref(b) for b in held))
         self.ctx.work.add_all(Stage.GROUP_STATUS, self.ctx.groups_of(scope, key))
 

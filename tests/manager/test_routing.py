@@ -217,6 +217,38 @@ def test_capped_bundle_resumes_without_deciding_or_rendering_any_cluster_again(
     assert (manager.rows_decided, manager.rows_rendered) == (7, 7)
 
 
+def test_capped_bundle_continues_with_its_batch_not_every_cluster(
+    store: MemoryStore, start_manager: StartManager
+) -> None:
+    create_world(store, world(*[cluster(f"c{i}") for i in range(12)]))
+    counting = CountingStore(store)
+    manager = start_manager(counting)
+    settle(manager)
+    planned = manager.rows_planned
+    store.create(BUNDLE, bundle(ALL, rolloutStrategy={"maxNew": 3}).to_wire())
+    settle(manager)
+    assert len(deployments(store)) == 12
+    assert counting.writes[("create", "bundledeployments")] == 12
+    # Full passes (adding the finalizer wakes a second one), then the batches left: five full
+    # passes would look at 60 rows.
+    assert manager.rows_planned - planned == 12 + 12 + 3 + 3
+
+
+def test_change_during_a_capped_rollout_is_planned_in_full(
+    store: MemoryStore, start_manager: StartManager
+) -> None:
+    create_world(store, world(*[cluster(f"c{i}") for i in range(6)]))
+    manager = start_manager(store)
+    settle(manager)
+    strategy = {"maxNew": 2, "maxUnavailable": 1}
+    store.create(BUNDLE, bundle(ALL, rolloutStrategy=strategy).to_wire())
+    settle(manager)
+    assert len(deployments(store)) == 6
+    planned = manager.rows_planned
+    # Not decided alone (one unavailable cluster fills the budget): every pass is a full one.
+    assert planned % 6 == 0
+
+
 def test_label_change_decides_and_renders_only_that_clusters_rows(
     store: MemoryStore, start_manager: StartManager
 ) -> None:
