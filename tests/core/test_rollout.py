@@ -545,4 +545,8 @@ def test_only_creations_maxnew_holds_back_are_capped() -> None:
     strategy = RolloutStrategy(maxNew=1)
     targets = [target("a", "none"), target("b", "none"), target("c", "none", paused=True)]
     decisions = plan_rollout(strategy, targets, [], bundle_paused=False)
-    assert [(d.create, d.capped) for d in decisions] == [(True, False), (False, True), (False, False)]
+    assert [(d.create, d.capped) for d in decisions] == [
+        (True, False),
+        (False, True),
+        (False, False),
+    ]
