@@ -82,6 +82,12 @@ class BundleController:
         self.copies = copies
 
     def reconcile(self, key: Key) -> Result | None:
+        try:
+            return self._reconcile(key)
+        finally:
+            placements.release_creations(self.ctx, ref(key.namespace, key.name))
+
+    def _reconcile(self, key: Key) -> Result | None:
         scope = self.ctx.scopes.of(key.namespace)
         if scope is None:
             return None
@@ -102,7 +108,7 @@ class BundleController:
             return None
         started = self.ctx.continuations.begin()
         leftover = self.ctx.continuations.take(bundle_ref)
-        if leftover is not None and self._continue(scope, bundle, leftover, started):
+        if leftover is not None and self._continue(scope, observed, bundle, leftover, started):
             return None
         planned = self._plan(scope, bundle_ref, bundle)
         if planned is None:
@@ -272,7 +278,9 @@ class BundleController:
         )
         self.ctx.continuations.keep(bundle_ref, leftover)
 
-    def _continue(self, scope: Scope, bundle: Bundle, left: Leftover, started: int) -> bool:
+    def _continue(
+        self, scope: Scope, observed: Obj, bundle: Bundle, left: Leftover, started: int
+    ) -> bool:
         """Create the next batch a capped pass left; False when a full pass must decide instead."""
         if left.ident != _ident(bundle):
             return False
@@ -282,15 +290,20 @@ class BundleController:
         targets = left.targets + len(ready)
         max_new = _max_new(left.strategy)
         batch, rest = candidates[:max_new], candidates[max_new:]
-        if not decided_alone(left.strategy, targets) or any(
-            _placed(scope, r) or not _namespace_ready(scope, r) for r in batch
+        if (
+            not decided_alone(left.strategy, targets)
+            or any(_placed(scope, r) or not _namespace_ready(scope, r) for r in batch)
+            or ((bundle.spec.paused or any(r.cluster.spec.paused for r in ready)) and ready)
         ):
+            # Something a full pass decides differently: a deployment already there, a namespace
+            # gone, or a cluster that waited for its namespace and is held back (paused).
             return False
         self.ctx.continuations.looked_at(len(batch) + len(left.unwritable))
         unwritable = tuple(r for r in left.unwritable if r not in ready)
         held = bool(rest or unwritable) or left.other_held
         outcome = replace(left.outcome, held=held)
         self._record(scope, bundle_ref, outcome)
+        update_with_retry(self.ctx.store, BUNDLE, observed, adding_finalizer(BUNDLE_FINALIZER))
         failures: list[BundlerError] = []
         memory = _Memory(False, "")
         for row in batch:

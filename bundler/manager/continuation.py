@@ -8,6 +8,10 @@ partition can hold one back: bundler.core.rollout.decided_alone), that watches n
 copies no credentials, leaves what it did not create yet here: the next pass creates the next
 batch from it, and re-checks only the clusters whose namespace was not ready.
 
+While a Bundle has deployments left to create, the roll-ups they change wait (the Bundle's own
+status, and the Cluster statuses of its workspace: bundler.manager.placements), so a burst of
+batches costs one roll-up per object, not one per batch.
+
 Anything else the pass read may have changed in between: the routes invalidate the Bundle (or its
 whole workspace) before they wake it, and a pass keeps what it leaves only when nothing was
 invalidated since it started reading, so a continuation never acts on a stale plan.
@@ -99,6 +103,21 @@ class Continuations:
     def take(self, bundle: str) -> Leftover | None:
         with self._lock:
             return self._left.pop(bundle, None)
+
+    def creating(self, bundle: str) -> bool:
+        """Whether a capped pass of the Bundle left deployments to create."""
+        with self._lock:
+            left = self._left.get(bundle)
+            return left is not None and bool(left.to_create)
+
+    def creating_in(self, workspace: str) -> bool:
+        """Whether some Bundle of the workspace has deployments left to create."""
+        with self._lock:
+            return any(
+                left.to_create
+                for bundle, left in self._left.items()
+                if bundle.partition("/")[0] == workspace
+            )
 
     def looked_at(self, rows: int) -> None:
         with self._lock:

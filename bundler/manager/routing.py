@@ -110,6 +110,7 @@ class Router:
         self.ctx = ctx
         self.scope = scope
         self._bundles = Changes()
+        self._bundle_finalizers = Changes()
         self._bundle_presence = Changes()
         self._dependents = Dependents()
         self._bundle_status = Changes()
@@ -140,9 +141,11 @@ class Router:
         key = Key.of(obj)
         annotations = _meta(obj).get("annotations") or {}
         allowances = (annotations.get(ALLOW_DELETION), annotations.get(RESUME))
-        fingerprint = (*_identity(obj), tuple(_meta(obj).get("finalizers") or ()), allowances)
-        if self._bundles.changed(key, event, fingerprint):
+        if self._bundles.changed(key, event, (*_identity(obj), allowances)):
             self._replan((key,))
+        # The pass puts its finalizer back (a continuation too): no need to plan again for it.
+        if self._bundle_finalizers.changed(key, event, tuple(_meta(obj).get("finalizers") or ())):
+            self.ctx.work.add(Stage.BUNDLE, key)
         self._dependents.record(key, event, obj)
         if self._bundle_presence.changed(key, event, True):
             self._replan(self._dependents.of(key))

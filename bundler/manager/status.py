@@ -78,6 +78,8 @@ class BundleStatusController:
         outcome = self.ctx.outcomes.get(bundle)
         if scope is None or observed is None or is_deleting(observed) or outcome is None:
             return
+        if placements.awaiting_creations(self.ctx, Stage.BUNDLE_STATUS, key, bundle):
+            return
         previous = previous_conditions(observed)
         now = self.ctx.now_iso()
         resolved = outcome.resolved_version
@@ -154,6 +156,8 @@ class ClusterStatusController:
         requeue = Result(requeue_after=until) if until is not None else None
         if placements.awaiting_plans(self.ctx, scope, key.namespace, Stage.CLUSTER_STATUS, key):
             return requeue
+        if placements.awaiting_creations(self.ctx, Stage.CLUSTER_STATUS, key):
+            return requeue
         status = cluster_status(
             placements.of_cluster(self.ctx, scope, cluster, offline),
             namespace=None,
@@ -198,6 +202,8 @@ class GroupStatusController:
         if scope is None or observed is None or group is None or is_deleting(observed):
             return
         if placements.awaiting_plans(self.ctx, scope, key.namespace, Stage.GROUP_STATUS, key):
+            return
+        if placements.awaiting_creations(self.ctx, Stage.GROUP_STATUS, key):
             return
         members = [
             c

@@ -225,13 +225,17 @@ def test_capped_bundle_continues_with_its_batch_not_every_cluster(
     manager = start_manager(counting)
     settle(manager)
     planned = manager.rows_planned
+    counting.reset()
     store.create(BUNDLE, bundle(ALL, rolloutStrategy={"maxNew": 3}).to_wire())
     settle(manager)
     assert len(deployments(store)) == 12
     assert counting.writes[("create", "bundledeployments")] == 12
-    # Full passes (adding the finalizer wakes a second one), then the batches left: five full
-    # passes would look at 60 rows.
-    assert manager.rows_planned - planned == 12 + 12 + 3 + 3
+    # One full pass, then the batches it left: four full passes would look at 48 rows.
+    assert manager.rows_planned - planned == 12 + 3 + 3 + 3
+    # Roll-ups wait for the creations: one status per cluster, at most the first pass's batch
+    # (created before it left the rest) twice; the Bundle's once, or twice with its first outcome.
+    assert counting.writes[("patch_status", "clusters")] <= 12 + 3
+    assert counting.writes[("patch_status", "bundles")] <= 2
 
 
 def test_change_during_a_capped_rollout_is_planned_in_full(
