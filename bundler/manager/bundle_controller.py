@@ -299,7 +299,8 @@ class BundleController:
             # gone, or a cluster that waited for its namespace and is held back (paused).
             return False
         self.ctx.continuations.looked_at(len(batch) + len(left.unwritable))
-        unwritable = tuple(r for r in left.unwritable if r not in ready)
+        became_ready = {r.key for r in ready}
+        unwritable = tuple(r for r in left.unwritable if r.key not in became_ready)
         held = bool(rest or unwritable) or left.other_held
         outcome = replace(left.outcome, held=held)
         self._record(scope, bundle_ref, outcome)
