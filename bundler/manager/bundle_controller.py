@@ -21,29 +21,23 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import partial
 
 from pydantic import ValidationError
 
-from bundler.api.bundle import Bundle, RolloutStrategy
+from bundler.api.bundle import Bundle
 from bundler.api.bundledeployment import BundleDeployment
 from bundler.api.resources import BUNDLE, BUNDLE_DEPLOYMENT
 from bundler.core.deletion_guard import deletion_hold
 from bundler.core.planning import key as ref
-from bundler.core.rollout import (
-    DEFAULT_MAX_NEW,
-    RolloutDecision,
-    RolloutTarget,
-    decided_alone,
-    plan_rollout,
-)
+from bundler.core.rollout import RolloutDecision, RolloutTarget, plan_rollout
 from bundler.core.targeting import missing_references
 from bundler.core.validation import validate_bundle
 from bundler.errors import BundlerError, InvalidInputError, TransientError
 from bundler.manager import placements, rollout_memory
 from bundler.manager.context import Context, split_ref
-from bundler.manager.continuation import Leftover
+from bundler.manager.continued_pass import ContinuedPass, FullPass, is_held, leftover_of
 from bundler.manager.outcomes import Outcome, Rejection
 from bundler.manager.resolve import duration_seconds, query_for
 from bundler.manager.rows import BundleRows, Row
@@ -80,6 +74,7 @@ class BundleController:
     def __init__(self, ctx: Context, copies: CredentialCopies) -> None:
         self.ctx = ctx
         self.copies = copies
+        self._continued = ContinuedPass(ctx, self._write_row, self._record)
 
     def reconcile(self, key: Key) -> Result | None:
         try:
@@ -108,7 +103,8 @@ class BundleController:
             return None
         started = self.ctx.continuations.begin()
         leftover = self.ctx.continuations.take(bundle_ref)
-        if leftover is not None and self._continue(scope, observed, bundle, leftover, started):
+        if leftover is not None and self._continued.run(scope, bundle, leftover, started):
+            update_with_retry(self.ctx.store, BUNDLE, observed, adding_finalizer(BUNDLE_FINALIZER))
             return None
         planned = self._plan(scope, bundle_ref, bundle)
         if planned is None:
@@ -217,7 +213,7 @@ class BundleController:
         held = (
             failing.watching
             or len(writable) < sum(1 for r in planned.rows if r.planned is not None)
-            or any(_holds(d, t) for d, t in zip(decisions, targets, strict=True))
+            or any(is_held(d, t) for d, t in zip(decisions, targets, strict=True))
         )
         missing = _missing(scope, bundle)
         holds = _Holds(failing.rejection(), *_guarded(scope, bundle, planned, existing))
@@ -242,81 +238,11 @@ class BundleController:
             raise failures[0]
         self.ctx.continuations.looked_at(len(planned.rows))
         if not (failing.watching or sources or planned.resolved):
-            pass_ = _Pass(planned, writable, targets, decisions)
-            self._leave(bundle_ref, bundle, after, pass_, started)
+            done = FullPass(planned, writable, targets, decisions)
+            leftover = leftover_of(bundle, after, done, started)
+            if leftover is not None:
+                self.ctx.continuations.keep(bundle_ref, leftover)
         return failing.recheck_after
-
-    # -- continuing a capped pass -------------------------------------------------------------
-
-    def _leave(
-        self, bundle_ref: str, bundle: Bundle, outcome: Outcome, done: _Pass, started: int
-    ) -> None:
-        """Keep what this pass left to create for the next one, if its clusters are decided alone
-        (bundler.manager.continuation)."""
-        strategy = bundle.spec.rolloutStrategy
-        if not decided_alone(strategy, len(done.targets)):
-            return
-        to_create = tuple(r for r, d in zip(done.writable, done.decisions, strict=True) if d.capped)
-        written = {row.key for row in done.writable}
-        unwritable = tuple(
-            r for r in done.planned.rows if r.planned is not None and r.key not in written
-        )
-        if not (to_create or unwritable):
-            return
-        other_held = any(
-            _holds(d, t) and not d.capped for d, t in zip(done.decisions, done.targets, strict=True)
-        )
-        leftover = Leftover(
-            started,
-            _ident(bundle),
-            outcome,
-            strategy,
-            len(done.targets),
-            to_create,
-            unwritable,
-            other_held,
-        )
-        self.ctx.continuations.keep(bundle_ref, leftover)
-
-    def _continue(
-        self, scope: Scope, observed: Obj, bundle: Bundle, left: Leftover, started: int
-    ) -> bool:
-        """Create the next batch a capped pass left; False when a full pass must decide instead."""
-        if left.ident != _ident(bundle):
-            return False
-        bundle_ref = ref(bundle.metadata.namespace, bundle.metadata.name)
-        ready = tuple(r for r in left.unwritable if _namespace_ready(scope, r))
-        candidates = (*left.to_create, *ready)
-        targets = left.targets + len(ready)
-        max_new = _max_new(left.strategy)
-        batch, rest = candidates[:max_new], candidates[max_new:]
-        if (
-            not decided_alone(left.strategy, targets)
-            or any(_placed(scope, r) or not _namespace_ready(scope, r) for r in batch)
-            or ((bundle.spec.paused or any(r.cluster.spec.paused for r in ready)) and ready)
-        ):
-            # Something a full pass decides differently: a deployment already there, a namespace
-            # gone, or a cluster that waited for its namespace and is held back (paused).
-            return False
-        self.ctx.continuations.looked_at(len(batch) + len(left.unwritable))
-        became_ready = {r.key for r in ready}
-        unwritable = tuple(r for r in left.unwritable if r.key not in became_ready)
-        held = bool(rest or unwritable) or left.other_held
-        outcome = replace(left.outcome, held=held)
-        self._record(scope, bundle_ref, outcome)
-        update_with_retry(self.ctx.store, BUNDLE, observed, adding_finalizer(BUNDLE_FINALIZER))
-        failures: list[BundlerError] = []
-        memory = _Memory(False, "")
-        for row in batch:
-            created = RolloutDecision(row.key, promote=True, create=True, reason="created")
-            write = partial(self._write, scope, row, created, None, {}, memory)
-            self._attempt(failures, write)
-        if failures:
-            raise failures[0]
-        if rest or unwritable:
-            kept = replace(left, started=started, targets=targets, to_create=rest)
-            self.ctx.continuations.keep(bundle_ref, replace(kept, unwritable=unwritable))
-        return True
 
     def _blocked(self, rows: Iterable[Row]) -> dict[str, str]:
         """Why each cluster whose credentials copy is blocked cannot get its deployment."""
@@ -333,6 +259,12 @@ class BundleController:
             write()
         except BundlerError as error:
             failures.append(error)
+
+    def _write_row(
+        self, scope: Scope, row: Row, decision: RolloutDecision, current: BundleDeployment | None
+    ) -> None:
+        """One row's decision, in a continued pass: it names no credentials, records no memory."""
+        self._write(scope, row, decision, current, {}, _Memory(False, ""))
 
     def _write(
         self,
@@ -386,34 +318,6 @@ class BundleController:
         self.ctx.work.release(bundle_ref)
 
 
-@dataclass(frozen=True)
-class _Pass:
-    """What a full pass planned and decided, for what it leaves to the next."""
-
-    planned: BundleRows
-    writable: list[Row]
-    targets: list[RolloutTarget]
-    decisions: tuple[RolloutDecision, ...]
-
-
-def _ident(bundle: Bundle) -> tuple[str, int]:
-    return bundle.metadata.uid or "", bundle.metadata.generation or 0
-
-
-def _max_new(strategy: RolloutStrategy | None) -> int:
-    return (strategy.maxNew if strategy is not None else None) or DEFAULT_MAX_NEW
-
-
-def _namespace_ready(scope: Scope, row: Row) -> bool:
-    return row.planned is not None and scope.namespace_ready(row.planned.namespace)
-
-
-def _placed(scope: Scope, row: Row) -> bool:
-    """Whether the row's cluster has a deployment of its bundle already (not this pass's)."""
-    assert row.planned is not None
-    return row.planned.bundle in scope.deployment_models.in_namespace(row.planned.namespace)
-
-
 def _parse(observed: Obj) -> Bundle:
     body = {k: observed[k] for k in ("apiVersion", "kind", "metadata", "spec") if k in observed}
     try:
@@ -430,11 +334,6 @@ def _parse(observed: Obj) -> Bundle:
 def _poll_again(bundle: Bundle) -> Result | None:
     interval = bundle.spec.helm.pollInterval
     return None if interval is None else Result(requeue_after=duration_seconds(interval))
-
-
-def _holds(decision: RolloutDecision, target: RolloutTarget) -> bool:
-    """The rollout keeps this cluster from its desired deployment for now."""
-    return decision.stage or decision.rollback or (target.current is None and not decision.create)
 
 
 def _in_sync(current: BundleDeployment, row: Row, decision: RolloutDecision) -> bool:

@@ -20,7 +20,9 @@ invalidated since it started reading, so a continuation never acts on a stale pl
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 
 from bundler.api.bundle import RolloutStrategy
 from bundler.manager.outcomes import Outcome
@@ -30,17 +32,25 @@ from bundler.manager.rows import Row
 @dataclass(frozen=True)
 class Leftover:
     """What a full pass left for the next: the Bundle (uid, generation) it planned, its outcome,
-    the rows still to create in order, the rows whose namespace was not ready, and whether
-    something other than these holds the rollout back."""
+    every targeted cluster's row, the clusters still to create (in order), those whose namespace
+    was not ready, those something other than maxNew holds back, how many clusters the rollout
+    counted, and the clusters that changed since (their rows are planned again)."""
 
     started: int
     ident: tuple[str, int]
     outcome: Outcome
     strategy: RolloutStrategy | None
+    rows: Mapping[str, Row]
+    to_create: tuple[str, ...]
+    unwritable: tuple[str, ...]
+    held: frozenset[str]
     targets: int
-    to_create: tuple[Row, ...]
-    unwritable: tuple[Row, ...]
-    other_held: bool
+    changed: frozenset[str] = frozenset()
+
+
+# Cluster changes remembered per workspace for the passes running while they happen; a pass
+# that started before the oldest one remembered keeps nothing.
+CLUSTER_LOG = 1024
 
 
 class Continuations:
@@ -53,6 +63,7 @@ class Continuations:
         self._bundle_changed: dict[str, int] = {}
         self._workspace_changed: dict[str, int] = {}
         self._all_changed = 0
+        self._cluster_changes: dict[str, deque[tuple[int, str]]] = {}
         self.rows_looked_at = 0
 
     def begin(self) -> int:
@@ -75,6 +86,17 @@ class Continuations:
             for bundle in [b for b in self._left if b.partition("/")[0] == workspace]:
                 del self._left[bundle]
 
+    def cluster_changed(self, workspace: str, cluster: str) -> None:
+        """A Cluster's labels, annotations or spec changed (or it came or went): every Bundle of
+        the workspace plans that cluster's row again, and only it."""
+        with self._lock:
+            self._tick += 1
+            log = self._cluster_changes.setdefault(workspace, deque(maxlen=CLUSTER_LOG))
+            log.append((self._tick, cluster))
+            for bundle, left in self._left.items():
+                if bundle.partition("/")[0] == workspace:
+                    self._left[bundle] = replace(left, changed=left.changed | {cluster})
+
     def invalidate_all(self) -> None:
         """Every Bundle is looked at again in full (a resync)."""
         with self._lock:
@@ -96,9 +118,13 @@ class Continuations:
                 self._workspace_changed.get(workspace, 0),
                 self._all_changed,
             )
-            if changed > leftover.started:
+            log = self._cluster_changes.get(workspace, deque())
+            if changed > leftover.started or (
+                len(log) == CLUSTER_LOG and log[0][0] > leftover.started
+            ):
                 return
-            self._left[bundle] = leftover
+            since = {cluster for tick, cluster in log if tick > leftover.started}
+            self._left[bundle] = replace(leftover, changed=leftover.changed | since)
 
     def take(self, bundle: str) -> Leftover | None:
         with self._lock:

@@ -169,7 +169,7 @@ class Router:
             work.add(Stage.CLUSTER_STATUS, key)
         targeting = (identity, labels_fingerprint(meta.get("annotations") or {}))
         if self._cluster_targeting.changed(key, event, targeting):
-            self.ctx.continuations.invalidate_workspace(key.namespace)
+            self.ctx.continuations.cluster_changed(key.namespace, f"{key.namespace}/{key.name}")
             work.add_all(Stage.BUNDLE, self.scope.keys_in(self.scope.bundles, key.namespace))
         membership = (meta.get("uid"), identity[2], identity[3])
         if self._cluster_membership.changed(key, event, membership):

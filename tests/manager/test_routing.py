@@ -263,11 +263,13 @@ def test_label_change_decides_and_renders_only_that_clusters_rows(
     counting = CountingStore(store)
     manager = start_manager(counting)
     settle(manager)
-    decided, rendered = manager.rows_decided, manager.rows_rendered
+    decided, rendered, planned = manager.rows_decided, manager.rows_rendered, manager.rows_planned
     counting.reset()
     store.patch(CLUSTER, "c2", {"metadata": {"labels": {"region": "us"}}}, WS)
     settle(manager)
     assert (manager.rows_decided, manager.rows_rendered) == (decided + 3, rendered + 3)
+    # Each Bundle's pass looks at that cluster's row alone, not at the five of its fleet.
+    assert manager.rows_planned == planned + 3
     assert counting.writes[("update", "bundledeployments")] == 3
     changed = {key for key, bd in deployments(store).items() if "us" in str(bd["spec"])}
     assert changed == {("c2", "b0"), ("c2", "b1"), ("c2", "b2")}
