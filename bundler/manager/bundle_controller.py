@@ -312,6 +312,7 @@ class BundleController:
 
     def _forget(self, scope: Scope, bundle_ref: str) -> None:
         self.ctx.continuations.forget(bundle_ref)
+        self.ctx.tallies.forget(bundle_ref)
         self.ctx.memo.forget(bundle_ref)
         self.ctx.resolution.forget(bundle_ref)
         self.ctx.wake_clusters(scope, self.ctx.outcomes.forget(bundle_ref))

@@ -96,6 +96,19 @@ def of_bundle(ctx: Context, scope: Scope, bundle: str, outcome: Outcome) -> list
     return placements
 
 
+def of_bundle_on(
+    ctx: Context, scope: Scope, bundle: str, cluster_ref: str, outcome: Outcome
+) -> Placement:
+    """The placement of `bundle` on one cluster, as `of_bundle` lists it."""
+    key = split_ref(cluster_ref)
+    here = scope.deployment_models.in_namespace(cluster_namespace(key.namespace, key.name))
+    cluster = scope.cluster_models.get(key.namespace, key.name)
+    offline = cluster is not None and is_offline(ctx, scope, cluster)
+    return Placement(
+        bundle, cluster_ref, here.get(bundle), offline, outcome.errors.get(cluster_ref)
+    )
+
+
 def of_cluster(ctx: Context, scope: Scope, cluster: Cluster, offline: bool) -> list[Placement]:
     workspace = cluster.metadata.namespace or ""
     cluster_ref = ref(workspace, cluster.metadata.name)

@@ -193,6 +193,7 @@ class Router:
         bundle_ref, cluster_ref = placed
         bundle, cluster = split_ref(bundle_ref), split_ref(cluster_ref)
         work = self.ctx.work
+        self.ctx.tallies.touch(bundle_ref, cluster_ref)
         work.add(Stage.BUNDLE_STATUS, bundle)
         self.ctx.wake_clusters(self.scope, (cluster_ref,))
         outcome = self.ctx.outcomes.get(bundle_ref)

@@ -9,6 +9,7 @@ compares equal and costs no request). A Cluster's `status.agent` is the agent's 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -22,7 +23,7 @@ from bundler.core.naming import cluster_namespace
 from bundler.core.planning import key as ref
 from bundler.core.selectors import selector_matches
 from bundler.core.state import ConditionType, condition
-from bundler.core.summary import bundle_status, cluster_group_status, cluster_status
+from bundler.core.summary import cluster_group_status, cluster_status
 from bundler.core.validation import cluster_name_problem
 from bundler.manager import placements
 from bundler.manager.context import Context, split_ref
@@ -85,8 +86,13 @@ class BundleStatusController:
         resolved = outcome.resolved_version
         if outcome.rejection is not None:
             resolved = (observed.get("status") or {}).get("resolvedVersion")
-        status = bundle_status(
-            placements.of_bundle(self.ctx, scope, bundle, outcome),
+        tally = self.ctx.tallies.tally(
+            bundle,
+            outcome,
+            partial(placements.of_bundle, self.ctx, scope, bundle, outcome),
+            partial(placements.of_bundle_on, self.ctx, scope, bundle, outcome=outcome),
+        )
+        status = tally.bundle_status(
             observed_generation=outcome.generation,
             resolved_version=resolved,
             previous=previous,
@@ -182,6 +188,8 @@ class ClusterStatusController:
         scope = self.ctx.scopes.of(key.namespace)
         assert scope is not None
         here = scope.deployment_models.in_namespace(cluster_namespace(key.namespace, key.name))
+        for bundle in here:
+            self.ctx.tallies.touch(bundle, f"{key.namespace}/{key.name}")
         self.ctx.work.add_all(Stage.BUNDLE_STATUS, (split_ref(b) for b in here))
         # An offline cluster takes no room in a rollout's budgets: held rollouts decide again.
         held = [b for b in here if (o := self.ctx.outcomes.get(b)) is not None and o.held]

@@ -45,6 +45,19 @@ def test_deployment_status_change_only_rolls_up_status(
     assert {plural for _, plural in counting.writes} == {"bundles", "clusters"}
 
 
+def test_deployment_status_change_rolls_up_only_its_placement(
+    store: MemoryStore, start_manager: StartManager
+) -> None:
+    create_world(store, world(*[cluster(f"c{i}") for i in range(6)], bundle(ALL)))
+    manager = start_manager(store)
+    settle(manager)
+    rolled_up = manager.placements_rolled_up
+    report(store, "c3")
+    settle(manager)
+    assert manager.placements_rolled_up == rolled_up + 1
+    assert store.get(BUNDLE, "app", WS)["status"]["display"]["readyClusters"] == "1/6"
+
+
 def test_heartbeat_of_an_online_agent_writes_nothing(
     store: MemoryStore, start_manager: StartManager, clock: ManualClock
 ) -> None:
