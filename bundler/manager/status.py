@@ -188,8 +188,10 @@ class ClusterStatusController:
         scope = self.ctx.scopes.of(key.namespace)
         assert scope is not None
         here = scope.deployment_models.in_namespace(cluster_namespace(key.namespace, key.name))
-        for bundle in here:
-            self.ctx.tallies.touch(bundle, f"{key.namespace}/{key.name}")
+        cluster_ref = ref(key.namespace, key.name)
+        for bundle_key in scope.keys_in(scope.bundles, key.namespace):
+            # Also where no deployment is created yet: the next roll-up shows it offline.
+            self.ctx.tallies.touch(ref(bundle_key.namespace, bundle_key.name), cluster_ref)
         self.ctx.work.add_all(Stage.BUNDLE_STATUS, (split_ref(b) for b in here))
         # An offline cluster takes no room in a rollout's budgets: held rollouts decide again.
         held = [b for b in here if (o := self.ctx.outcomes.get(b)) is not None and o.held]
