@@ -506,4 +506,5 @@ def test_a_tally_changed_placement_by_placement_equals_the_roll_up_from_scratch(
         observed_generation=4, resolved_version="6.1.2", previous=[], now=NOW
     )
     assert kept == status_of(after)
+    assert kept.summary is not None
     assert kept.summary.desiredReady == 5
