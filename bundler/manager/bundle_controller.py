@@ -79,6 +79,10 @@ class BundleController:
     def reconcile(self, key: Key) -> Result | None:
         try:
             return self._reconcile(key)
+        except BaseException:
+            # What a failing pass left assumes writes that did not happen: plan in full again.
+            self.ctx.continuations.invalidate(ref(key.namespace, key.name))
+            raise
         finally:
             placements.release_creations(self.ctx, ref(key.namespace, key.name))
 
@@ -218,6 +222,13 @@ class BundleController:
         missing = _missing(scope, bundle)
         holds = _Holds(failing.rejection(), *_guarded(scope, bundle, planned, existing))
         outcome = _outcome(bundle, planned, held, self._blocked(writable), missing, holds)
+        if not (failing.watching or sources or planned.resolved):
+            # Kept before the outcome is recorded: the roll-ups it wakes then wait for the
+            # creations left (a failing pass drops it again).
+            done = FullPass(planned, writable, targets, decisions)
+            leftover = leftover_of(bundle, outcome, done, started)
+            if leftover is not None:
+                self.ctx.continuations.keep(bundle_ref, leftover)
         # Recorded before any write (so status roll-ups never wait on a failing write), and before
         # creating deployments (so the cluster controller never takes one for a stray).
         self._record(scope, bundle_ref, outcome)
@@ -237,11 +248,6 @@ class BundleController:
         if failures:
             raise failures[0]
         self.ctx.continuations.looked_at(len(planned.rows))
-        if not (failing.watching or sources or planned.resolved):
-            done = FullPass(planned, writable, targets, decisions)
-            leftover = leftover_of(bundle, after, done, started)
-            if leftover is not None:
-                self.ctx.continuations.keep(bundle_ref, leftover)
         return failing.recheck_after
 
     def _blocked(self, rows: Iterable[Row]) -> dict[str, str]:

@@ -110,6 +110,8 @@ class ContinuedPass:
             len(left.changed) + len(following.batch) + len(left.unwritable)
         )
         outcome = _outcome(left.outcome, following.rows, left.changed, following.leftover)
+        # Kept before recording and writing, as a full pass does (a failing pass drops it).
+        self.ctx.continuations.keep(bundle_ref, replace(following.leftover, outcome=outcome))
         if outcome != left.outcome:
             self.record(scope, bundle_ref, outcome)
         failures: list[BundlerError] = []
@@ -120,7 +122,6 @@ class ContinuedPass:
             _attempt(failures, partial(self.write, scope, following.rows[key], created, None))
         if failures:
             raise failures[0]
-        self.ctx.continuations.keep(bundle_ref, replace(following.leftover, outcome=outcome))
         return True
 
     def _plan(self, scope: Scope, bundle: Bundle, left: Leftover, started: int) -> _Next | None:

@@ -245,10 +245,9 @@ def test_capped_bundle_continues_with_its_batch_not_every_cluster(
     assert counting.writes[("create", "bundledeployments")] == 12
     # One full pass, then the batches it left: four full passes would look at 48 rows.
     assert manager.rows_planned - planned == 12 + 3 + 3 + 3
-    # Roll-ups wait for the creations: one status per cluster, at most the first pass's batch
-    # (created before it left the rest) twice; the Bundle's once, or twice with its first outcome.
-    assert counting.writes[("patch_status", "clusters")] <= 12 + 3
-    assert counting.writes[("patch_status", "bundles")] <= 2
+    # Roll-ups wait for the creations: one status per cluster and one for the Bundle.
+    assert counting.writes[("patch_status", "clusters")] == 12
+    assert counting.writes[("patch_status", "bundles")] == 1
 
 
 def test_change_during_a_capped_rollout_is_planned_in_full(
