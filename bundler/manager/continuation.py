@@ -42,7 +42,7 @@ class Leftover:
     strategy: RolloutStrategy | None
     rows: Mapping[str, Row]
     to_create: tuple[str, ...]
-    unwritable: tuple[str, ...]
+    unwritable: frozenset[str]
     held: frozenset[str]
     targets: int
     changed: frozenset[str] = frozenset()
@@ -64,6 +64,8 @@ class Continuations:
         self._workspace_changed: dict[str, int] = {}
         self._all_changed = 0
         self._cluster_changes: dict[str, deque[tuple[int, str]]] = {}
+        # Clusters changed since each leftover was kept (merged into it when it is taken).
+        self._changed: dict[str, set[str]] = {}
         self.rows_looked_at = 0
 
     def begin(self) -> int:
@@ -77,6 +79,7 @@ class Continuations:
             self._tick += 1
             self._bundle_changed[bundle] = self._tick
             self._left.pop(bundle, None)
+            self._changed.pop(bundle, None)
 
     def invalidate_workspace(self, workspace: str) -> None:
         """Something every Bundle of the workspace reads changed (a Cluster, a group)."""
@@ -85,6 +88,7 @@ class Continuations:
             self._workspace_changed[workspace] = self._tick
             for bundle in [b for b in self._left if b.partition("/")[0] == workspace]:
                 del self._left[bundle]
+                self._changed.pop(bundle, None)
 
     def cluster_changed(self, workspace: str, cluster: str) -> None:
         """A Cluster's labels, annotations or spec changed (or it came or went): every Bundle of
@@ -93,9 +97,9 @@ class Continuations:
             self._tick += 1
             log = self._cluster_changes.setdefault(workspace, deque(maxlen=CLUSTER_LOG))
             log.append((self._tick, cluster))
-            for bundle, left in self._left.items():
+            for bundle in self._left:
                 if bundle.partition("/")[0] == workspace:
-                    self._left[bundle] = replace(left, changed=left.changed | {cluster})
+                    self._changed.setdefault(bundle, set()).add(cluster)
 
     def invalidate_all(self) -> None:
         """Every Bundle is looked at again in full (a resync)."""
@@ -103,11 +107,13 @@ class Continuations:
             self._tick += 1
             self._all_changed = self._tick
             self._left.clear()
+            self._changed.clear()
 
     def forget(self, bundle: str) -> None:
         """A Bundle gone: nothing of it is kept."""
         with self._lock:
             self._left.pop(bundle, None)
+            self._changed.pop(bundle, None)
 
     def keep(self, bundle: str, leftover: Leftover) -> None:
         """Keep `leftover` unless something it was planned from changed since it started."""
@@ -124,11 +130,14 @@ class Continuations:
             ):
                 return
             since = {cluster for tick, cluster in log if tick > leftover.started}
-            self._left[bundle] = replace(leftover, changed=leftover.changed | since)
+            self._left[bundle] = leftover
+            self._changed[bundle] = since
 
     def take(self, bundle: str) -> Leftover | None:
         with self._lock:
-            return self._left.pop(bundle, None)
+            left = self._left.pop(bundle, None)
+            changed = self._changed.pop(bundle, set())
+        return None if left is None else replace(left, changed=left.changed | changed)
 
     def creating(self, bundle: str) -> bool:
         """Whether a capped pass of the Bundle left deployments to create."""

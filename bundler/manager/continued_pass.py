@@ -74,7 +74,7 @@ def leftover_of(bundle: Bundle, outcome: Outcome, done: FullPass, started: int) 
         strategy,
         rows={row.key: row for row in done.planned.rows},
         to_create=tuple(t.key for d, t in pairs if d.capped),
-        unwritable=tuple(
+        unwritable=frozenset(
             r.key for r in done.planned.rows if r.planned is not None and r.key not in written
         ),
         held=frozenset(t.key for d, t in pairs if is_held(d, t) and not d.capped),
@@ -106,9 +106,7 @@ class ContinuedPass:
         if following is None:
             return False
         bundle_ref = ref(bundle.metadata.namespace, bundle.metadata.name)
-        self.ctx.continuations.looked_at(
-            len(left.changed) + len(following.batch) + len(left.unwritable)
-        )
+        self.ctx.continuations.looked_at(len(left.changed) + len(following.batch))
         outcome = _outcome(left.outcome, following.rows, left.changed, following.leftover)
         # Kept before recording and writing, as a full pass does (a failing pass drops it).
         self.ctx.continuations.keep(bundle_ref, replace(following.leftover, outcome=outcome))
@@ -128,13 +126,16 @@ class ContinuedPass:
         rows = self._replanned(scope, bundle, left)
         if rows is None:
             return None
-        ready = tuple(k for k in left.unwritable if _namespace_ready(scope, rows[k]))
+        # A namespace that became ready shows as its cluster changed (routing.on_namespace).
+        ready = tuple(
+            k for k in sorted(left.changed & left.unwritable) if _namespace_ready(scope, rows[k])
+        )
         candidates = (*left.to_create, *ready)
         targets = left.targets + len(ready)
         max_new = _max_new(left.strategy)
         batch, rest = candidates[:max_new], candidates[max_new:]
         bundle_ref = ref(bundle.metadata.namespace, bundle.metadata.name)
-        waiting = set(left.to_create) | set(left.unwritable)
+        waiting = (set(left.to_create) | left.unwritable) if left.changed else set()
         if (
             not decided_alone(left.strategy, targets)
             or any(_placed(scope, bundle_ref, rows[k]) for k in batch)
@@ -145,9 +146,9 @@ class ContinuedPass:
         updates = []
         held = set(left.held)
         for key in sorted(left.changed - waiting):
-            row = rows[key]
-            if row.planned is None:
-                continue
+            row = rows.get(key)
+            if row is None or row.planned is None:
+                continue  # not targeted, or still failing to render: nothing to write
             current = _placed(scope, bundle_ref, row)
             if current is None:
                 return None  # held back before it was created: the full pass decides
@@ -156,8 +157,7 @@ class ContinuedPass:
             if is_held(decision, RolloutTarget(row.cluster, "", current)):
                 held.add(key)
             updates.append((row, decision, current))
-        became_ready = set(ready)
-        unwritable = tuple(k for k in left.unwritable if k not in became_ready)
+        unwritable = left.unwritable - set(ready)
         leftover = replace(
             left,
             started=started,

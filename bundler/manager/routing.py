@@ -217,6 +217,9 @@ class Router:
         if cluster is None:
             return
         if self._namespaces.changed(Key.of(obj), event, _identity(obj)):
+            # Its deployments can (or no longer can) be written: each Bundle looks at that row.
+            cluster_ref = f"{cluster.namespace}/{cluster.name}"
+            self.ctx.continuations.cluster_changed(cluster.namespace, cluster_ref)
             self.ctx.work.add(Stage.CLUSTER, cluster)
             self.ctx.work.add_all(
                 Stage.BUNDLE, self.scope.keys_in(self.scope.bundles, cluster.namespace)

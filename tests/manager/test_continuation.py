@@ -20,7 +20,7 @@ def leftover(started: int) -> Leftover:
         None,
         rows={},
         to_create=("ws/c1",),
-        unwritable=(),
+        unwritable=frozenset(),
         held=frozenset(),
         targets=1,
     )

@@ -265,6 +265,25 @@ def test_change_during_a_capped_rollout_is_planned_in_full(
     assert planned % 6 == 0
 
 
+def test_change_of_an_untargeted_cluster_writes_nothing(
+    store: MemoryStore, start_manager: StartManager
+) -> None:
+    prod = [{"clusterSelector": {"matchLabels": {"env": "prod"}}}]
+    prod_clusters = [cluster(f"p{i}", {"env": "prod"}) for i in range(3)]
+    create_world(store, world(*prod_clusters, cluster("b", {"env": "dev"}), bundle(prod)))
+    counting = CountingStore(store)
+    manager = start_manager(counting)
+    settle(manager)
+    planned = manager.rows_planned
+    counting.reset()
+    store.patch(CLUSTER, "b", {"metadata": {"labels": {"team": "x"}}}, WS)
+    settle(manager)
+    # That cluster's row alone is looked at (a full pass would look at the three targeted).
+    assert manager.rows_planned == planned + 1
+    assert counting.writes[("update", "bundledeployments")] == 0
+    assert set(deployments(store)) == {(f"p{i}", "app") for i in range(3)}
+
+
 def test_label_change_decides_and_renders_only_that_clusters_rows(
     store: MemoryStore, start_manager: StartManager
 ) -> None:
