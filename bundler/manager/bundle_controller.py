@@ -37,7 +37,13 @@ from bundler.core.validation import validate_bundle
 from bundler.errors import BundlerError, InvalidInputError, TransientError
 from bundler.manager import placements, rollout_memory
 from bundler.manager.context import Context, split_ref
-from bundler.manager.continued_pass import ContinuedPass, FullPass, is_held, leftover_of
+from bundler.manager.continued_pass import (
+    ContinuedPass,
+    FullPass,
+    attempt,
+    is_held,
+    leftover_of,
+)
 from bundler.manager.outcomes import Outcome, Rejection
 from bundler.manager.resolve import duration_seconds, query_for
 from bundler.manager.rows import BundleRows, Row
@@ -237,10 +243,10 @@ class BundleController:
         memory = _Memory(failing.watching, self.ctx.now_iso())
         for row, decision, target in zip(writable, decisions, targets, strict=True):
             write = partial(self._write, scope, row, decision, target.current, sources, memory)
-            self._attempt(failures, write)
+            attempt(failures, write)
         for cluster, stale in existing.items():
             if not outcome.keeps(cluster):
-                self._attempt(failures, partial(_delete, self.ctx, stale))
+                attempt(failures, partial(_delete, self.ctx, stale))
         # A copy found blocked (or no longer) shows at once, not only from the next pass.
         after = _outcome(bundle, planned, held, self._blocked(writable), missing, holds)
         if after != outcome:
@@ -258,13 +264,6 @@ class BundleController:
             if (why := self.copies.blocked(row.planned)) is not None:
                 found[row.key] = why
         return found
-
-    def _attempt(self, failures: list[BundlerError], write: Callable[[], object]) -> None:
-        """Run one write; a failure is kept for the end so the other clusters still proceed."""
-        try:
-            write()
-        except BundlerError as error:
-            failures.append(error)
 
     def _write_row(
         self, scope: Scope, row: Row, decision: RolloutDecision, current: BundleDeployment | None

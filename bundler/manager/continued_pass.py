@@ -114,10 +114,10 @@ class ContinuedPass:
             self.record(scope, bundle_ref, outcome)
         failures: list[BundlerError] = []
         for row, decision, current in following.updates:
-            _attempt(failures, partial(self.write, scope, row, decision, current))
+            attempt(failures, partial(self.write, scope, row, decision, current))
         for key in following.batch:
             created = RolloutDecision(key, promote=True, create=True, reason="created")
-            _attempt(failures, partial(self.write, scope, following.rows[key], created, None))
+            attempt(failures, partial(self.write, scope, following.rows[key], created, None))
         if failures:
             raise failures[0]
         return True
@@ -226,7 +226,7 @@ def _outcome(
     return replace(before, errors=errors, held=held)
 
 
-def _attempt(failures: list[BundlerError], write: Callable[[], None]) -> None:
+def attempt(failures: list[BundlerError], write: Callable[[], object]) -> None:
     """Run one write; a failure is kept for the end so the other clusters still proceed."""
     try:
         write()
