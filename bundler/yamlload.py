@@ -38,6 +38,8 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from bundler.errors import InvalidInputError
 
 MAX_DEPTH = 100
+# What libyaml says where it limits nesting itself (its limit is deeper than MAX_DEPTH).
+_LIBYAML_TOO_DEEP = "maximum nesting depth"
 MAX_ALIAS_NODES = 1_000_000
 #: The longest YAML text read from a user (one input file, one kubeconfig).
 MAX_INPUT_BYTES = 16 << 20
@@ -231,6 +233,9 @@ def _check_depth_streaming(text: str | bytes) -> None:
             elif isinstance(event, yaml.DocumentEndEvent):
                 index += 1
     except yaml.YAMLError as err:
+        if _LIBYAML_TOO_DEEP in str(getattr(err, "problem", "")):
+            # A libyaml with its own nesting limit refuses before the depth here passes ours.
+            raise DocumentError(index, _too_deep_message(), line) from None
         raise DocumentError(index, describe_yaml_error(err, text), _error_line(err, text)) from None
 
 
