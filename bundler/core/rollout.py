@@ -81,6 +81,7 @@ class RolloutDecision:
     stage: spec.stagedOptions/stagedDeploymentID become the desired ones; options stay.
     rollback: spec.options/deploymentID return to spec.lastReady, the desired ones are staged.
     None of them: leave the cluster as it is.
+    capped: not created only because this pass already created `maxNew` deployments.
     """
 
     cluster: str
@@ -89,6 +90,7 @@ class RolloutDecision:
     create: bool = False
     rollback: bool = False
     reason: str = ""
+    capped: bool = False
 
 
 @dataclass(frozen=True)
@@ -148,6 +150,18 @@ def is_unavailable(bd: BundleDeployment) -> bool:
     """The cluster does not run its current deployment ready: not applied yet, or not ready."""
     status = bd.status
     return status is None or status.appliedDeploymentID != bd.spec.deploymentID or not status.ready
+
+
+def decided_alone(strategy: RolloutStrategy | None, targets: int) -> bool:
+    """Whether each cluster's decision depends on nothing but itself and the maxNew count: no
+    budget can fill and no partition can wait (no manual partitions, and maxUnavailable is all
+    the targets, which every automatic partition then allows too). Creating the clusters a pass
+    left to the next one (maxNew) then changes no other cluster's decision."""
+    strategy = strategy or RolloutStrategy()
+    if strategy.partitions:
+        return False
+    limit = resolve_int_or_percent(strategy.maxUnavailable, targets, DEFAULT_MAX_UNAVAILABLE)
+    return limit >= targets
 
 
 def plan_rollout(
@@ -223,7 +237,9 @@ def _decide(
         if hold is not None:
             return RolloutDecision(key, reason=f"not created: {hold}")
         if creations.left == 0:
-            return RolloutDecision(key, reason=f"not created: maxNew {creations.limit} reached")
+            return RolloutDecision(
+                key, reason=f"not created: maxNew {creations.limit} reached", capped=True
+            )
         creations.left -= 1
         _take(budgets)
         return RolloutDecision(key, promote=True, create=True, reason="created")

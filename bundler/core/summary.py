@@ -20,6 +20,7 @@ ClusterGroup with no clusters, is simply Ready.
 
 from __future__ import annotations
 
+import heapq
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -139,30 +140,86 @@ def bundle_status(
     now: str,
 ) -> BundleStatus:
     """The Bundle's status over its targeted clusters."""
-    rows = [_Row(p.cluster, p.state, p.message) for p in placements]
-    errors = sum(1 for p in placements if p.error is not None)
-    if rows:
-        ready = _ready_condition(rows, "clusters", _template_note(errors), previous, now)
-    else:
-        ready = condition(
-            ConditionType.READY.value,
-            False,
-            REASON_NO_TARGETS,
-            "no cluster is targeted, nothing is deployed: check spec.targets",
-            now,
-            previous,
-        )
-    return BundleStatus(
-        observedGeneration=observed_generation,
-        resolvedVersion=resolved_version,
-        summary=summarize(r.state for r in rows),
-        display=BundleDisplay(readyClusters=_ratio(rows), state=worst_state(r.state for r in rows)),
-        nonReady=[
-            NonReadyResource(cluster=r.name, state=r.state, message=r.message)
-            for r in _listed(rows)
-        ],
-        conditions=ready,
+    tally = Tally()
+    for placement in placements:
+        tally.put(placement)
+    return tally.bundle_status(
+        observed_generation=observed_generation,
+        resolved_version=resolved_version,
+        previous=previous,
+        now=now,
     )
+
+
+class Tally:
+    """A Bundle's placements by cluster, counted as they are put, so that the status after one
+    placement's change costs that change plus listing the clusters that are not ready."""
+
+    def __init__(self) -> None:
+        self._rows: dict[str, _Row] = {}
+        self._errors: set[str] = set()
+        self._counts: Counter[DeploymentState] = Counter()
+        self._not_ready: dict[str, _Row] = {}
+
+    def put(self, placement: Placement) -> None:
+        """Add the placement, or replace the one on its cluster."""
+        self.remove(placement.cluster)
+        row = _Row(placement.cluster, placement.state, placement.message)
+        self._rows[row.name] = row
+        self._counts[row.state] += 1
+        if row.state is not DeploymentState.READY:
+            self._not_ready[row.name] = row
+        if placement.error is not None:
+            self._errors.add(row.name)
+
+    def remove(self, cluster: str) -> None:
+        row = self._rows.pop(cluster, None)
+        if row is None:
+            return
+        self._counts[row.state] -= 1
+        self._not_ready.pop(cluster, None)
+        self._errors.discard(cluster)
+
+    def clusters(self) -> set[str]:
+        return set(self._rows)
+
+    def bundle_status(
+        self,
+        *,
+        observed_generation: int | None,
+        resolved_version: str | None,
+        previous: Sequence[Condition],
+        now: str,
+    ) -> BundleStatus:
+        total = len(self._rows)
+        listed = heapq.nsmallest(NON_READY_MAX, self._not_ready.values(), key=_row_order)
+        if total:
+            note = _template_note(len(self._errors))
+            ready = _ready_from(total, self._counts, listed[:1], "clusters", note, previous, now)
+        else:
+            ready = condition(
+                ConditionType.READY.value,
+                False,
+                REASON_NO_TARGETS,
+                "no cluster is targeted, nothing is deployed: check spec.targets",
+                now,
+                previous,
+            )
+        fields = {SUMMARY_FIELD[state]: self._counts[state] for state in DeploymentState}
+        ready_count = self._counts[DeploymentState.READY]
+        present = (state for state in DeploymentState if self._counts[state])
+        return BundleStatus(
+            observedGeneration=observed_generation,
+            resolvedVersion=resolved_version,
+            summary=Summary(desiredReady=total, **fields),
+            display=BundleDisplay(
+                readyClusters=f"{ready_count}/{total}", state=worst_state(present)
+            ),
+            nonReady=[
+                NonReadyResource(cluster=r.name, state=r.state, message=r.message) for r in listed
+            ],
+            conditions=ready,
+        )
 
 
 def cluster_status(
@@ -224,9 +281,13 @@ def _cluster_row(cluster: str, placements: Sequence[Placement]) -> _Row:
     return _Row(cluster, worst.state, f"{worst.bundle}: {worst.message}")
 
 
+def _row_order(row: _Row) -> tuple[int, str]:
+    return _SEVERITY[row.state], row.name
+
+
 def _not_ready(rows: Iterable[_Row]) -> list[_Row]:
     pending = (r for r in rows if r.state is not DeploymentState.READY)
-    return sorted(pending, key=lambda r: (_SEVERITY[r.state], r.name))
+    return sorted(pending, key=_row_order)
 
 
 def _listed(rows: Iterable[_Row]) -> list[_Row]:
@@ -246,14 +307,32 @@ def _ready_condition(
     rows: Sequence[_Row], noun: str, note: str, previous: Sequence[Condition], now: str
 ) -> list[Condition]:
     """Ready=True when every row is Ready; else the worst state as reason and a counted summary."""
-    not_ready = _not_ready(rows)
-    if not not_ready:
-        message = f"all {len(rows)} {noun} ready" if rows else f"no {noun}"
+    counts = Counter(r.state for r in rows)
+    first = _not_ready(rows)[:1]
+    return _ready_from(len(rows), counts, first, noun, note, previous, now)
+
+
+def _ready_from(
+    total: int,
+    counts: Mapping[DeploymentState, int],
+    first: Sequence[_Row],
+    noun: str,
+    note: str,
+    previous: Sequence[Condition],
+    now: str,
+) -> list[Condition]:
+    """The Ready condition from the count of rows in each state and the first not-ready row."""
+    if not first:
+        message = f"all {total} {noun} ready" if total else f"no {noun}"
         return condition(ConditionType.READY.value, True, "Ready", message, now, previous)
-    counts = Counter(r.state for r in not_ready)
-    by_state = ", ".join(f"{s.value}({counts[s]})" for s in DeploymentState if counts[s])
-    first = not_ready[0]
-    parts = [f"{len(not_ready)} of {len(rows)} {noun} not ready: {by_state}", note]
-    parts.append(f"{first.name}: {first.message}" if first.message else "")
+    not_ready = sum(n for s, n in counts.items() if s is not DeploymentState.READY)
+    by_state = ", ".join(
+        f"{s.value}({counts[s]})"
+        for s in DeploymentState
+        if s is not DeploymentState.READY and counts.get(s)
+    )
+    worst = first[0]
+    parts = [f"{not_ready} of {total} {noun} not ready: {by_state}", note]
+    parts.append(f"{worst.name}: {worst.message}" if worst.message else "")
     message = "; ".join(part for part in parts if part)
-    return condition(ConditionType.READY.value, False, first.state.value, message, now, previous)
+    return condition(ConditionType.READY.value, False, worst.state.value, message, now, previous)

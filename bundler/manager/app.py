@@ -141,6 +141,8 @@ class Manager:
     def resync(self) -> None:
         """Look at every object again; in an unchanged world this writes nothing."""
         work = self.ctx.work
+        self.ctx.continuations.invalidate_all()
+        self.ctx.tallies.clear()
         for scope in self.ctx.scopes.all:
             bundles = scope.bundles.list_keys()
             clusters = scope.clusters.list_keys()
@@ -167,6 +169,18 @@ class Manager:
     def rows_decided(self) -> int:
         """How many (bundle, cluster) targeting decisions were made so far: memo misses."""
         return self.ctx.memo.decided
+
+    @property
+    def rows_planned(self) -> int:
+        """How many (bundle, cluster) rows bundle passes looked at so far: every targeted cluster
+        in a full pass, the batch (and the clusters waiting for a namespace) in a continuation."""
+        return self.ctx.continuations.rows_looked_at
+
+    @property
+    def placements_rolled_up(self) -> int:
+        """How many (bundle, cluster) placements Bundle status roll-ups put so far: every
+        targeted cluster when one is built from scratch, the changed ones otherwise."""
+        return self.ctx.tallies.placements_put
 
     def _schedule_resync(self) -> None:
         self._resync_timer = self.host.timers.call_later(

@@ -40,6 +40,13 @@ from bundler.core.validation import validate_bundle
 from bundler.errors import BundlerError, InvalidInputError, TransientError
 from bundler.manager import placements, rollout_memory
 from bundler.manager.context import Context, split_ref
+from bundler.manager.continued_pass import (
+    ContinuedPass,
+    FullPass,
+    attempt,
+    is_held,
+    leftover_of,
+)
 from bundler.manager.durations import duration_seconds
 from bundler.manager.image_resolution import first_unavailable
 from bundler.manager.image_status import images_outcome
@@ -79,8 +86,19 @@ class BundleController:
     def __init__(self, ctx: Context, copies: CredentialCopies) -> None:
         self.ctx = ctx
         self.copies = copies
+        self._continued = ContinuedPass(ctx, self._write_row, self._record)
 
     def reconcile(self, key: Key) -> Result | None:
+        try:
+            return self._reconcile(key)
+        except BaseException:
+            # What a failing pass left assumes writes that did not happen: plan in full again.
+            self.ctx.continuations.invalidate(ref(key.namespace, key.name))
+            raise
+        finally:
+            placements.release_creations(self.ctx, ref(key.namespace, key.name))
+
+    def _reconcile(self, key: Key) -> Result | None:
         scope = self.ctx.scopes.of(key.namespace)
         if scope is None:
             return None
@@ -99,6 +117,11 @@ class BundleController:
         except InvalidInputError as invalid:
             self._reject(scope, bundle_ref, generation, Rejection(REASON_INVALID, str(invalid)))
             return None
+        started = self.ctx.continuations.begin()
+        leftover = self.ctx.continuations.take(bundle_ref)
+        if leftover is not None and self._continued.run(scope, bundle, leftover, started):
+            update_with_retry(self.ctx.store, BUNDLE, observed, adding_finalizer(BUNDLE_FINALIZER))
+            return None
         planned = self._plan(scope, bundle_ref, bundle)
         if planned is None:
             # pollInterval asks again also while rejected: a chart pushed later still rolls out.
@@ -109,7 +132,7 @@ class BundleController:
         sources = self._sources(scope, bundle_ref, bundle, named)
         if sources is None:
             return None
-        recheck = self._apply(scope, observed, bundle, planned, sources)
+        recheck = self._apply(scope, observed, bundle, planned, sources, started)
         if (unavailable := first_unavailable(planned.image_queries, planned.images)) is not None:
             raise unavailable
         poll = self.ctx.resolution.seconds_until_poll(bundle)
@@ -172,7 +195,13 @@ class BundleController:
     # -- writing ------------------------------------------------------------------------------
 
     def _apply(
-        self, scope: Scope, observed: Obj, bundle: Bundle, planned: BundleRows, sources: Sources
+        self,
+        scope: Scope,
+        observed: Obj,
+        bundle: Bundle,
+        planned: BundleRows,
+        sources: Sources,
+        started: int,
     ) -> float | None:
         """Write the rollout's decisions; returns clock seconds until a progress deadline."""
         bundle_ref = ref(bundle.metadata.namespace, bundle.metadata.name)
@@ -206,11 +235,18 @@ class BundleController:
         held = (
             failing.watching
             or len(writable) < sum(1 for r in planned.rows if r.planned is not None)
-            or any(_holds(d, t) for d, t in zip(decisions, targets, strict=True))
+            or any(is_held(d, t) for d, t in zip(decisions, targets, strict=True))
         )
         missing = _missing(scope, bundle)
         holds = _Holds(failing.rejection(), *_guarded(scope, bundle, planned, existing))
         outcome = _outcome(bundle, planned, held, self._blocked(writable), missing, holds)
+        if not (failing.watching or sources or planned.resolved or planned.image_queries):
+            # Kept before the outcome is recorded: the roll-ups it wakes then wait for the
+            # creations left (a failing pass drops it again).
+            done = FullPass(planned, writable, targets, decisions)
+            leftover = leftover_of(bundle, outcome, done, started)
+            if leftover is not None:
+                self.ctx.continuations.keep(bundle_ref, leftover)
         # Recorded before any write (so status roll-ups never wait on a failing write), and before
         # creating deployments (so the cluster controller never takes one for a stray).
         self._record(scope, bundle_ref, outcome)
@@ -219,16 +255,17 @@ class BundleController:
         memory = _Memory(failing.watching, self.ctx.now_iso())
         for row, decision, target in zip(writable, decisions, targets, strict=True):
             write = partial(self._write, scope, row, decision, target.current, sources, memory)
-            self._attempt(failures, write)
+            attempt(failures, write)
         for cluster, stale in existing.items():
             if not outcome.keeps(cluster):
-                self._attempt(failures, partial(_delete, self.ctx, stale))
+                attempt(failures, partial(_delete, self.ctx, stale))
         # A copy found blocked (or no longer) shows at once, not only from the next pass.
         after = _outcome(bundle, planned, held, self._blocked(writable), missing, holds)
         if after != outcome:
             self._record(scope, bundle_ref, after)
         if failures:
             raise failures[0]
+        self.ctx.continuations.looked_at(len(planned.rows))
         return failing.recheck_after
 
     def _blocked(self, rows: Iterable[Row]) -> dict[str, str]:
@@ -240,12 +277,11 @@ class BundleController:
                 found[row.key] = why
         return found
 
-    def _attempt(self, failures: list[BundlerError], write: Callable[[], object]) -> None:
-        """Run one write; a failure is kept for the end so the other clusters still proceed."""
-        try:
-            write()
-        except BundlerError as error:
-            failures.append(error)
+    def _write_row(
+        self, scope: Scope, row: Row, decision: RolloutDecision, current: BundleDeployment | None
+    ) -> None:
+        """One row's decision, in a continued pass: it names no credentials, records no memory."""
+        self._write(scope, row, decision, current, {}, _Memory(False, ""))
 
     def _write(
         self,
@@ -292,6 +328,8 @@ class BundleController:
             )
 
     def _forget(self, scope: Scope, bundle_ref: str) -> None:
+        self.ctx.continuations.forget(bundle_ref)
+        self.ctx.tallies.forget(bundle_ref)
         self.ctx.memo.forget(bundle_ref)
         self.ctx.resolution.forget(bundle_ref)
         self.ctx.images.forget(bundle_ref)
@@ -315,11 +353,6 @@ def _parse(observed: Obj) -> Bundle:
 def _poll_again(bundle: Bundle) -> Result | None:
     interval = bundle.spec.helm.pollInterval
     return None if interval is None else Result(requeue_after=duration_seconds(interval))
-
-
-def _holds(decision: RolloutDecision, target: RolloutTarget) -> bool:
-    """The rollout keeps this cluster from its desired deployment for now."""
-    return decision.stage or decision.rollback or (target.current is None and not decision.create)
 
 
 def _in_sync(current: BundleDeployment, row: Row, decision: RolloutDecision) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from bundler.manager.continuation import Continuations
 from bundler.manager.echoes import OwnWrites
 from bundler.manager.image_resolution import ImageResolution
 from bundler.manager.liveness import Liveness
@@ -13,6 +14,7 @@ from bundler.manager.outcomes import Outcomes
 from bundler.manager.resolve import VersionResolution
 from bundler.manager.rows import RowMemo
 from bundler.manager.scope import Scope, Scopes
+from bundler.manager.tallies import Tallies
 from bundler.manager.work import Stage, Work
 from bundler.runtime.clock import Clock
 from bundler.runtime.key import Key
@@ -39,6 +41,8 @@ class Context:
     work: Work
     own_writes: OwnWrites
     metrics: ManagerMetrics = field(default_factory=ManagerMetrics)
+    continuations: Continuations = field(default_factory=Continuations)
+    tallies: Tallies = field(default_factory=Tallies)
 
     def now_iso(self) -> str:
         return rfc3339(self.clock.now())

@@ -9,6 +9,8 @@ targets nothing.
 
 from __future__ import annotations
 
+from functools import partial
+
 from bundler.api.cluster import Cluster
 from bundler.core.naming import cluster_namespace
 from bundler.core.planning import key as ref
@@ -18,6 +20,9 @@ from bundler.manager.outcomes import Outcome
 from bundler.manager.scope import Scope
 from bundler.manager.work import Stage
 from bundler.runtime.key import Key
+
+_CREATIONS = "creations:{}"
+_CREATIONS_IN = "creations-in:{}"
 
 
 def awaiting_plans(ctx: Context, scope: Scope, workspace: str, stage: Stage, key: Key) -> bool:
@@ -32,6 +37,33 @@ def awaiting_plans(ctx: Context, scope: Scope, workspace: str, stage: Stage, key
     ctx.work.defer(missing, stage, key)
     # A plan recorded between the check and the deferral released nothing: look again.
     return bool(_unplanned(ctx, scope, workspace))
+
+
+def awaiting_creations(ctx: Context, stage: Stage, key: Key, bundle: str | None = None) -> bool:
+    """Whether a capped rollout still creates deployments that change this roll-up: the Bundle's
+    own (`bundle`), or any of the workspace's (a Cluster's or a group's). The roll-up is deferred
+    until those creations are done (bundler.manager.continuation)."""
+    continuations = ctx.continuations
+    if bundle is None:
+        event = _CREATIONS_IN.format(key.namespace)
+        creating = partial(continuations.creating_in, key.namespace)
+    else:
+        event, creating = _CREATIONS.format(bundle), partial(continuations.creating, bundle)
+    if not creating():
+        return False
+    ctx.work.defer((event,), stage, key)
+    # The creations may have ended between the check and the deferral: look again.
+    return creating()
+
+
+def release_creations(ctx: Context, bundle: str) -> None:
+    """After a pass of `bundle`: the roll-ups deferred until its creations are done run."""
+    continuations = ctx.continuations
+    if not continuations.creating(bundle):
+        ctx.work.release(_CREATIONS.format(bundle))
+    workspace = split_ref(bundle).namespace
+    if not continuations.creating_in(workspace):
+        ctx.work.release(_CREATIONS_IN.format(workspace))
 
 
 def _unplanned(ctx: Context, scope: Scope, workspace: str) -> list[str]:
@@ -62,6 +94,19 @@ def of_bundle(ctx: Context, scope: Scope, bundle: str, outcome: Outcome) -> list
             )
         )
     return placements
+
+
+def of_bundle_on(
+    ctx: Context, scope: Scope, bundle: str, cluster_ref: str, outcome: Outcome
+) -> Placement:
+    """The placement of `bundle` on one cluster, as `of_bundle` lists it."""
+    key = split_ref(cluster_ref)
+    here = scope.deployment_models.in_namespace(cluster_namespace(key.namespace, key.name))
+    cluster = scope.cluster_models.get(key.namespace, key.name)
+    offline = cluster is not None and is_offline(ctx, scope, cluster)
+    return Placement(
+        bundle, cluster_ref, here.get(bundle), offline, outcome.errors.get(cluster_ref)
+    )
 
 
 def of_cluster(ctx: Context, scope: Scope, cluster: Cluster, offline: bool) -> list[Placement]:

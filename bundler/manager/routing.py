@@ -15,7 +15,7 @@ are what it computes: a status written from a stale cache, or by someone else, i
 from __future__ import annotations
 
 import threading
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
 from typing import Any
 
 from bundler.core.deletion_guard import ALLOW_DELETION
@@ -110,6 +110,7 @@ class Router:
         self.ctx = ctx
         self.scope = scope
         self._bundles = Changes()
+        self._bundle_finalizers = Changes()
         self._bundle_presence = Changes()
         self._dependents = Dependents()
         self._bundle_status = Changes()
@@ -140,12 +141,14 @@ class Router:
         key = Key.of(obj)
         annotations = _meta(obj).get("annotations") or {}
         allowances = (annotations.get(ALLOW_DELETION), annotations.get(RESUME))
-        fingerprint = (*_identity(obj), tuple(_meta(obj).get("finalizers") or ()), allowances)
-        if self._bundles.changed(key, event, fingerprint):
+        if self._bundles.changed(key, event, (*_identity(obj), allowances)):
+            self._replan((key,))
+        # The pass puts its finalizer back (a continuation too): no need to plan again for it.
+        if self._bundle_finalizers.changed(key, event, tuple(_meta(obj).get("finalizers") or ())):
             self.ctx.work.add(Stage.BUNDLE, key)
         self._dependents.record(key, event, obj)
         if self._bundle_presence.changed(key, event, True):
-            self.ctx.work.add_all(Stage.BUNDLE, self._dependents.of(key))
+            self._replan(self._dependents.of(key))
         if self._bundle_status.changed(key, event, _owned_status(obj, BUNDLE_FIELDS)):
             self.ctx.work.add(Stage.BUNDLE_STATUS, key)
 
@@ -166,6 +169,7 @@ class Router:
             work.add(Stage.CLUSTER_STATUS, key)
         targeting = (identity, labels_fingerprint(meta.get("annotations") or {}))
         if self._cluster_targeting.changed(key, event, targeting):
+            self.ctx.continuations.cluster_changed(key.namespace, f"{key.namespace}/{key.name}")
             work.add_all(Stage.BUNDLE, self.scope.keys_in(self.scope.bundles, key.namespace))
         membership = (meta.get("uid"), identity[2], identity[3])
         if self._cluster_membership.changed(key, event, membership):
@@ -174,6 +178,7 @@ class Router:
     def on_group(self, event: EventType, obj: Obj) -> None:
         key = Key.of(obj)
         if self._groups.changed(key, event, _identity(obj)):
+            self.ctx.continuations.invalidate_workspace(key.namespace)
             self.ctx.work.add(Stage.GROUP_STATUS, key)
             self.ctx.work.add_all(
                 Stage.BUNDLE, self.scope.keys_in(self.scope.bundles, key.namespace)
@@ -188,6 +193,7 @@ class Router:
         bundle_ref, cluster_ref = placed
         bundle, cluster = split_ref(bundle_ref), split_ref(cluster_ref)
         work = self.ctx.work
+        self.ctx.tallies.touch(bundle_ref, cluster_ref)
         work.add(Stage.BUNDLE_STATUS, bundle)
         self.ctx.wake_clusters(self.scope, (cluster_ref,))
         outcome = self.ctx.outcomes.get(bundle_ref)
@@ -197,7 +203,9 @@ class Router:
             self.ctx.own_writes.forget(key)
         elif spec_changed and self.ctx.own_writes.is_echo(obj):
             spec_changed = False
-        if spec_changed or (outcome is not None and outcome.held):
+        if spec_changed:
+            self._replan((bundle,))
+        elif outcome is not None and outcome.held:
             work.add(Stage.BUNDLE, bundle)
         if outcome is None or not outcome.keeps(cluster_ref):
             # No plan (yet) for its bundle, or one that does not place it here (a deployment the
@@ -209,6 +217,9 @@ class Router:
         if cluster is None:
             return
         if self._namespaces.changed(Key.of(obj), event, _identity(obj)):
+            # Its deployments can (or no longer can) be written: each Bundle looks at that row.
+            cluster_ref = f"{cluster.namespace}/{cluster.name}"
+            self.ctx.continuations.cluster_changed(cluster.namespace, cluster_ref)
             self.ctx.work.add(Stage.CLUSTER, cluster)
             self.ctx.work.add_all(
                 Stage.BUNDLE, self.scope.keys_in(self.scope.bundles, cluster.namespace)
@@ -239,7 +250,13 @@ class Router:
         # What the bundle controller copies of a credentials Secret, and whether it exists.
         fingerprint = (_meta(obj).get("uid"), obj.get("type"), canonical(obj.get("data")))
         if self._secrets.changed(key, event, fingerprint):
-            self.ctx.work.add_all(Stage.BUNDLE, users)
+            self._replan(users)
+
+    def _replan(self, bundles: Iterable[Key]) -> None:
+        """Wake Bundles for a full pass: what a capped pass left is planned from the old world."""
+        for bundle in bundles:
+            self.ctx.continuations.invalidate(f"{bundle.namespace}/{bundle.name}")
+            self.ctx.work.add(Stage.BUNDLE, bundle)
 
     def _offline(self, obj: Obj) -> bool | None:
         key = Key.of(obj)

@@ -152,6 +152,33 @@ class RowMemo:
         rows = tuple(e.row for e in entries.values() if e.row is not None)
         return BundleRows(rows, resolved, images, tuple(decided.image_queries))
 
+    def one(
+        self,
+        bundle: Bundle,
+        cluster: Cluster,
+        groups: Sequence[ClusterGroup],
+        memberships: Memberships,
+    ) -> tuple[bool, Row | None]:
+        """One cluster's row of `bundle` again (None: not targeted), memoized like a full pass.
+
+        (False, None) when only a full pass can say: the memo holds another generation of the
+        Bundle, or the row needs a version range or an image resolved."""
+        ident = (bundle.metadata.uid or "", bundle.metadata.generation or 0)
+        cluster_key = key(cluster.metadata.namespace, cluster.metadata.name)
+        with self._lock:
+            known_ident, entries = self._bundles.get(_bundle_key(bundle), (None, {}))
+        if known_ident != ident:
+            return False, None
+        entry = self._decide(bundle, cluster, groups, memberships, entries.get(cluster_key))
+        if entry.query is not None or entry.images:
+            return False, None
+        if entry.decision.deploy:
+            entry = self._render(bundle, entry, {}, {})
+        with self._lock:
+            if self._bundles.get(_bundle_key(bundle), (None, {}))[1] is entries:
+                entries[cluster_key] = entry
+        return True, entry.row if entry.decision.deploy else None
+
     def forget(self, bundle: str) -> None:
         with self._lock:
             self._bundles.pop(bundle, None)

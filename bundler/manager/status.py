@@ -9,6 +9,7 @@ compares equal and costs no request). A Cluster's `status.agent` is the agent's 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -23,7 +24,7 @@ from bundler.core.naming import cluster_namespace
 from bundler.core.planning import key as ref
 from bundler.core.selectors import selector_matches
 from bundler.core.state import ConditionType, condition
-from bundler.core.summary import bundle_status, cluster_group_status, cluster_status
+from bundler.core.summary import cluster_group_status, cluster_status
 from bundler.core.validation import cluster_name_problem
 from bundler.manager import placements
 from bundler.manager.context import Context, split_ref
@@ -81,6 +82,8 @@ class BundleStatusController:
         outcome = self.ctx.outcomes.get(bundle)
         if scope is None or observed is None or is_deleting(observed) or outcome is None:
             return
+        if placements.awaiting_creations(self.ctx, Stage.BUNDLE_STATUS, key, bundle):
+            return
         previous = previous_conditions(observed)
         now = self.ctx.now_iso()
         resolved = outcome.resolved_version
@@ -88,8 +91,13 @@ class BundleStatusController:
         if outcome.rejection is not None:
             resolved = (observed.get("status") or {}).get("resolvedVersion")
             images = _observed_images(observed)
-        status = bundle_status(
-            placements.of_bundle(self.ctx, scope, bundle, outcome),
+        tally = self.ctx.tallies.tally(
+            bundle,
+            outcome,
+            partial(placements.of_bundle, self.ctx, scope, bundle, outcome),
+            partial(placements.of_bundle_on, self.ctx, scope, bundle, outcome=outcome),
+        )
+        status = tally.bundle_status(
             observed_generation=outcome.generation,
             resolved_version=resolved,
             previous=previous,
@@ -172,6 +180,8 @@ class ClusterStatusController:
         requeue = Result(requeue_after=until) if until is not None else None
         if placements.awaiting_plans(self.ctx, scope, key.namespace, Stage.CLUSTER_STATUS, key):
             return requeue
+        if placements.awaiting_creations(self.ctx, Stage.CLUSTER_STATUS, key):
+            return requeue
         status = cluster_status(
             placements.of_cluster(self.ctx, scope, cluster, offline),
             namespace=None,
@@ -196,9 +206,15 @@ class ClusterStatusController:
         scope = self.ctx.scopes.of(key.namespace)
         assert scope is not None
         here = scope.deployment_models.in_namespace(cluster_namespace(key.namespace, key.name))
+        cluster_ref = ref(key.namespace, key.name)
+        for bundle_key in scope.keys_in(scope.bundles, key.namespace):
+            # Also where no deployment is created yet: the next roll-up shows it offline.
+            self.ctx.tallies.touch(ref(bundle_key.namespace, bundle_key.name), cluster_ref)
         self.ctx.work.add_all(Stage.BUNDLE_STATUS, (split_ref(b) for b in here))
         # An offline cluster takes no room in a rollout's budgets: held rollouts decide again.
-        held = (b for b in here if (o := self.ctx.outcomes.get(b)) is not None and o.held)
+        held = [b for b in here if (o := self.ctx.outcomes.get(b)) is not None and o.held]
+        for bundle in held:
+            self.ctx.continuations.invalidate(bundle)
         self.ctx.work.add_all(Stage.BUNDLE, (split_ref(b) for b in held))
         self.ctx.work.add_all(Stage.GROUP_STATUS, self.ctx.groups_of(scope, key))
 
@@ -214,6 +230,8 @@ class GroupStatusController:
         if scope is None or observed is None or group is None or is_deleting(observed):
             return
         if placements.awaiting_plans(self.ctx, scope, key.namespace, Stage.GROUP_STATUS, key):
+            return
+        if placements.awaiting_creations(self.ctx, Stage.GROUP_STATUS, key):
             return
         members = [
             c

@@ -10,6 +10,7 @@ from bundler.api.meta import IntOrPercent
 from bundler.core.rollout import (
     RolloutDecision,
     RolloutTarget,
+    decided_alone,
     plan_rollout,
     resolve_int_or_percent,
     split_partitions,
@@ -520,3 +521,32 @@ def test_offline_promotion_says_why() -> None:
 def test_paused_offline_cluster_stages() -> None:
     paused = RolloutTarget(cluster("c0", paused=True), NEW, RUNS["ready-v1"], offline=True)
     assert rollout([paused]) == [STAGE]
+
+
+@pytest.mark.parametrize(
+    ("strategy", "targets", "alone"),
+    [
+        pytest.param(None, 1000, True, id="default-strategy"),
+        pytest.param({"maxUnavailable": "100%"}, 300, True, id="all-percent"),
+        pytest.param({"maxUnavailable": 10}, 10, True, id="count-covers-all"),
+        pytest.param({"maxUnavailable": 10}, 11, False, id="count-below-targets"),
+        pytest.param({"maxUnavailable": "50%"}, 4, False, id="half"),
+        pytest.param(
+            {"partitions": [{"name": "canary", "clusterName": "a"}]}, 4, False, id="manual"
+        ),
+    ],
+)
+def test_decided_alone(strategy: dict[str, Any] | None, targets: int, alone: bool) -> None:
+    model = None if strategy is None else RolloutStrategy.model_validate(strategy)
+    assert decided_alone(model, targets) is alone
+
+
+def test_only_creations_maxnew_holds_back_are_capped() -> None:
+    strategy = RolloutStrategy(maxNew=1)
+    targets = [target("a", "none"), target("b", "none"), target("c", "none", paused=True)]
+    decisions = plan_rollout(strategy, targets, [], bundle_paused=False)
+    assert [(d.create, d.capped) for d in decisions] == [
+        (True, False),
+        (False, True),
+        (False, False),
+    ]

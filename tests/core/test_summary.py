@@ -13,6 +13,7 @@ from bundler.core.planning import BundlePlan, ClusterError
 from bundler.core.state import conditions_equal_ignoring_time
 from bundler.core.summary import (
     Placement,
+    Tally,
     bundle_status,
     cluster_group_status,
     cluster_status,
@@ -483,3 +484,27 @@ def test_a_deployment_waiting_for_depends_on_is_reported_with_the_agents_reason(
     assert placement.state is S.WAIT_APPLIED
     (listed,) = status_of([placement]).nonReady
     assert listed.message == message
+
+
+def test_a_tally_changed_placement_by_placement_equals_the_roll_up_from_scratch() -> None:
+    states = [S.READY, S.NOT_READY, S.ERR_APPLIED, S.WAIT_APPLIED, S.OFFLINE, S.PENDING]
+    tally = Tally()
+    for n, state in enumerate(states):
+        tally.put(on(f"fleet-default/c{n}", state))
+    # One cluster recovers, one gets a template error, one is no longer targeted.
+    tally.put(on("fleet-default/c1", S.READY))
+    tally.put(on("fleet-default/c3", S.ERR_APPLIED, error=TEMPLATE_ERROR))
+    tally.remove("fleet-default/c5")
+    after = [
+        on("fleet-default/c0", S.READY),
+        on("fleet-default/c1", S.READY),
+        on("fleet-default/c2", S.ERR_APPLIED),
+        on("fleet-default/c3", S.ERR_APPLIED, error=TEMPLATE_ERROR),
+        on("fleet-default/c4", S.OFFLINE),
+    ]
+    kept = tally.bundle_status(
+        observed_generation=4, resolved_version="6.1.2", previous=[], now=NOW
+    )
+    assert kept == status_of(after)
+    assert kept.summary is not None
+    assert kept.summary.desiredReady == 5

@@ -45,6 +45,19 @@ def test_deployment_status_change_only_rolls_up_status(
     assert {plural for _, plural in counting.writes} == {"bundles", "clusters"}
 
 
+def test_deployment_status_change_rolls_up_only_its_placement(
+    store: MemoryStore, start_manager: StartManager
+) -> None:
+    create_world(store, world(*[cluster(f"c{i}") for i in range(6)], bundle(ALL)))
+    manager = start_manager(store)
+    settle(manager)
+    rolled_up = manager.placements_rolled_up
+    report(store, "c3")
+    settle(manager)
+    assert manager.placements_rolled_up == rolled_up + 1
+    assert store.get(BUNDLE, "app", WS)["status"]["display"]["readyClusters"] == "1/6"
+
+
 def test_heartbeat_of_an_online_agent_writes_nothing(
     store: MemoryStore, start_manager: StartManager, clock: ManualClock
 ) -> None:
@@ -217,6 +230,60 @@ def test_capped_bundle_resumes_without_deciding_or_rendering_any_cluster_again(
     assert (manager.rows_decided, manager.rows_rendered) == (7, 7)
 
 
+def test_capped_bundle_continues_with_its_batch_not_every_cluster(
+    store: MemoryStore, start_manager: StartManager
+) -> None:
+    create_world(store, world(*[cluster(f"c{i}") for i in range(12)]))
+    counting = CountingStore(store)
+    manager = start_manager(counting)
+    settle(manager)
+    planned = manager.rows_planned
+    counting.reset()
+    store.create(BUNDLE, bundle(ALL, rolloutStrategy={"maxNew": 3}).to_wire())
+    settle(manager)
+    assert len(deployments(store)) == 12
+    assert counting.writes[("create", "bundledeployments")] == 12
+    # One full pass, then the batches it left: four full passes would look at 48 rows.
+    assert manager.rows_planned - planned == 12 + 3 + 3 + 3
+    # Roll-ups wait for the creations: one status per cluster and one for the Bundle.
+    assert counting.writes[("patch_status", "clusters")] == 12
+    assert counting.writes[("patch_status", "bundles")] == 1
+
+
+def test_change_during_a_capped_rollout_is_planned_in_full(
+    store: MemoryStore, start_manager: StartManager
+) -> None:
+    create_world(store, world(*[cluster(f"c{i}") for i in range(6)]))
+    manager = start_manager(store)
+    settle(manager)
+    strategy = {"maxNew": 2, "maxUnavailable": 1}
+    store.create(BUNDLE, bundle(ALL, rolloutStrategy=strategy).to_wire())
+    settle(manager)
+    assert len(deployments(store)) == 6
+    planned = manager.rows_planned
+    # Not decided alone (one unavailable cluster fills the budget): every pass is a full one.
+    assert planned % 6 == 0
+
+
+def test_change_of_an_untargeted_cluster_writes_nothing(
+    store: MemoryStore, start_manager: StartManager
+) -> None:
+    prod = [{"clusterSelector": {"matchLabels": {"env": "prod"}}}]
+    prod_clusters = [cluster(f"p{i}", {"env": "prod"}) for i in range(3)]
+    create_world(store, world(*prod_clusters, cluster("b", {"env": "dev"}), bundle(prod)))
+    counting = CountingStore(store)
+    manager = start_manager(counting)
+    settle(manager)
+    planned = manager.rows_planned
+    counting.reset()
+    store.patch(CLUSTER, "b", {"metadata": {"labels": {"team": "x"}}}, WS)
+    settle(manager)
+    # That cluster's row alone is looked at (a full pass would look at the three targeted).
+    assert manager.rows_planned == planned + 1
+    assert counting.writes[("update", "bundledeployments")] == 0
+    assert set(deployments(store)) == {(f"p{i}", "app") for i in range(3)}
+
+
 def test_label_change_decides_and_renders_only_that_clusters_rows(
     store: MemoryStore, start_manager: StartManager
 ) -> None:
@@ -227,11 +294,13 @@ def test_label_change_decides_and_renders_only_that_clusters_rows(
     counting = CountingStore(store)
     manager = start_manager(counting)
     settle(manager)
-    decided, rendered = manager.rows_decided, manager.rows_rendered
+    decided, rendered, planned = manager.rows_decided, manager.rows_rendered, manager.rows_planned
     counting.reset()
     store.patch(CLUSTER, "c2", {"metadata": {"labels": {"region": "us"}}}, WS)
     settle(manager)
     assert (manager.rows_decided, manager.rows_rendered) == (decided + 3, rendered + 3)
+    # Each Bundle's pass looks at that cluster's row alone, not at the five of its fleet.
+    assert manager.rows_planned == planned + 3
     assert counting.writes[("update", "bundledeployments")] == 3
     changed = {key for key, bd in deployments(store).items() if "us" in str(bd["spec"])}
     assert changed == {("c2", "b0"), ("c2", "b1"), ("c2", "b2")}
