@@ -154,6 +154,22 @@ def test_a_new_tag_rolls_out_after_poll_interval_under_max_unavailable(
     assert deployment_of(store, "p")["spec"]["deploymentID"] == plain_before
 
 
+def test_a_new_tag_reaches_every_cluster_of_a_max_new_capped_rollout(
+    store: MemoryStore, start_manager: StartManager, registry: Registry, clock: ManualClock
+) -> None:
+    # The default budget decides each cluster alone, so a capped pass could be continued by
+    # batch: a pass that resolves images must still be planned in full when the poll comes.
+    names = ["a", "b", "c", "d", "e"]
+    create_world(store, world(*(cluster(n) for n in names), app(rolloutStrategy={"maxNew": 2})))
+    manager = start_manager(store, image_resolver=registry.resolve, offline_after=3600.0)
+    settle(manager)
+    assert {values_of(store, n)["image"]["tag"] for n in names} == {"1.2.0"}
+    registry.tags[(WEB, "semver ^1.0")] = "1.3.0"
+    clock.advance(600.0)
+    settle(manager)
+    assert {values_of(store, n)["image"]["tag"] for n in names} == {"1.3.0"}
+
+
 def test_an_unreachable_registry_holds_only_the_clusters_using_the_image(
     store: MemoryStore, start_manager: StartManager, registry: Registry, clock: ManualClock
 ) -> None:
