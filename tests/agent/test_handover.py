@@ -13,16 +13,17 @@ from typing import Any
 
 import pytest
 
-from bundler.api.resources import BUNDLE, CLUSTER, HELM_RELEASE, SECRET, Resource
+from bundler.api.resources import BUNDLE, CLUSTER, HELM_RELEASE, SECRET
 from bundler.core.agent.identity import agent_identity
 from bundler.core.handover import ANNOTATION_FORCE_HANDOVER
 from bundler.core.naming import cluster_namespace
 from bundler.sim.flux import SimulatedFlux
 from bundler.store.errors import NotFound
-from bundler.store.protocol import EventType, Obj, Store
+from bundler.store.protocol import EventType, Obj
 from tests.agent.http_fleet import Downstream, HttpFleet, eventually
 from tests.builders import WS, bundle
 from tests.schemas import validate
+from tests.stores import exists
 
 EDGE = "edge-1"
 NAMESPACE = cluster_namespace(WS, EDGE)
@@ -91,14 +92,6 @@ class Handover:
         release = self.remote_release()
         conditions = ((release or {}).get("status") or {}).get("conditions") or []
         return any(c["type"] == "Ready" and c["status"] == "True" for c in conditions)
-
-
-def exists(store: Store, res: Resource, name: str, namespace: str | None) -> bool:
-    try:
-        store.get(res, name, namespace)
-    except NotFound:
-        return False
-    return True
 
 
 @pytest.fixture

@@ -23,10 +23,10 @@ from bundler.core.agent.identity import (
 )
 from bundler.core.labels import LABEL_MANAGED_BY, MANAGED_BY_BUNDLER
 from bundler.core.naming import cluster_namespace
-from bundler.store.errors import NotFound
 from tests.agent.http_fleet import HttpFleet, eventually
 from tests.builders import WS, cluster
 from tests.identities import MANAGER_USER
+from tests.stores import exists
 
 NAME = "edge-1"
 NS = cluster_namespace(WS, NAME)
@@ -48,18 +48,11 @@ class World:
 
     def identity(self) -> int:
         """How many of the pull agent identity's objects exist."""
-        return sum(self._exists(o.res, o.name, o.namespace) for o in agent_identity(WS, NAME))
+        return sum(exists(self.store, o.res, o.name, o.namespace) for o in agent_identity(WS, NAME))
 
     def set_up(self) -> bool:
         status = self.store.get(CLUSTER, NAME, WS).get("status") or {}
-        return status.get("namespace") == NS and self._exists(NAMESPACE, NS, None)
-
-    def _exists(self, res: Any, name: str, namespace: str | None) -> bool:
-        try:
-            self.store.get(res, name, namespace)
-        except NotFound:
-            return False
-        return True
+        return status.get("namespace") == NS and exists(self.store, NAMESPACE, NS, None)
 
 
 @pytest.fixture
