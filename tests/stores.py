@@ -1,5 +1,5 @@
 """Store wrappers for tests: a proxy that hands every call to a real store after a hook, and the
-unreachable link built on it (every call fails while the link is down)."""
+unreachable link built on it (every call fails while the link is down); `exists`."""
 
 from __future__ import annotations
 
@@ -8,8 +8,17 @@ from enum import StrEnum
 from typing import Any
 
 from bundler.api.resources import Resource
-from bundler.store.errors import Unavailable
+from bundler.store.errors import NotFound, Unavailable
 from bundler.store.protocol import ErrorHandler, EventHandler, Obj, ObjectList, Store, Watch
+
+
+def exists(store: Store, res: Resource, name: str, namespace: str | None) -> bool:
+    """Whether `store` holds that object."""
+    try:
+        store.get(res, name, namespace)
+    except NotFound:
+        return False
+    return True
 
 
 class Verb(StrEnum):

@@ -1,7 +1,8 @@
 """`bundler agent-kubeconfig`: the kubeconfig a pull-mode agent runs with, for one Cluster.
 
-Computes the Cluster's namespace from its workspace and name (never from `status.namespace`, which
-the agent may write), checks it carries that Cluster's labels, waits (bounded by --wait) until the
+Refuses a Cluster in remote mode, which has no pull agent identity. Computes the Cluster's
+namespace from its workspace and name (never from `status.namespace`, which the agent may write),
+checks it carries that Cluster's labels, waits (bounded by --wait) until the
 manager's `bundler-agent-token` Secret there holds the token Kubernetes minted for the agent's
 ServiceAccount, and writes a kubeconfig for that identity (bundler.core.agent.kubeconfig): to
 stdout, or to --output with mode 0600. The token goes nowhere else: not to stderr, not into errors.
@@ -22,6 +23,7 @@ from typing import Any
 
 from bundler import yamldump
 from bundler.agent.config import parse_cluster_ref
+from bundler.api.cluster import AgentMode
 from bundler.api.resources import CLUSTER, NAMESPACE, SECRET, Resource
 from bundler.commands.arguments import add_kubeconfig_argument
 from bundler.core.agent.helm_values import agent_helm_values
@@ -159,9 +161,17 @@ def wait_for_token(store: Store, workspace: str, name: str, wait: float) -> Issu
 
 
 def _check_cluster(store: Store, workspace: str, name: str) -> None:
-    if _get(store, CLUSTER, name, workspace) is None:
+    cluster = _get(store, CLUSTER, name, workspace)
+    where = f"Cluster {workspace}/{name}"
+    if cluster is None:
+        raise InvalidInputError("does not exist on the management cluster", obj=where)
+    if (cluster.get("spec") or {}).get("agentMode") == AgentMode.REMOTE.value:
         raise InvalidInputError(
-            "does not exist on the management cluster", obj=f"Cluster {workspace}/{name}"
+            f"is in {AgentMode.REMOTE.value} mode: the remote agent on the management cluster "
+            "deploys to it, and no pull agent identity exists to issue a kubeconfig for (set "
+            f"spec.agentMode: {AgentMode.PULL.value} first)",
+            obj=where,
+            field="spec.agentMode",
         )
 
 

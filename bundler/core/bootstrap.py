@@ -11,9 +11,10 @@ admin kubeconfig must never be one of them (the remote agent removes its copy on
 that reason). They stay managed from the management cluster in every mode, so a settings change
 upgrades Flux or the agent everywhere.
 
-The agent's release is written, and the Cluster switched to pull mode, in one step once Flux is
-installed: the remote agent then hands its releases over (suspend, delete, nothing uninstalled) and
-the pull agent, once it runs, adopts them. Starting the pull agent before the switch would put two
+Once Flux is installed the Cluster is switched to pull mode, and the agent's release written as
+soon as the agent's token is (the manager keeps the pull agent's identity, token included, in pull
+mode only): the remote agent hands its releases over (suspend, delete, nothing uninstalled) and the
+pull agent, once it runs, adopts them. Starting the pull agent before the switch would put two
 controllers on one release while the remote agent still writes.
 """
 
@@ -199,8 +200,9 @@ def _agent_condition(
         message = "the BootstrapConfig has no spec.management (the server the agent reaches)"
         return ConditionSpec(kind, False, Reason.MANAGEMENT_MISSING, message), False
     if not seen.token_ready:
+        # The token exists in pull mode only (bundler.core.handover.pull_identity_step).
         message = "the agent's token Secret is not filled yet"
-        return ConditionSpec(kind, False, Reason.TOKEN_PENDING, message), False
+        return ConditionSpec(kind, False, Reason.TOKEN_PENDING, message), True
     write.add(Part.AGENT)
     if seen.pull_agent_seen:
         return ConditionSpec(kind, True, Reason.CONNECTED, "the pull agent checks in"), True

@@ -7,6 +7,11 @@ so Flux uninstalls nothing) and reports `status.agent.releasesHandedOver: true`.
 adopts the releases (same release name and storage namespace) only once the Cluster says so: its
 last heartbeat came from no pull agent, or the pull agent let go, or an operator forced it with
 the annotation below because the pull agent is gone for good.
+
+The pull agent's identity on the management cluster (bundler.core.agent.identity) exists for pull
+mode only: a remote-mode Cluster's namespace holds the remote agent's kubeconfig copy, which that
+identity could `get` by name. It is kept while the pull agent still has to report its handover,
+since that report is its heartbeat, and removed once the remote side may adopt.
 """
 
 from __future__ import annotations
@@ -26,6 +31,14 @@ FORCE_HANDOVER = "true"
 class HandoverStep(StrEnum):
     ADOPT = "Adopt"
     WAIT = "Wait"
+
+
+class PullIdentityStep(StrEnum):
+    """What the manager does with a Cluster's pull agent identity."""
+
+    ENSURE = "Ensure"  # pull mode: create or repair it
+    HOLD = "Hold"  # remote mode, handover pending: leave it as it is
+    REMOVE = "Remove"  # remote mode, handover done: delete it
 
 
 @dataclass(frozen=True)
@@ -54,3 +67,12 @@ def pull_agent_lets_go(cluster: Mapping[str, Any]) -> bool:
     """Whether a pull agent whose heartbeat was answered with `cluster` must let go of its
     releases: its Cluster is in remote mode now."""
     return (cluster.get("spec") or {}).get("agentMode") == AgentMode.REMOTE.value
+
+
+def pull_identity_step(cluster: Mapping[str, Any]) -> PullIdentityStep:
+    """What becomes of the pull agent identity of `cluster`."""
+    if (cluster.get("spec") or {}).get("agentMode") != AgentMode.REMOTE.value:
+        return PullIdentityStep.ENSURE
+    if remote_gate(cluster).step is HandoverStep.WAIT:
+        return PullIdentityStep.HOLD
+    return PullIdentityStep.REMOVE

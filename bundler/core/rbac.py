@@ -18,7 +18,9 @@ Kubernetes never authorizes list or watch through resourceNames, and keeping res
 with the copies the manager makes would race with every new Bundle; `get` alone already keeps an
 agent from discovering what its namespace holds. The cluster namespace of a pull-mode Cluster holds
 only Secrets meant for that agent: the registry credentials copied for its deployments and its own
-token (the remote agent's kubeconfig copy is removed when the Cluster leaves remote mode).
+token (the remote agent's kubeconfig copy is removed when the Cluster leaves remote mode). A
+remote-mode Cluster has no pull agent identity that could read that copy (the manager deletes it
+once the pull agent's handover is done).
 """
 
 from __future__ import annotations
@@ -137,8 +139,8 @@ MANAGER_RULES: tuple[PolicyRule, ...] = (
     rule(("patch",), [BUNDLE_DEPLOYMENT], STATUS),
     # registry credentials read and copied into cluster namespaces; agent token Secrets
     rule((*READ, *WRITE), [SECRET]),
-    # the agents' identities (a ServiceAccount goes with its namespace)
-    rule((*READ, "create", "update"), [SERVICE_ACCOUNT]),
+    # the pull agents' identities, deleted when their Cluster is in remote mode
+    rule((*READ, *WRITE), [SERVICE_ACCOUNT]),
     rule((*READ, *WRITE), [ROLE, ROLE_BINDING]),
     # leader election (client-go's pattern: create is never limited by name)
     rule(("create",), [LEASE]),

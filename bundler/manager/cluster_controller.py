@@ -1,11 +1,13 @@
 """The cluster controller: a Cluster's namespace, its agent's identity, and their cleanup.
 
 One pass: make sure the cleanup finalizer is on the Cluster; create (or repair) the cluster
-namespace and the agent identity (bundler.core.agent.identity) from what the informers show, record
-`status.namespace`, and delete BundleDeployments in the namespace whose Bundle is gone or no longer
-targets the cluster. Repairs touch only what the manager owns (its labels and annotations, owners,
-the body fields it sets), so the token Secret's data and the annotations Kubernetes adds stay; an
-object that differs where Kubernetes allows no update is deleted and created again.
+namespace and, in pull mode, the agent identity (bundler.core.agent.identity) from what the
+informers show; in remote mode delete that identity once the pull agent's handover is done
+(bundler.core.handover.pull_identity_step); record `status.namespace`, and delete
+BundleDeployments in the namespace whose Bundle is gone or no longer targets the cluster. Repairs
+touch only what the manager owns (its labels and annotations, owners, the body fields it sets), so
+the token Secret's data and the annotations Kubernetes adds stay; an object that differs where
+Kubernetes allows no update is deleted and created again.
 
 Deleting a Cluster deletes its namespace, which takes its BundleDeployments and identity with it,
 and the workspace Role and RoleBinding; then the finalizer is removed.
@@ -28,10 +30,12 @@ from bundler.api.resources import (
 from bundler.core.agent.identity import (
     IdentityObject,
     agent_identity,
+    is_identity_object,
     must_recreate,
     namespace_object,
     workspace_role_name,
 )
+from bundler.core.handover import PullIdentityStep, pull_identity_step
 from bundler.core.naming import cluster_namespace, is_dns1123_label
 from bundler.core.planning import key as ref
 from bundler.manager.context import Context, split_ref
@@ -83,15 +87,33 @@ class ClusterController:
         if current_namespace is not None and is_deleting(current_namespace):
             return Result(requeue_after=TERMINATING_NAMESPACE_RETRY)
         _ensure(self.ctx, NAMESPACE, namespace_object(key.namespace, key.name), current_namespace)
-        for wanted in agent_identity(key.namespace, key.name, observed["metadata"].get("uid")):
-            current = _observed(scope, wanted)
-            if current is not None and must_recreate(wanted, current):
-                delete_if_present(store, wanted.res, wanted.name, wanted.namespace)
-                current = None
-            _ensure(self.ctx, wanted.res, wanted.body, current)
+        identity = agent_identity(key.namespace, key.name, observed["metadata"].get("uid"))
+        step = pull_identity_step(observed)
+        if step is PullIdentityStep.ENSURE:
+            self._ensure_identity(scope, identity)
+        elif step is PullIdentityStep.REMOVE:
+            self._remove_identity(scope, identity)
         patch_status_if_changed(store, CLUSTER, observed, {"namespace": namespace})
         self._remove_strays(scope, key, namespace)
         return None
+
+    def _ensure_identity(self, scope: Scope, identity: tuple[IdentityObject, ...]) -> None:
+        for wanted in identity:
+            current = _observed(scope, wanted)
+            if current is not None and must_recreate(wanted, current):
+                delete_if_present(self.ctx.store, wanted.res, wanted.name, wanted.namespace)
+                current = None
+            _ensure(self.ctx, wanted.res, wanted.body, current)
+
+    def _remove_identity(self, scope: Scope, identity: tuple[IdentityObject, ...]) -> None:
+        """Delete the pull identity objects the manager made: each at the name and in the
+        namespace computed from the Cluster, and only while it carries this Cluster's labels.
+        The token goes first, so no credential outlives the rights it carried."""
+        for wanted in reversed(identity):
+            current = _observed(scope, wanted)
+            if current is None or is_deleting(current) or not is_identity_object(wanted, current):
+                continue
+            delete_if_present(self.ctx.store, wanted.res, wanted.name, wanted.namespace)
 
     def _remove_strays(self, scope: Scope, key: Key, namespace: str) -> None:
         """Delete deployments of Bundles that are gone or whose plan no longer targets us."""

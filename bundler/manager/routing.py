@@ -19,6 +19,7 @@ from collections.abc import Hashable, Iterable
 from typing import Any
 
 from bundler.core.deletion_guard import ALLOW_DELETION
+from bundler.core.handover import pull_identity_step
 from bundler.core.labels import ANNOTATION_IMPORT_GATE
 from bundler.core.rollout_failures import RESUME
 from bundler.manager.context import Context, split_ref
@@ -160,6 +161,8 @@ class Router:
             identity,
             tuple(meta.get("finalizers") or ()),
             (obj.get("status") or {}).get("namespace"),
+            # a handover reported in the status lets the pull agent identity go
+            pull_identity_step(obj),
         )
         if self._cluster_setup.changed(key, event, setup):
             work.add(Stage.CLUSTER, key)

@@ -148,13 +148,19 @@ class HttpFleet:
         self.host.start()
         self._started = True  # stop() stops the manager even when its start failed
         self.manager.start()
-        for name, downstream in self.clusters.items() if agents else ():
-            kubeconfig = agent_kubeconfig(self.management, self.tmp_path, WS, name)
-            config = AgentConfig(
-                workspace=WS, cluster=name, heartbeat_interval=self.agent_heartbeat
-            )
-            downstream.agent = Agent(self.host, self._open(kubeconfig), downstream.store, config)
-            downstream.agent.start()
+        for name in self.clusters if agents else ():
+            self.start_agent(name)
+
+    def start_agent(self, name: str) -> None:
+        """Start (again) cluster `name`'s pull agent with the kubeconfig made for it now, as an
+        operator does once the Cluster is in pull mode (a new identity has a new token)."""
+        downstream = self.clusters[name]
+        if downstream.agent is not None:
+            downstream.agent.stop()
+        kubeconfig = agent_kubeconfig(self.management, self.tmp_path, WS, name)
+        config = AgentConfig(workspace=WS, cluster=name, heartbeat_interval=self.agent_heartbeat)
+        downstream.agent = Agent(self.host, self._open(kubeconfig), downstream.store, config)
+        downstream.agent.start()
 
     def stop(self) -> None:
         if self._started:

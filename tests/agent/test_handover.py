@@ -1,6 +1,8 @@
 """Agent mode handover over HTTP, pull to remote: the pull agent lets go of its release before the
 remote agent adopts it, Flux uninstalls nothing, and an offline pull agent holds the handover until
-an operator forces it. Manager, pull agent and remote agents each run with their real identity."""
+an operator forces it; the pull agent's identity is removed only once the handover is done, and made
+again (with a new token) back in pull mode. Manager, pull agent and remote agents each run with
+their real identity."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from typing import Any
 import pytest
 
 from bundler.api.resources import BUNDLE, CLUSTER, HELM_RELEASE, SECRET
+from bundler.core.agent.identity import agent_identity
 from bundler.core.handover import ANNOTATION_FORCE_HANDOVER
 from bundler.core.naming import cluster_namespace
 from bundler.sim.flux import SimulatedFlux
@@ -20,6 +23,7 @@ from bundler.store.protocol import EventType, Obj
 from tests.agent.http_fleet import Downstream, HttpFleet, eventually
 from tests.builders import WS, bundle
 from tests.schemas import validate
+from tests.stores import exists
 
 EDGE = "edge-1"
 NAMESPACE = cluster_namespace(WS, EDGE)
@@ -62,6 +66,14 @@ class Handover:
         if annotations:
             patch["metadata"] = {"annotations": annotations}
         self.fleet.management.store.patch(CLUSTER, EDGE, patch, WS)
+
+    def pull_identity(self) -> list[str]:
+        """The pull agent identity objects in the cluster namespace and the workspace."""
+        return [
+            f"{o.res.kind} {o.namespace}/{o.name}"
+            for o in agent_identity(WS, EDGE)
+            if exists(self.fleet.management.store, o.res, o.name, o.namespace)
+        ]
 
     def agent_status(self) -> dict[str, Any]:
         cluster = self.fleet.management.store.get(CLUSTER, EDGE, WS)
@@ -107,6 +119,8 @@ def test_pull_agent_lets_go_before_the_remote_side_adopts_the_release(
     assert handover.downstream.flux_objects() == []
     assert handover.agent_status()["releasesHandedOver"] is True
     assert "handoverPending" not in handover.agent_status()
+    # Once the pull agent has reported its handover, its identity is gone.
+    eventually(lambda: handover.pull_identity() == [], "the pull agent identity removed")
     # The same release in the same storage namespace: Flux adopts it rather than installing anew.
     adopted = handover.remote_release()
     assert adopted is not None
@@ -132,9 +146,12 @@ def test_remote_side_waits_for_an_offline_pull_agent_until_forced(handover: Hand
     with pytest.raises(NotFound):  # no downstream credentials where the pull agent reads
         handover.fleet.management.store.get(SECRET, f"{EDGE}-kubeconfig", NAMESPACE)
     assert handover.downstream.release("app") is not None
+    # The pull agent may yet come back to report its handover: its identity stays meanwhile.
+    assert len(handover.pull_identity()) == len(agent_identity(WS, EDGE))
 
     handover.switch_to_remote(**{ANNOTATION_FORCE_HANDOVER: "true"})
     eventually(handover.remote_ready, "the remote HelmRelease Ready once forced")
+    eventually(lambda: handover.pull_identity() == [], "the pull agent identity removed")
     assert "handoverPending" not in handover.agent_status()
     assert handover.downstream.flux.releases() == installed
 
@@ -147,7 +164,12 @@ def test_pull_agent_deploys_again_once_its_cluster_is_back_in_pull_mode(
     handover.switch_to_remote()
     eventually(handover.remote_ready, "the remote HelmRelease Ready")
 
+    eventually(lambda: handover.pull_identity() == [], "the pull agent identity removed")
+
     handover.fleet.management.store.patch(CLUSTER, EDGE, {"spec": {"agentMode": "pull"}}, WS)
+    # Back in pull mode the Cluster has an identity again, with a new token: the operator issues
+    # the pull agent its kubeconfig anew (`bundler agent-kubeconfig`).
+    handover.fleet.start_agent(EDGE)
     eventually(lambda: handover.downstream.release("app") is not None, "the pull HelmRelease")
     eventually(lambda: handover.remote_release() is None, "the remote HelmRelease gone")
     assert handover.agent_status()["releasesHandedOver"] is False

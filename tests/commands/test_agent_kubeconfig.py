@@ -54,12 +54,17 @@ def fleet(
     manager: bool = True,
     token_controller: bool = True,
     clusters: tuple[str, ...] = ("a",),
+    remote_clusters: tuple[str, ...] = (),
 ) -> Iterator[Fleet]:
-    """A management cluster with `clusters` and a Bundle for them, and (unless told) a manager."""
+    """A management cluster with `clusters` (and `remote_clusters`, in remote mode) and a Bundle
+    for them, and (unless told) a manager."""
     with ApiServer(token_controller=token_controller) as server:
         server.store.create(NAMESPACE, {"metadata": {"name": WS}})
         for name in clusters:
             server.store.create(CLUSTER, cluster(name).to_wire())
+        for name in remote_clusters:
+            remote = cluster(name, agentMode="remote", kubeConfigSecret=f"{name}-kubeconfig")
+            server.store.create(CLUSTER, remote.to_wire())
         server.store.create(BUNDLE, bundle([{"clusterSelector": {}}]).to_wire())
         world = Fleet(server, server.kubeconfig(tmp_path / "management"))
         if not manager:
@@ -228,6 +233,13 @@ def test_waits_for_the_token_and_trusts_the_server_as_the_management_kubeconfig_
             1,
             f"Secret {NS}/{AGENT_TOKEN_SECRET}: data.token: holds no token after 0.3s",
         ),
+        (
+            {"remote_clusters": ("edge",)},
+            f"{WS}/edge",
+            ["--wait", "1"],
+            2,
+            f"Cluster {WS}/edge: spec.agentMode: is in remote mode",
+        ),
         ({"manager": False}, CLUSTER_REF, ["--server", "mgmt:6443"], 2, "--server: 'mgmt:6443'"),
         ({"manager": False}, CLUSTER_REF, ["--output", "/nonexistent/x"], 2, "--output: directory"),
         ({"manager": False}, "a", [], 2, "--cluster: 'a' is not NAMESPACE/NAME"),
@@ -236,6 +248,7 @@ def test_waits_for_the_token_and_trusts_the_server_as_the_management_kubeconfig_
         "unknown-cluster",
         "namespace-not-made",
         "token-never-appears",
+        "cluster-in-remote-mode",
         "bad-server",
         "output-directory-missing",
         "cluster-not-a-reference",

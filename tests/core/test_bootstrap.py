@@ -150,7 +150,7 @@ def conditions(flux: tuple[bool, Reason], agent: tuple[bool, Reason], done: bool
             PLAN,
             seen(flux=READY, token_ready=False),
             {"flux"},
-            False,
+            True,
             conditions((True, Reason.INSTALLED), (False, Reason.TOKEN_PENDING), False),
         ),
         (
@@ -194,7 +194,7 @@ def conditions(flux: tuple[bool, Reason], agent: tuple[bool, Reason], done: bool
         "no-kubeconfig-waits",
         "flux-first",
         "flux-installing-says-flux-message",
-        "agent-waits-for-its-token",
+        "switched-to-pull-then-waits-for-the-token",
         "flux-ready-agent-written-and-switch-to-pull",
         "pull-agent-checked-in-bootstrapped",
         "cluster-with-flux-and-agent-gets-no-second-one",

@@ -9,7 +9,9 @@ import pytest
 from bundler.core.handover import (
     ANNOTATION_FORCE_HANDOVER,
     HandoverStep,
+    PullIdentityStep,
     pull_agent_lets_go,
+    pull_identity_step,
     remote_gate,
 )
 
@@ -84,3 +86,40 @@ def test_pull_agent_lets_go_once_its_cluster_is_in_remote_mode(
     spec: dict[str, str], lets_go: bool
 ) -> None:
     assert pull_agent_lets_go({"metadata": {"name": "edge-1"}, "spec": spec}) is lets_go
+
+
+def pull_cluster() -> Any:
+    return {"metadata": {"name": "edge-1"}, "spec": {"agentMode": "pull"}, "status": {}}
+
+
+@pytest.mark.parametrize(
+    ("cluster", "step"),
+    [
+        (pull_cluster(), PullIdentityStep.ENSURE),
+        ({"metadata": {"name": "edge-1"}, "spec": {}}, PullIdentityStep.ENSURE),
+        (remote_cluster(None), PullIdentityStep.REMOVE),
+        (remote_cluster({"lastSeen": SEEN, "mode": "remote"}), PullIdentityStep.REMOVE),
+        (remote_cluster({"lastSeen": SEEN, "mode": "pull"}), PullIdentityStep.HOLD),
+        (
+            remote_cluster({"lastSeen": SEEN, "mode": "pull", "releasesHandedOver": True}),
+            PullIdentityStep.REMOVE,
+        ),
+        (
+            remote_cluster({"mode": "pull"}, {ANNOTATION_FORCE_HANDOVER: "true"}),
+            PullIdentityStep.REMOVE,
+        ),
+    ],
+    ids=[
+        "pull-mode",
+        "mode-defaulted-to-pull",
+        "remote-from-the-start",
+        "remote-agent-seen-last",
+        "pull-agent-yet-to-report-its-handover",
+        "pull-agent-let-go",
+        "handover-forced",
+    ],
+)
+def test_pull_identity_exists_in_pull_mode_and_until_the_handover(
+    cluster: Any, step: PullIdentityStep
+) -> None:
+    assert pull_identity_step(cluster) is step

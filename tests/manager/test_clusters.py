@@ -21,7 +21,6 @@ from bundler.core.agent.identity import agent_identity, namespace_object, worksp
 from bundler.core.naming import cluster_namespace
 from bundler.manager.cluster_controller import CLUSTER_FINALIZER, ClusterController
 from bundler.runtime.key import Key
-from bundler.store.errors import NotFound
 from bundler.store.memory import MemoryStore
 from tests.builders import WS, bundle, cluster
 from tests.manager.conftest import (
@@ -32,16 +31,9 @@ from tests.manager.conftest import (
     status_of,
     world,
 )
+from tests.stores import exists
 
 NS = cluster_namespace(WS, "a")
-
-
-def exists(store: MemoryStore, res: Resource, name: str, namespace: str | None) -> bool:
-    try:
-        store.get(res, name, namespace)
-    except NotFound:
-        return False
-    return True
 
 
 def test_cluster_gets_namespace_identity_and_finalizer(

@@ -1,7 +1,8 @@
 """The objects that give one Cluster's agent its own, narrow identity on the management cluster.
 
-Per Cluster the manager keeps:
-- the cluster namespace, labelled with the Cluster it belongs to;
+Per Cluster the manager keeps the cluster namespace, labelled with the Cluster it belongs to, and
+for a pull-mode Cluster (`agent_identity`; a remote-mode Cluster has none of it once any pull
+agent's handover is done, bundler.core.handover.pull_identity_step):
 - ServiceAccount `bundler-agent` there, the identity the agent authenticates as;
 - Secret `bundler-agent-token` there, of type `kubernetes.io/service-account-token`: Kubernetes'
   token controller fills it with that ServiceAccount's token and the cluster's CA, which
@@ -156,6 +157,14 @@ def must_recreate(wanted: IdentityObject, observed: Obj) -> bool:
     return any(
         notes.get(a) != wanted_notes.get(a) for a in _IMMUTABLE_ANNOTATIONS.get(wanted.res, ())
     )
+
+
+def is_identity_object(wanted: IdentityObject, observed: Obj) -> bool:
+    """Whether `observed`, found at `wanted`'s place, carries the labels the manager gives it
+    (so it is the manager's, for this Cluster)."""
+    labels = observed.get("metadata", {}).get("labels") or {}
+    wanted_labels: dict[str, str] = wanted.body["metadata"]["labels"]
+    return all(labels.get(k) == v for k, v in wanted_labels.items())
 
 
 def _token_secret(namespace: str, labels: dict[str, str]) -> Obj:
