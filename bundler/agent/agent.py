@@ -59,7 +59,9 @@ class Agent:
         self.config = config
         self.management = management
         self.downstream = downstream
-        self.name = f"agent:{config.ref}"
+        # The mode is in the name: during a handover on one host (the simulator, a manager
+        # bootstrapping its own clusters) the remote agent may still run when the pull one starts.
+        self.name = f"{'remote-agent' if config.mode is AgentMode.REMOTE else 'agent'}:{config.ref}"
         self.caches = AgentCaches(config, management, downstream, host.timers)
         self.deployer = Deployer(
             config, management, self.caches, DownstreamWriter(downstream, self.caches), host.clock
