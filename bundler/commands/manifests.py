@@ -3,8 +3,9 @@
 Charts are fetched into the cache of `--cache-dir` (bundler.oci.chart_cache) with the credentials
 the manager would use (the Bundle's `helm.secretRef` Secret when the inputs hold it, else the
 Docker config of `--registry-config`) and the registry flags' transport, timeout and deadline,
-then rendered by Helm's engine (bundler.manifests). A failure is that deployment's alone: the
-caller reports it and renders the others.
+then rendered by Helm's engine (bundler.manifests) within `--render-timeout` and
+`--render-memory` (bundler.manifests.sandbox). A failure is that deployment's alone: the caller
+reports it and renders the others.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 from bundler.api.bundledeployment import BundleDeployment
 from bundler.api.cluster import Cluster
 from bundler.commands.arguments import resolver_settings
+from bundler.commands.flag_types import positive_seconds
 from bundler.core.labels import (
     ANNOTATION_CLUSTER,
     LABEL_BUNDLE_NAMESPACE,
@@ -30,6 +32,12 @@ from bundler.inputs import World
 from bundler.manager.chart_resolver import ResolverSettings, repository_host
 from bundler.manifests.engine import HelmEngine, find_engine
 from bundler.manifests.release import release_input, render_release
+from bundler.manifests.sandbox import (
+    DEFAULT_MEMORY_MIB,
+    DEFAULT_TIMEOUT_S,
+    MIN_MEMORY_MIB,
+    RenderLimits,
+)
 from bundler.oci.chart_cache import ChartCache, default_cache_dir
 from bundler.oci.credentials import Credentials, from_docker_config
 from bundler.oci.reference import SCHEME as OCI_SCHEME
@@ -41,7 +49,7 @@ Obj = dict[str, Any]
 
 
 def add_manifest_arguments(parser: argparse._ActionsContainer, what: str) -> None:
-    """`--manifests` and `--cache-dir DIR`."""
+    """`--manifests`, `--cache-dir DIR` and the bounds of one chart's render."""
     parser.add_argument(
         "--manifests",
         action="store_true",
@@ -55,6 +63,36 @@ def add_manifest_arguments(parser: argparse._ActionsContainer, what: str) -> Non
         help="where fetched charts are kept, by digest (default: $XDG_CACHE_HOME/bundler/charts, "
         "else ~/.cache/bundler/charts)",
     )
+    parser.add_argument(
+        "--render-timeout",
+        type=positive_seconds,
+        default=DEFAULT_TIMEOUT_S,
+        metavar="SECONDS",
+        help="stop rendering a chart after this long: its templates are its author's "
+        f"(default: {DEFAULT_TIMEOUT_S:g})",
+    )
+    parser.add_argument(
+        "--render-memory",
+        type=render_memory_mib,
+        default=DEFAULT_MEMORY_MIB,
+        metavar="MIB",
+        help="the address space, in MiB, Helm's engine may use rendering a chart (helm-python-sdk "
+        f"only; at least {MIN_MEMORY_MIB}, default: {DEFAULT_MEMORY_MIB})",
+    )
+
+
+def render_memory_mib(text: str) -> int:
+    """argparse type: MiB of address space, enough for Helm's Go runtime to start."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of MiB") from None
+    if value < MIN_MEMORY_MIB:
+        raise argparse.ArgumentTypeError(
+            f"must be at least {MIN_MEMORY_MIB} MiB (Helm's Go runtime reserves that much), "
+            f"got {value}"
+        )
+    return value
 
 
 def add_registry_config_argument(parser: argparse._ActionsContainer, used_by: str) -> None:
@@ -128,7 +166,7 @@ def manifest_renderer(args: argparse.Namespace, world: World) -> ManifestRendere
     return ManifestRenderer(
         world=world,
         cache=ChartCache(args.cache_dir or default_cache_dir()),
-        engine=find_engine(),
+        engine=find_engine(RenderLimits(args.render_timeout, args.render_memory)),
         settings=resolver_settings(args),
         docker_config=args.registry_config,
     )

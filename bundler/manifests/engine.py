@@ -7,9 +7,10 @@ version, when the caller knows it, is passed as Helm's `--kube-version`; otherwi
 applies. CRDs (a chart's `crds/`) come first unless the release skips them, as helm-controller
 installs them before the templates.
 
-A chart's templates are its author's: the binary runs with a timeout; the SDK renders in-process,
-without one (helm-python-sdk offers no cancellation of a render). What either renders is read
-within a cap (bundler.manifests.release).
+A chart's templates are its author's: the binary runs with `--render-timeout`; the SDK, which
+cannot be cancelled, renders in a child process killed at `--render-timeout` and limited to
+`--render-memory` of address space (bundler.manifests.sandbox). What either renders is read within
+a cap (MAX_RENDERED_BYTES, checked by bundler.manifests.release).
 """
 
 from __future__ import annotations
@@ -23,9 +24,11 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from bundler.errors import BundlerError, TemplateError
+from bundler.manifests.sandbox import RenderLimits, RenderWorker, timeout_message
 
 HELM_BINARY = "helm"
-BINARY_TIMEOUT_S = 120.0
+# What one release may render to: ten times Kubernetes' 3 MiB limit on one stored release.
+MAX_RENDERED_BYTES = 32 << 20
 INSTALL_HINT = (
     "rendering charts needs Helm's engine: install bundler's helm extra "
     "(pip install 'bundler[helm]', which brings helm-python-sdk) or put a helm binary on PATH "
@@ -53,37 +56,47 @@ class HelmEngine(Protocol):
 
 
 class SdkEngine:
-    """helm-python-sdk: Helm's Go SDK in-process."""
+    """helm-python-sdk: Helm's Go SDK, in a child process within `limits`."""
 
     name = "helm-python-sdk"
 
-    def render(self, release: ReleaseInput) -> str:
-        import helm_python as helm
-        from helm_python import _native
+    def __init__(self, limits: RenderLimits | None = None) -> None:
+        self.worker = RenderWorker(limits or RenderLimits(), MAX_RENDERED_BYTES)
 
-        # Chart.render does not forward kube_version, which the C ABI's helm_render takes.
-        options: dict[str, Any] = {"name": release.name, "namespace": release.namespace}
-        if release.kube_version is not None:
-            options["kube_version"] = release.kube_version
-        try:
-            with helm.Chart.load(release.chart) as chart:
-                raw = _native.call_string(
-                    "helm_render", chart._raw(), json.dumps(release.values), json.dumps(options)
-                )
-                crds = [crd["data"] for crd in chart.crds] if release.include_crds else []
-        except helm.HelmError as err:
-            raise TemplateError(_first_lines(str(err))) from None
-        manifests: dict[str, str] = json.loads(raw)
-        return _stream(crds, manifests)
+    def render(self, release: ReleaseInput) -> str:
+        return self.worker.render(release)
+
+
+def sdk_render(release: ReleaseInput) -> str:
+    """helm-python-sdk's render of `release` in this process, unbounded: the sandbox's child
+    calls it."""
+    import helm_python as helm
+    from helm_python import _native
+
+    # Chart.render does not forward kube_version, which the C ABI's helm_render takes.
+    options: dict[str, Any] = {"name": release.name, "namespace": release.namespace}
+    if release.kube_version is not None:
+        options["kube_version"] = release.kube_version
+    try:
+        with helm.Chart.load(release.chart) as chart:
+            raw = _native.call_string(
+                "helm_render", chart._raw(), json.dumps(release.values), json.dumps(options)
+            )
+            crds = [crd["data"] for crd in chart.crds] if release.include_crds else []
+    except helm.HelmError as err:
+        raise TemplateError(_first_lines(str(err))) from None
+    manifests: dict[str, str] = json.loads(raw)
+    return _stream(crds, manifests)
 
 
 class BinaryEngine:
-    """`helm template` of a helm binary, run with a timeout."""
+    """`helm template` of a helm binary, run with `--render-timeout`."""
 
     name = "helm"
 
-    def __init__(self, binary: str) -> None:
+    def __init__(self, binary: str, limits: RenderLimits | None = None) -> None:
         self.binary = binary
+        self.limits = limits or RenderLimits()
 
     def render(self, release: ReleaseInput) -> str:
         with tempfile.TemporaryDirectory(prefix="bundler-values-") as scratch:
@@ -105,27 +118,26 @@ class BinaryEngine:
                 command.extend(["--kube-version", release.kube_version])
             try:
                 done = subprocess.run(
-                    command, capture_output=True, timeout=BINARY_TIMEOUT_S, check=False
+                    command, capture_output=True, timeout=self.limits.timeout_s, check=False
                 )
             except subprocess.TimeoutExpired:
-                raise TemplateError(
-                    f"helm template took longer than {BINARY_TIMEOUT_S:g}s"
-                ) from None
+                raise TemplateError(timeout_message(self.limits)) from None
         if done.returncode != 0:
             raise TemplateError(_first_lines(done.stderr.decode("utf-8", "replace")))
         return done.stdout.decode("utf-8", "replace")
 
 
-def find_engine() -> HelmEngine:
-    """helm-python-sdk when installed, else a helm binary on PATH; BundlerError naming both."""
+def find_engine(limits: RenderLimits | None = None) -> HelmEngine:
+    """helm-python-sdk when installed, else a helm binary on PATH; BundlerError naming both.
+    Renders are bounded by `limits` (the binary's by its timeout only)."""
     try:
         import helm_python  # noqa: F401
     except ImportError:
         binary = shutil.which(HELM_BINARY)
         if binary is None:
             raise BundlerError(INSTALL_HINT) from None
-        return BinaryEngine(binary)
-    return SdkEngine()
+        return BinaryEngine(binary, limits)
+    return SdkEngine(limits)
 
 
 def _stream(crds: list[str], manifests: dict[str, str]) -> str:

@@ -21,11 +21,9 @@ from bundler.api.cluster import Cluster
 from bundler.api.helm import CRDsPolicy
 from bundler.core.flux import bundle_name, helm_release_name
 from bundler.errors import TemplateError
-from bundler.manifests.engine import HelmEngine, ReleaseInput
+from bundler.manifests.engine import MAX_RENDERED_BYTES, HelmEngine, ReleaseInput
 
 Obj = dict[str, Any]
-# What one release may render to: ten times Kubernetes' 3 MiB limit on one stored release.
-MAX_RENDERED_BYTES = 32 << 20
 
 
 def cluster_kube_version(cluster: Cluster | None) -> str | None:

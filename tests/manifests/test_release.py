@@ -11,9 +11,8 @@ import pytest
 from bundler.api.bundledeployment import BundleDeployment
 from bundler.api.cluster import Cluster
 from bundler.errors import TemplateError
-from bundler.manifests.engine import ReleaseInput
+from bundler.manifests.engine import MAX_RENDERED_BYTES, ReleaseInput
 from bundler.manifests.release import (
-    MAX_RENDERED_BYTES,
     cluster_kube_version,
     release_input,
     render_release,

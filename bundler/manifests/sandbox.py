@@ -1,0 +1,205 @@
+"""A child process that renders charts with helm-python-sdk within a deadline and a memory limit.
+
+helm-python-sdk renders in the calling process and cannot be cancelled, and a chart's templates
+are its author's (`{{ range until 100000000 }}` loops for minutes, doubling a string exhausts
+memory). So the SDK runs in a child (bundler.manifests.sandbox_child) whose address space is
+limited (RLIMIT_AS, `--render-memory`) and which is killed when a render outlives
+`--render-timeout`. One child serves every render of a command (starting one costs the interpreter
+and Helm's Go runtime); a child that is killed or dies is replaced at the next render.
+
+The two talk over the child's stdin and stdout in frames: an 8-byte big-endian length, then that
+many bytes of JSON. A request is the release; the answer its rendered text (cut just past the cap
+bundler.manifests.release checks, so a frame's size is bounded), Helm's error or that the child ran
+out of memory. The child's stderr goes to a file, so Go's crash dump on
+running out of memory never reaches the user and tells the parent which bound was hit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import subprocess
+import sys
+import tempfile
+import time
+import weakref
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import IO, Any, BinaryIO
+
+import bundler
+from bundler.errors import BundlerError, TemplateError
+
+CHILD_MODULE = "bundler.manifests.sandbox_child"
+DEFAULT_TIMEOUT_S = 60.0
+DEFAULT_MEMORY_MIB = 2048
+# Go's runtime reserves several hundred MiB of address space as it starts; below this it cannot.
+MIN_MEMORY_MIB = 1024
+FRAME_HEADER_BYTES = 8
+# Go's crash dump on running out of memory (or failing to reserve it) says so.
+MEMORY_SIGNS = ("out of memory", "cannot allocate memory", "failed to reserve")
+STDERR_TAIL_BYTES = 64 << 10
+
+
+@dataclass(frozen=True)
+class RenderLimits:
+    """How long one render may take and how much address space Helm's engine may use."""
+
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    memory_mib: int = DEFAULT_MEMORY_MIB
+
+
+class _ChildGoneError(Exception):
+    """The child closed its end: it died (killed by its own memory limit, or crashed)."""
+
+
+class _TimedOutError(Exception):
+    """The child did not answer before the deadline."""
+
+
+def write_frame(out: IO[bytes], payload: bytes) -> None:
+    out.write(len(payload).to_bytes(FRAME_HEADER_BYTES, "big"))
+    out.write(payload)
+    out.flush()
+
+
+def read_frame(source: BinaryIO) -> bytes | None:
+    """The next frame from `source` (blocking), None at its end: the child's side."""
+    header = source.read(FRAME_HEADER_BYTES)
+    if len(header) < FRAME_HEADER_BYTES:
+        return None
+    return source.read(int.from_bytes(header, "big"))
+
+
+def timeout_message(limits: RenderLimits) -> str:
+    return f"rendering took longer than the --render-timeout of {limits.timeout_s:g}s; stopped it"
+
+
+def memory_message(limits: RenderLimits) -> str:
+    limit = limits.memory_mib
+    return f"rendering needed more than the --render-memory limit of {limit} MiB; stopped it"
+
+
+class RenderWorker:
+    """The child process of one command, started at its first render."""
+
+    def __init__(self, limits: RenderLimits, max_text_chars: int) -> None:
+        self.limits = limits
+        self.max_text_chars = max_text_chars
+        self.started = 0  # children started, for tests and benchmarks
+        self._child: list[tuple[subprocess.Popen[bytes], IO[bytes]]] = []
+        weakref.finalize(self, _stop_all, self._child)
+
+    def render(self, release: Any) -> str:
+        """`release` (a frozen dataclass of the release) rendered by the child: its text, cut
+        after `max_text_chars` + 1 characters; TemplateError naming the bound a render hits."""
+        request = {**asdict(release), "chart": str(release.chart), "max_chars": self.max_text_chars}
+        process = self._running()
+        try:
+            assert process.stdin is not None
+            write_frame(process.stdin, json.dumps(request).encode("utf-8"))
+            deadline = time.monotonic() + self.limits.timeout_s
+            # JSON spells a character in at most 6 bytes (\u0000).
+            answer = json.loads(self._read(process, deadline, 6 * (self.max_text_chars + 1) + 1024))
+        except _TimedOutError:
+            self.stop()
+            raise TemplateError(timeout_message(self.limits)) from None
+        except (_ChildGoneError, BrokenPipeError):
+            raise TemplateError(self._death_message()) from None
+        if answer.get("memory"):
+            self.stop()  # Python's MemoryError in the child: it may not recover
+            raise TemplateError(memory_message(self.limits))
+        if "error" in answer:
+            raise TemplateError(str(answer["error"]))
+        return str(answer["text"])
+
+    def stop(self) -> None:
+        """Kill the child, if one runs; the next render starts another."""
+        _stop_all(self._child)
+
+    def _running(self) -> subprocess.Popen[bytes]:
+        if self._child and self._child[0][0].poll() is None:
+            return self._child[0][0]
+        self.stop()
+        # Kept open as long as the child lives, closed by _stop_all.
+        stderr = tempfile.TemporaryFile(prefix="bundler-render-")  # noqa: SIM115
+        process = subprocess.Popen(
+            [sys.executable, "-m", CHILD_MODULE, str(self.limits.memory_mib)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            env=_child_environment(),
+        )
+        self._child.append((process, stderr))
+        self.started += 1
+        try:
+            ready = json.loads(self._read(process, time.monotonic() + self.limits.timeout_s, 64))
+        except (_TimedOutError, _ChildGoneError):
+            self.stop()
+            raise BundlerError(
+                f"Helm's engine did not start within the --render-timeout of "
+                f"{self.limits.timeout_s:g}s and the --render-memory limit of "
+                f"{self.limits.memory_mib} MiB"
+            ) from None
+        assert ready == {"ready": True}
+        return process
+
+    def _read(self, process: subprocess.Popen[bytes], deadline: float, limit: int) -> bytes:
+        assert process.stdout is not None
+        fd = process.stdout.fileno()
+        size = int.from_bytes(_read_exact(fd, FRAME_HEADER_BYTES, deadline), "big")
+        if size > limit:
+            self.stop()
+            raise _ChildGoneError
+        return _read_exact(fd, size, deadline)
+
+    def _death_message(self) -> str:
+        """Why the child died: its memory limit when its crash dump says so."""
+        stderr = self._child[0][1] if self._child else None
+        tail = ""
+        if stderr is not None:
+            stderr.seek(0, os.SEEK_END)
+            stderr.seek(max(0, stderr.tell() - STDERR_TAIL_BYTES))
+            tail = stderr.read().decode("utf-8", "replace").lower()
+        self.stop()
+        if any(sign in tail for sign in MEMORY_SIGNS):
+            return memory_message(self.limits)
+        return "Helm's engine stopped without an answer while rendering the chart"
+
+
+def _read_exact(fd: int, size: int, deadline: float) -> bytes:
+    """`size` bytes from the pipe `fd`, waiting no later than `deadline` (monotonic)."""
+    data = bytearray()
+    while len(data) < size:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise _TimedOutError
+        readable, _, _ = select.select([fd], [], [], remaining)
+        if not readable:
+            raise _TimedOutError
+        chunk = os.read(fd, min(size - len(data), 1 << 20))
+        if not chunk:
+            raise _ChildGoneError
+        data += chunk
+    return bytes(data)
+
+
+def _child_environment() -> dict[str, str]:
+    """The parent's environment, with bundler importable however the parent found it."""
+    source_root = str(Path(bundler.__file__).resolve().parent.parent)
+    path = os.environ.get("PYTHONPATH")
+    return {**os.environ, "PYTHONPATH": source_root + (os.pathsep + path if path else "")}
+
+
+def _stop_all(children: list[tuple[subprocess.Popen[bytes], IO[bytes]]]) -> None:
+    while children:
+        process, stderr = children.pop()
+        process.kill()
+        process.wait()
+        for stream in (process.stdin, process.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError):  # a dead child's stdin cannot be flushed
+                    stream.close()
+        stderr.close()
