@@ -76,20 +76,20 @@ def add_manifest_arguments(parser: argparse._ActionsContainer, what: str) -> Non
         type=render_memory_mib,
         default=DEFAULT_MEMORY_MIB,
         metavar="MIB",
-        help="the address space, in MiB, Helm's engine may use rendering a chart (helm-python-sdk "
+        help="the memory, in MiB, Helm's engine may use rendering a chart (helm-python-sdk "
         f"only; at least {MIN_MEMORY_MIB}, default: {DEFAULT_MEMORY_MIB})",
     )
 
 
 def render_memory_mib(text: str) -> int:
-    """argparse type: MiB of address space, enough for Helm's Go runtime to start."""
+    """argparse type: MiB of memory, enough for Helm's Go runtime to start."""
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of MiB") from None
     if value < MIN_MEMORY_MIB:
         raise argparse.ArgumentTypeError(
-            f"must be at least {MIN_MEMORY_MIB} MiB (Helm's Go runtime reserves that much), "
+            f"must be at least {MIN_MEMORY_MIB} MiB (what Helm's engine needs to start), "
             f"got {value}"
         )
     return value

@@ -9,7 +9,7 @@ installs them before the templates.
 
 A chart's templates are its author's: the binary runs with `--render-timeout`; the SDK, which
 cannot be cancelled, renders in a child process killed at `--render-timeout` and limited to
-`--render-memory` of address space (bundler.manifests.sandbox). What either renders is read within
+`--render-memory` of data memory (bundler.manifests.sandbox). What either renders is read within
 a cap (MAX_RENDERED_BYTES, checked by bundler.manifests.release).
 """
 

@@ -2,16 +2,21 @@
 
 helm-python-sdk renders in the calling process and cannot be cancelled, and a chart's templates
 are its author's (`{{ range until 100000000 }}` loops for minutes, doubling a string exhausts
-memory). So the SDK runs in a child (bundler.manifests.sandbox_child) whose address space is
-limited (RLIMIT_AS, `--render-memory`) and which is killed when a render outlives
-`--render-timeout`. One child serves every render of a command (starting one costs the interpreter
-and Helm's Go runtime); a child that is killed or dies is replaced at the next render.
+memory). So the SDK runs in a child (bundler.manifests.sandbox_child) whose data memory is
+limited (`--render-memory`) and which is killed when a render outlives `--render-timeout`.
 
-The two talk over the child's stdin and stdout in frames: an 8-byte big-endian length, then that
-many bytes of JSON. A request is the release; the answer its rendered text (cut just past the cap
-bundler.manifests.release checks, so a frame's size is bounded), Helm's error or that the child ran
-out of memory. The child's stderr goes to a file, so Go's crash dump on
-running out of memory never reaches the user and tells the parent which bound was hit.
+The limit is RLIMIT_DATA, what the process can write to (heaps, Go's arenas once used, thread
+stacks), not RLIMIT_AS: Go's runtime reserves address space up to whatever RLIMIT_AS allows as it
+starts, leaving too little for the threads it starts next, so a child under RLIMIT_AS fails at
+random; its data stays near 150 MiB until a template allocates.
+
+One child serves every render of a command (starting one costs the interpreter and Helm's Go
+runtime, some 80 ms); a child that is killed or dies is replaced at the next render. The two talk
+over the child's stdin and stdout in frames: an 8-byte big-endian length, then that many bytes of
+JSON. A request is the release; the answer its rendered text (cut just past the cap
+bundler.manifests.release checks, so a frame's size is bounded), Helm's error or that the child
+ran out of memory. The child's stderr goes to a file, so Go's crash dump on running out of memory
+never reaches the user and tells the parent which bound was hit.
 """
 
 from __future__ import annotations
@@ -35,8 +40,8 @@ from bundler.errors import BundlerError, TemplateError
 CHILD_MODULE = "bundler.manifests.sandbox_child"
 DEFAULT_TIMEOUT_S = 60.0
 DEFAULT_MEMORY_MIB = 2048
-# Go's runtime reserves several hundred MiB of address space as it starts; below this it cannot.
-MIN_MEMORY_MIB = 1024
+# The interpreter and Helm's Go runtime use some 150 MiB of data before any render.
+MIN_MEMORY_MIB = 256
 FRAME_HEADER_BYTES = 8
 # Go's crash dump on running out of memory (or failing to reserve it) says so.
 MEMORY_SIGNS = ("out of memory", "cannot allocate memory", "failed to reserve")
@@ -45,7 +50,7 @@ STDERR_TAIL_BYTES = 64 << 10
 
 @dataclass(frozen=True)
 class RenderLimits:
-    """How long one render may take and how much address space Helm's engine may use."""
+    """How long one render may take and how much data memory Helm's engine may use."""
 
     timeout_s: float = DEFAULT_TIMEOUT_S
     memory_mib: int = DEFAULT_MEMORY_MIB
@@ -137,11 +142,12 @@ class RenderWorker:
         try:
             ready = json.loads(self._read(process, time.monotonic() + self.limits.timeout_s, 64))
         except (_TimedOutError, _ChildGoneError):
+            said = _first_line(self._stderr_tail())
             self.stop()
             raise BundlerError(
                 f"Helm's engine did not start within the --render-timeout of "
                 f"{self.limits.timeout_s:g}s and the --render-memory limit of "
-                f"{self.limits.memory_mib} MiB"
+                f"{self.limits.memory_mib} MiB" + (f": {said}" if said else "")
             ) from None
         assert ready == {"ready": True}
         return process
@@ -157,16 +163,20 @@ class RenderWorker:
 
     def _death_message(self) -> str:
         """Why the child died: its memory limit when its crash dump says so."""
-        stderr = self._child[0][1] if self._child else None
-        tail = ""
-        if stderr is not None:
-            stderr.seek(0, os.SEEK_END)
-            stderr.seek(max(0, stderr.tell() - STDERR_TAIL_BYTES))
-            tail = stderr.read().decode("utf-8", "replace").lower()
+        tail = self._stderr_tail()
         self.stop()
-        if any(sign in tail for sign in MEMORY_SIGNS):
+        if any(sign in tail.lower() for sign in MEMORY_SIGNS):
             return memory_message(self.limits)
-        return "Helm's engine stopped without an answer while rendering the chart"
+        said = _first_line(tail)
+        return "Helm's engine stopped without an answer" + (f": {said}" if said else "")
+
+    def _stderr_tail(self) -> str:
+        if not self._child:
+            return ""
+        stderr = self._child[0][1]
+        stderr.seek(0, os.SEEK_END)
+        stderr.seek(max(0, stderr.tell() - STDERR_TAIL_BYTES))
+        return stderr.read().decode("utf-8", "replace")
 
 
 def _read_exact(fd: int, size: int, deadline: float) -> bytes:
@@ -184,6 +194,10 @@ def _read_exact(fd: int, size: int, deadline: float) -> bytes:
             raise _ChildGoneError
         data += chunk
     return bytes(data)
+
+
+def _first_line(text: str) -> str:
+    return next((line.strip() for line in text.splitlines() if line.strip()), "")
 
 
 def _child_environment() -> dict[str, str]:

@@ -1,9 +1,9 @@
 """The child of bundler.manifests.sandbox: renders the releases it is sent with helm-python-sdk.
 
-Run as `python -m bundler.manifests.sandbox_child MEMORY_MIB`. It limits its own address space
-before Helm's Go runtime loads, keeps its stdout for answers (anything else printing to it would
-corrupt the frames, so fd 1 is pointed at stderr), says it is ready, then answers one request at a
-time until its stdin closes.
+Run as `python -m bundler.manifests.sandbox_child MEMORY_MIB`. It limits its own data memory
+(RLIMIT_DATA) before Helm's Go runtime loads, keeps its stdout for answers (anything else printing
+to it would corrupt the frames, so fd 1 is pointed at stderr), says it is ready, then answers one
+request at a time until its stdin closes.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from bundler.manifests.sandbox import read_frame, write_frame
 
 def main(argv: list[str]) -> int:
     limit = int(argv[0]) << 20
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
     answers = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     import helm_python  # noqa: F401  (Helm's Go runtime starts here, before the child is ready)

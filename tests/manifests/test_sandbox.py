@@ -1,0 +1,102 @@
+"""helm-python-sdk in a child process: what a normal chart renders is unchanged, a chart that
+loops or allocates without end is stopped at the bound it hits, and one child serves a command."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bundler.errors import TemplateError
+from bundler.manifests.engine import ReleaseInput, SdkEngine, sdk_render
+from bundler.manifests.sandbox import RenderLimits, RenderWorker
+from bundler.oci.package import package
+from tests.helm_repository import write_chart
+
+pytest.importorskip("helm_python", reason="helm-python-sdk (Helm's Go SDK) is not installed")
+
+# Ten billion iterations of an empty body: it allocates little and never ends in a test's time.
+ENDLESS_LOOP = "{{ range until 100000 }}{{ range until 100000 }}{{ end }}{{ end }}\n"
+# Doubles a 48-byte string 26 times: a 3 GiB string, past any limit a test sets.
+HUGE_STRING = (
+    '{{ $s := "' + "x" * 48 + '" }}'
+    '{{ range until 26 }}{{ $s = printf "%s%s" $s $s }}{{ end }}'
+    "a: {{ len $s }}\n"
+)
+CRD = """apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  names: {kind: Widget, plural: widgets}
+  scope: Namespaced
+  versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object}}}]
+"""
+TIGHT = RenderLimits(timeout_s=2, memory_mib=512)
+
+
+def release(tmp_path: Path, name: str, files: dict[str, str] | None = None) -> ReleaseInput:
+    chart = write_chart(tmp_path / name, name, "1.0.0", files)
+    archive, _ = package(chart, tmp_path / name / "out")
+    return ReleaseInput(archive, "rel", "apps", {"greeting": "hi"}, kube_version="v1.29.4")
+
+
+@pytest.mark.parametrize(
+    ("template", "bound"),
+    [
+        (ENDLESS_LOOP, "rendering took longer than the --render-timeout of 2s"),
+        (
+            HUGE_STRING,
+            "rendering needed more than the --render-memory limit of 512 MiB",
+        ),
+    ],
+    ids=["endless-loop-hits-the-timeout", "huge-string-hits-the-memory-limit"],
+)
+def test_a_runaway_chart_is_stopped_at_the_bound_it_hits(
+    tmp_path: Path, template: str, bound: str
+) -> None:
+    engine = SdkEngine(TIGHT)
+    with pytest.raises(TemplateError) as raised:
+        engine.render(release(tmp_path, "runaway", {"templates/runaway.yaml": template}))
+    assert raised.value.message.startswith(bound)
+    engine.worker.stop()
+
+
+def test_a_normal_chart_renders_as_in_process(tmp_path: Path) -> None:
+    normal = release(tmp_path, "normal", {"crds/widget.yaml": CRD})
+    engine = SdkEngine(TIGHT)
+    assert engine.render(normal) == sdk_render(normal)
+    engine.worker.stop()
+
+
+def test_one_child_serves_every_render_until_a_bound_kills_it(tmp_path: Path) -> None:
+    engine = SdkEngine(TIGHT)
+    normal = release(tmp_path, "normal")
+    runaway = release(tmp_path, "runaway", {"templates/runaway.yaml": ENDLESS_LOOP})
+    for _ in range(3):
+        engine.render(normal)
+    assert engine.worker.started == 1
+    with pytest.raises(TemplateError, match="--render-timeout"):
+        engine.render(runaway)
+    assert engine.render(normal) == sdk_render(normal)
+    assert engine.worker.started == 2
+    engine.worker.stop()
+
+
+def test_a_template_error_keeps_the_child(tmp_path: Path) -> None:
+    engine = SdkEngine(TIGHT)
+    failing = release(
+        tmp_path, "failing", {"templates/cm.yaml": '{{ required "size!" .Values.x }}'}
+    )
+    with pytest.raises(TemplateError, match="size!"):
+        engine.render(failing)
+    engine.render(release(tmp_path, "normal"))
+    assert engine.worker.started == 1
+    engine.worker.stop()
+
+
+def test_the_answer_is_cut_just_past_the_cap(tmp_path: Path) -> None:
+    worker = RenderWorker(TIGHT, max_text_chars=100)
+    text = worker.render(release(tmp_path, "normal"))
+    assert len(text) == 101
+    worker.stop()
