@@ -190,6 +190,26 @@ def test_manifests_show_objects_changed_with_a_unified_diff(
     assert "      + Service web" in out
 
 
+def test_a_chart_that_renders_forever_is_stopped_at_the_render_timeout(
+    capsys: pytest.CaptureFixture[str], repo: Path, helm_repo: HelmRepository, tmp_path: Path
+) -> None:
+    endless = "{{ range until 100000 }}{{ range until 100000 }}{{ end }}{{ end }}\n"
+    helm_repo.publish(write_chart(tmp_path / "src", "web", "1.0.0"))
+    helm_repo.publish(write_chart(tmp_path / "src", "web", "1.1.0", {"templates/x.yaml": endless}))
+    commit(repo, "one", PROD, bundle("web", helm_repo.url, "web", "1.0.0"))
+    write_fleet(repo / "fleet/fleet.yaml", PROD, bundle("web", helm_repo.url, "web", "1.1.0"))
+    code, _, err = diff(
+        capsys,
+        *("--from", "main", "--to", "fleet", "--manifests", "--cache-dir", str(tmp_path / "c")),
+        *("--render-timeout", "2"),
+    )
+    assert code == 1
+    assert err.splitlines() == [
+        f"error: new: BundleDeployment ws/web: chart web 1.1.0 from {helm_repo.url} on cluster "
+        "ws/prod-1: rendering took longer than the --render-timeout of 2s; stopped it"
+    ]
+
+
 def test_live_compares_new_inputs_with_the_management_clusters_deployments(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

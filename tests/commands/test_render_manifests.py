@@ -160,3 +160,73 @@ def test_without_helms_engine_render_manifests_says_how_to_get_one(
     code, out, err = run_cli(capsys, "render", "-f", str(fleet), "--manifests")
     assert (code, out) == (1, "")
     assert "pip install 'bundler[helm]'" in err and "helm binary on PATH" in err
+
+
+ENDLESS_LOOP = "{{ range until 100000 }}{{ range until 100000 }}{{ end }}{{ end }}\n"
+HUGE_STRING = (
+    '{{ $s := "' + "x" * 48 + '" }}'
+    '{{ range until 26 }}{{ $s = printf "%s%s" $s $s }}{{ end }}'
+    "a: {{ len $s }}\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("template", "bound"),
+    [
+        (ENDLESS_LOOP, "rendering took longer than the --render-timeout of 2s; stopped it"),
+        (
+            HUGE_STRING,
+            "rendering needed more than the --render-memory limit of 512 MiB; stopped it",
+        ),
+    ],
+    ids=["endless-loop-hits-the-timeout", "huge-string-hits-the-memory-limit"],
+)
+def test_a_runaway_chart_is_one_error_line_naming_the_chart_and_the_bound(
+    capsys: pytest.CaptureFixture[str],
+    helm_repo: HelmRepository,
+    tmp_path: Path,
+    template: str,
+    bound: str,
+) -> None:
+    helm_repo.publish(
+        write_chart(tmp_path / "src", "runaway", "1.0.0", {"templates/runaway.yaml": template})
+    )
+    helm_repo.publish(write_chart(tmp_path / "src", "web", "1.0.0"))
+    fleet = write_fleet(
+        tmp_path / "fleet.yaml",
+        CLUSTERS[0],
+        bundle("runaway", helm_repo.url, "runaway", "1.0.0"),
+        bundle("web", helm_repo.url, "web", "1.0.0", GREETING),
+    )
+    code, out, err = run_cli(
+        capsys,
+        *("render", "-f", str(fleet), "--manifests", "--cache-dir", str(tmp_path / "c")),
+        *("--render-timeout", "2", "--render-memory", "512"),
+    )
+    assert code == 1
+    assert err.splitlines() == [
+        f"error: BundleDeployment ws/runaway: chart runaway 1.0.0 from {helm_repo.url} "
+        f"on cluster ws/plain: {bound}"
+    ]
+    kinds = [d["kind"] for d in yaml.safe_load_all(out) if d]
+    assert kinds == ["BundleDeployment", "BundleDeployment", "ConfigMap"]
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "message"),
+    [
+        ("--render-timeout", "0", "--render-timeout: must be positive, got 0"),
+        ("--render-timeout", "nan", "--render-timeout: must be a finite number of seconds"),
+        ("--render-memory", "100", "--render-memory: must be at least 256 MiB"),
+        ("--render-memory", "2G", "--render-memory: '2G' is not a whole number of MiB"),
+    ],
+    ids=["timeout-zero", "timeout-nan", "memory-too-small", "memory-not-a-number"],
+)
+def test_bad_render_bounds_are_usage_errors(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, flag: str, value: str, message: str
+) -> None:
+    fleet = write_fleet(tmp_path / "fleet.yaml", CLUSTERS[0])
+    with pytest.raises(SystemExit) as exited:
+        run_cli(capsys, "render", "-f", str(fleet), "--manifests", flag, value)
+    assert exited.value.code == 2
+    assert message in capsys.readouterr().err
