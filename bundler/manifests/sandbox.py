@@ -32,10 +32,13 @@ import time
 import weakref
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import IO, Any, BinaryIO
+from typing import IO, TYPE_CHECKING, Any, BinaryIO
 
 import bundler
 from bundler.errors import BundlerError, TemplateError
+
+if TYPE_CHECKING:  # engine imports this module
+    from bundler.manifests.engine import ReleaseInput
 
 CHILD_MODULE = "bundler.manifests.sandbox_child"
 DEFAULT_TIMEOUT_S = 60.0
@@ -97,9 +100,9 @@ class RenderWorker:
         self._child: list[tuple[subprocess.Popen[bytes], IO[bytes]]] = []
         weakref.finalize(self, _stop_all, self._child)
 
-    def render(self, release: Any) -> str:
-        """`release` (a frozen dataclass of the release) rendered by the child: its text, cut
-        after `max_text_chars` + 1 characters; TemplateError naming the bound a render hits."""
+    def render(self, release: ReleaseInput) -> str:
+        """`release` rendered by the child: its text, cut after `max_text_chars` + 1 characters;
+        TemplateError with Helm's message or naming the bound the render hit."""
         request = {**asdict(release), "chart": str(release.chart), "max_chars": self.max_text_chars}
         process = self._running()
         try:
@@ -107,7 +110,7 @@ class RenderWorker:
             write_frame(process.stdin, json.dumps(request).encode("utf-8"))
             deadline = time.monotonic() + self.limits.timeout_s
             # JSON spells a character in at most 6 bytes (\u0000).
-            answer = json.loads(self._read(process, deadline, 6 * (self.max_text_chars + 1) + 1024))
+            answer = self._answer(process, deadline, 6 * (self.max_text_chars + 1) + 1024)
         except _TimedOutError:
             self.stop()
             raise TemplateError(timeout_message(self.limits)) from None
@@ -118,7 +121,7 @@ class RenderWorker:
             raise TemplateError(memory_message(self.limits))
         if "error" in answer:
             raise TemplateError(str(answer["error"]))
-        return str(answer["text"])
+        return str(answer.get("text", ""))
 
     def stop(self) -> None:
         """Kill the child, if one runs; the next render starts another."""
@@ -140,7 +143,9 @@ class RenderWorker:
         self._child.append((process, stderr))
         self.started += 1
         try:
-            ready = json.loads(self._read(process, time.monotonic() + self.limits.timeout_s, 64))
+            ready = self._answer(process, time.monotonic() + self.limits.timeout_s, 64)
+            if ready != {"ready": True}:
+                raise _ChildGoneError
         except (_TimedOutError, _ChildGoneError):
             said = _first_line(self._stderr_tail())
             self.stop()
@@ -149,17 +154,25 @@ class RenderWorker:
                 f"{self.limits.timeout_s:g}s and the --render-memory limit of "
                 f"{self.limits.memory_mib} MiB" + (f": {said}" if said else "")
             ) from None
-        assert ready == {"ready": True}
         return process
 
-    def _read(self, process: subprocess.Popen[bytes], deadline: float, limit: int) -> bytes:
+    def _answer(
+        self, process: subprocess.Popen[bytes], deadline: float, limit: int
+    ) -> dict[str, Any]:
+        """The child's next frame, a JSON object of at most `limit` bytes; anything else is
+        not the child speaking (_ChildGoneError)."""
         assert process.stdout is not None
         fd = process.stdout.fileno()
         size = int.from_bytes(_read_exact(fd, FRAME_HEADER_BYTES, deadline), "big")
         if size > limit:
-            self.stop()
             raise _ChildGoneError
-        return _read_exact(fd, size, deadline)
+        try:
+            answer = json.loads(_read_exact(fd, size, deadline))
+        except ValueError:
+            raise _ChildGoneError from None
+        if not isinstance(answer, dict):
+            raise _ChildGoneError
+        return answer
 
     def _death_message(self) -> str:
         """Why the child died: its memory limit when its crash dump says so."""

@@ -34,7 +34,7 @@ def main(argv: list[str]) -> int:
 
 def _rendered(frame: bytes) -> dict[str, Any]:
     """The answer to one request: {"text": ...} cut after its "max_chars" + 1 characters,
-    {"error": Helm's message} or {"memory": true}."""
+    {"error": why it failed} or {"memory": true}."""
     from bundler.manifests.engine import ReleaseInput, sdk_render
 
     request: dict[str, Any] = json.loads(frame)
@@ -46,6 +46,8 @@ def _rendered(frame: bytes) -> dict[str, Any]:
         return {"error": err.message}
     except MemoryError:
         return {"memory": True}
+    except Exception as err:  # a child that dies would tell the user less than this line
+        return {"error": f"Helm's engine failed: {type(err).__name__}: {err}"}
 
 
 if __name__ == "__main__":
