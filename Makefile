@@ -51,6 +51,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bundler.commands.bench $(BENCH_ARGS)
 	$(BIN)/python -m bundler.sim.bench
 	$(BIN)/python -m bundler.sim.bench_limits
+	$(BIN)/python -m bundler.manifests.bench
 
 clean:
 	rm -rf $(VENV) build *.egg-info
