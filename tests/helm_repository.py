@@ -33,6 +33,15 @@ data:
   greeting: {{ .Values.greeting | quote }}
   kube: {{ .Capabilities.KubeVersion.Version | quote }}
 """
+# Runaway templates a chart's author could write. Ten billion iterations of an empty body: it
+# allocates little and never ends in a test's time.
+ENDLESS_LOOP = "{{ range until 100000 }}{{ range until 100000 }}{{ end }}{{ end }}\n"
+# Doubles a 48-byte string 26 times: a 3 GiB string, past any memory limit a test sets.
+HUGE_STRING = (
+    '{{ $s := "' + "x" * 48 + '" }}'
+    '{{ range until 26 }}{{ $s = printf "%s%s" $s $s }}{{ end }}'
+    "a: {{ len $s }}\n"
+)
 
 
 def write_chart(

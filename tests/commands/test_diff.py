@@ -16,7 +16,7 @@ from bundler.api.resources import BUNDLE_DEPLOYMENT, NAMESPACE
 from bundler.apiserver import ApiServer
 from tests.cli_helpers import CliResult, run_cli
 from tests.commands.chart_fleet import bundle, cluster, helm_repo, write_fleet
-from tests.helm_repository import HelmRepository, write_chart
+from tests.helm_repository import ENDLESS_LOOP, HelmRepository, write_chart
 
 __all__ = ["helm_repo"]
 pytestmark = pytest.mark.usefixtures("docker_config")
@@ -193,9 +193,10 @@ def test_manifests_show_objects_changed_with_a_unified_diff(
 def test_a_chart_that_renders_forever_is_stopped_at_the_render_timeout(
     capsys: pytest.CaptureFixture[str], repo: Path, helm_repo: HelmRepository, tmp_path: Path
 ) -> None:
-    endless = "{{ range until 100000 }}{{ range until 100000 }}{{ end }}{{ end }}\n"
     helm_repo.publish(write_chart(tmp_path / "src", "web", "1.0.0"))
-    helm_repo.publish(write_chart(tmp_path / "src", "web", "1.1.0", {"templates/x.yaml": endless}))
+    helm_repo.publish(
+        write_chart(tmp_path / "src", "web", "1.1.0", {"templates/x.yaml": ENDLESS_LOOP})
+    )
     commit(repo, "one", PROD, bundle("web", helm_repo.url, "web", "1.0.0"))
     write_fleet(repo / "fleet/fleet.yaml", PROD, bundle("web", helm_repo.url, "web", "1.1.0"))
     code, _, err = diff(

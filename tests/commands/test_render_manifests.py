@@ -22,7 +22,7 @@ from tests.commands.chart_fleet import (
     helm_repo,
     write_fleet,
 )
-from tests.helm_repository import HelmRepository, write_chart
+from tests.helm_repository import ENDLESS_LOOP, HUGE_STRING, HelmRepository, write_chart
 from tests.registry_fixtures import LocalRegistry
 
 __all__ = ["helm_repo"]
@@ -160,14 +160,6 @@ def test_without_helms_engine_render_manifests_says_how_to_get_one(
     code, out, err = run_cli(capsys, "render", "-f", str(fleet), "--manifests")
     assert (code, out) == (1, "")
     assert "pip install 'bundler[helm]'" in err and "helm binary on PATH" in err
-
-
-ENDLESS_LOOP = "{{ range until 100000 }}{{ range until 100000 }}{{ end }}{{ end }}\n"
-HUGE_STRING = (
-    '{{ $s := "' + "x" * 48 + '" }}'
-    '{{ range until 26 }}{{ $s = printf "%s%s" $s $s }}{{ end }}'
-    "a: {{ len $s }}\n"
-)
 
 
 @pytest.mark.parametrize(

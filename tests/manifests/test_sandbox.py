@@ -11,18 +11,10 @@ from bundler.errors import TemplateError
 from bundler.manifests.engine import ReleaseInput, SdkEngine, sdk_render
 from bundler.manifests.sandbox import RenderLimits, RenderWorker
 from bundler.oci.package import package
-from tests.helm_repository import write_chart
+from tests.helm_repository import ENDLESS_LOOP, HUGE_STRING, write_chart
 
 pytest.importorskip("helm_python", reason="helm-python-sdk (Helm's Go SDK) is not installed")
 
-# Ten billion iterations of an empty body: it allocates little and never ends in a test's time.
-ENDLESS_LOOP = "{{ range until 100000 }}{{ range until 100000 }}{{ end }}{{ end }}\n"
-# Doubles a 48-byte string 26 times: a 3 GiB string, past any limit a test sets.
-HUGE_STRING = (
-    '{{ $s := "' + "x" * 48 + '" }}'
-    '{{ range until 26 }}{{ $s = printf "%s%s" $s $s }}{{ end }}'
-    "a: {{ len $s }}\n"
-)
 CRD = """apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata: {name: widgets.example.com}
