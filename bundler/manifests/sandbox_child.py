@@ -3,7 +3,8 @@
 Run as `python -m bundler.manifests.sandbox_child MEMORY_MIB`. It limits its own data memory
 (RLIMIT_DATA) before Helm's Go runtime loads, keeps its stdout for answers (anything else printing
 to it would corrupt the frames, so fd 1 is pointed at stderr), says it is ready, then answers one
-request at a time until its stdin closes.
+request at a time until its stdin closes. A parent that dies without killing it (SIGKILL) cannot
+close its stdin while a render loops, so a thread exits the child when its parent is gone.
 """
 
 from __future__ import annotations
@@ -12,16 +13,21 @@ import json
 import os
 import resource
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
 from bundler.errors import TemplateError
 from bundler.manifests.sandbox import read_frame, write_frame
 
+ORPHAN_CHECK_S = 1.0
+
 
 def main(argv: list[str]) -> int:
     limit = int(argv[0]) << 20
     resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
+    threading.Thread(target=_exit_when_orphaned, args=(os.getppid(),), daemon=True).start()
     answers = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     import helm_python  # noqa: F401  (Helm's Go runtime starts here, before the child is ready)
@@ -48,6 +54,13 @@ def _rendered(frame: bytes) -> dict[str, Any]:
         return {"memory": True}
     except Exception as err:  # a child that dies would tell the user less than this line
         return {"error": f"Helm's engine failed: {type(err).__name__}: {err}"}
+
+
+def _exit_when_orphaned(parent: int) -> None:
+    # ctypes releases the GIL while Go renders, so this runs even as a template loops.
+    while os.getppid() == parent:
+        time.sleep(ORPHAN_CHECK_S)
+    os._exit(1)
 
 
 if __name__ == "__main__":
