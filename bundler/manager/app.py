@@ -142,6 +142,7 @@ class Manager:
         """Look at every object again; in an unchanged world this writes nothing."""
         work = self.ctx.work
         self.ctx.continuations.invalidate_all()
+        self.ctx.own_writes.stop_awaiting()
         self.ctx.tallies.clear()
         for scope in self.ctx.scopes.all:
             bundles = scope.bundles.list_keys()

@@ -3,8 +3,9 @@
 One pass: make sure the cleanup finalizer is on the Cluster; create (or repair) the cluster
 namespace and, in pull mode, the agent identity (bundler.core.agent.identity) from what the
 informers show; in remote mode delete that identity once the pull agent's handover is done
-(bundler.core.handover.pull_identity_step); record `status.namespace`, and delete
-BundleDeployments in the namespace whose Bundle is gone or no longer targets the cluster. Repairs
+(bundler.core.handover.pull_identity_step); and delete BundleDeployments in the namespace whose
+Bundle is gone or no longer targets the cluster (`status.namespace` is the Cluster status
+roll-up's, written with it: bundler.manager.status). Repairs
 touch only what the manager owns (its labels and annotations, owners, the body fields it sets), so
 the token Secret's data and the annotations Kubernetes adds stay; an object that differs where
 Kubernetes allows no update is deleted and created again.
@@ -46,7 +47,6 @@ from bundler.manager.writes import (
     delete_if_present,
     has_finalizer,
     is_deleting,
-    patch_status_if_changed,
     removing_finalizer,
     same,
     update_with_retry,
@@ -69,6 +69,20 @@ class ClusterController:
         self.ctx = ctx
 
     def reconcile(self, key: Key) -> Result | None:
+        written: list[bool] = []
+        try:
+            return self._reconcile(key, written)
+        finally:
+            scope = self.ctx.scopes.of(key.namespace)
+            ready = scope is not None and scope.namespace_ready(
+                cluster_namespace(key.namespace, key.name)
+            )
+            # A namespace this pass wrote ends the wait when its echo shows it ready (routing).
+            if ready or not written:
+                self.ctx.setups.done(self.ctx.work, key)
+
+    def _reconcile(self, key: Key, written: list[bool]) -> Result | None:
+        """One pass; `written` gets an entry once it has written the cluster namespace."""
         scope = self.ctx.scopes.of(key.namespace)
         if scope is None:
             return None
@@ -86,14 +100,15 @@ class ClusterController:
         current_namespace = scope.namespaces.get(None, namespace)
         if current_namespace is not None and is_deleting(current_namespace):
             return Result(requeue_after=TERMINATING_NAMESPACE_RETRY)
-        _ensure(self.ctx, NAMESPACE, namespace_object(key.namespace, key.name), current_namespace)
+        wanted_namespace = namespace_object(key.namespace, key.name)
+        if _ensure(self.ctx, NAMESPACE, wanted_namespace, current_namespace):
+            written.append(True)
         identity = agent_identity(key.namespace, key.name, observed["metadata"].get("uid"))
         step = pull_identity_step(observed)
         if step is PullIdentityStep.ENSURE:
             self._ensure_identity(scope, identity)
         elif step is PullIdentityStep.REMOVE:
             self._remove_identity(scope, identity)
-        patch_status_if_changed(store, CLUSTER, observed, {"namespace": namespace})
         self._remove_strays(scope, key, namespace)
         return None
 
@@ -156,9 +171,10 @@ def _observed(scope: Scope, wanted: IdentityObject) -> Obj | None:
     return informers[wanted.res].get(wanted.namespace, wanted.name)
 
 
-def _ensure(ctx: Context, res: Resource, desired: Obj, observed: Obj | None) -> None:
+def _ensure(ctx: Context, res: Resource, desired: Obj, observed: Obj | None) -> bool:
     """Create `desired`, or bring the observed object's labels, annotations, owners and body to it
-    (other labels and annotations, and fields `desired` does not set, are left as they are)."""
+    (other labels and annotations, and fields `desired` does not set, are left as they are);
+    True if it wrote."""
 
     def mutate(obj: Obj) -> bool:
         changed = False
@@ -179,4 +195,4 @@ def _ensure(ctx: Context, res: Resource, desired: Obj, observed: Obj | None) -> 
                 changed = True
         return changed
 
-    create_or_update(ctx.store, res, desired, observed, mutate)
+    return create_or_update(ctx.store, res, desired, observed, mutate) is not None

@@ -3,6 +3,12 @@
 Before writing a BundleDeployment the bundle controller notes the spec and bundler labels it is
 writing. When the informer then reports exactly that, the change is the manager's own and needs no
 new planning pass; anything else (an edit by hand, a deletion) wakes the bundle to restore it.
+
+Until the informer shows a written deployment again (whatever it shows), the write is awaited:
+the status roll-ups it changes wait for it (bundler.manager.placements), so they never count a
+burst of creations from a cache that has seen only part of it. A write that failed or was not
+needed is not awaited, and a resync stops awaiting every write (one whose object was deleted
+before the cache ever showed it is never shown).
 """
 
 from __future__ import annotations
@@ -19,10 +25,33 @@ class OwnWrites:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._written: dict[Key, tuple[str, dict[str, str]]] = {}
+        # The bundle of each write the informer has not shown yet.
+        self._awaited: dict[Key, str] = {}
 
-    def expect(self, key: Key, spec: Obj, labels: Mapping[str, str]) -> None:
+    def expect(self, key: Key, spec: Obj, labels: Mapping[str, str], bundle: str) -> None:
         with self._lock:
             self._written[key] = (canonical(spec), dict(labels))
+            self._awaited[key] = bundle
+
+    def shown(self, key: Key) -> None:
+        """The informer shows the deployment (or its deletion): its write is no longer awaited.
+        Also for a write that failed or was not needed."""
+        with self._lock:
+            self._awaited.pop(key, None)
+
+    def awaiting(self, bundle: str) -> bool:
+        """Whether a write of the Bundle's deployments is not in the cache yet."""
+        with self._lock:
+            return bundle in self._awaited.values()
+
+    def awaiting_in(self, workspace: str) -> bool:
+        """Whether a write of a deployment of the workspace's Bundles is not in the cache yet."""
+        with self._lock:
+            return any(b.partition("/")[0] == workspace for b in self._awaited.values())
+
+    def stop_awaiting(self) -> None:
+        with self._lock:
+            self._awaited.clear()
 
     def is_echo(self, obj: Obj) -> bool:
         """Whether `obj` shows exactly the spec and labels the manager last wrote to it."""
@@ -39,3 +68,4 @@ class OwnWrites:
     def forget(self, key: Key) -> None:
         with self._lock:
             self._written.pop(key, None)
+            self._awaited.pop(key, None)
