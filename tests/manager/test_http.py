@@ -230,9 +230,25 @@ def test_a_cold_start_writes_each_status_once(
     }
     assert status_of(server.store, CLUSTER, "c0")["namespace"] == cluster_namespace(WS, "c0")
     assert len(deployments(server.store)) == 15
+    # Per cluster one Role (in the workspace, for its heartbeat); one ClusterRole for them all.
+    created = Counter(w.resource for w in mine if w.verb is Verb.CREATE)
+    assert (created["roles"], created["clusterroles"]) == (len(clusters), 1)
     counts, written = server.request_counts(), Counter(w.verb.value for w in mine)
     # No update or patch was refused (a conflict with a roll-up, retried from a fresh read).
     assert (counts["update"], counts["patch"]) == (written["update"], written["patch"])
+
+
+def test_a_namespace_that_cannot_be_created_holds_no_bundle_back(
+    server: ApiServer, admin: KubeStore, remote: KubeStore, start_manager: StartManager
+) -> None:
+    """Bundle passes wait for a cluster namespace only until the cluster controller's pass ends,
+    whether it created the namespace or failed to."""
+    create_world(admin, world(cluster("a"), bundle(ALL)))
+    server.inject_failure(500, verb=Verb.CREATE, resource=NAMESPACE, count=1000)
+    settle_remote(start_manager(remote), server.store)
+    assert not deployments(server.store)
+    assert status_of(server.store, BUNDLE, "app")["display"]["readyClusters"] == "0/1"
+    server.clear_failures()
 
 
 def test_only_the_leader_writes(
