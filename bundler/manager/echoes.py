@@ -14,6 +14,7 @@ before the cache ever showed it is never shown).
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from collections.abc import Mapping
 
 from bundler.manager.writes import canonical
@@ -25,33 +26,52 @@ class OwnWrites:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._written: dict[Key, tuple[str, dict[str, str]]] = {}
-        # The bundle of each write the informer has not shown yet.
+        # The bundle of each write the informer has not shown yet, and their counts.
         self._awaited: dict[Key, str] = {}
+        self._by_bundle: Counter[str] = Counter()
+        self._by_workspace: Counter[str] = Counter()
 
     def expect(self, key: Key, spec: Obj, labels: Mapping[str, str], bundle: str) -> None:
         with self._lock:
             self._written[key] = (canonical(spec), dict(labels))
+            self._unawait(key)
             self._awaited[key] = bundle
+            self._by_bundle[bundle] += 1
+            self._by_workspace[bundle.partition("/")[0]] += 1
 
     def shown(self, key: Key) -> None:
         """The informer shows the deployment (or its deletion): its write is no longer awaited.
         Also for a write that failed or was not needed."""
         with self._lock:
-            self._awaited.pop(key, None)
+            self._unawait(key)
 
     def awaiting(self, bundle: str) -> bool:
         """Whether a write of the Bundle's deployments is not in the cache yet."""
         with self._lock:
-            return bundle in self._awaited.values()
+            return self._by_bundle[bundle] > 0
 
     def awaiting_in(self, workspace: str) -> bool:
         """Whether a write of a deployment of the workspace's Bundles is not in the cache yet."""
         with self._lock:
-            return any(b.partition("/")[0] == workspace for b in self._awaited.values())
+            return self._by_workspace[workspace] > 0
 
     def stop_awaiting(self) -> None:
         with self._lock:
             self._awaited.clear()
+            self._by_bundle.clear()
+            self._by_workspace.clear()
+
+    def _unawait(self, key: Key) -> None:
+        bundle = self._awaited.pop(key, None)
+        if bundle is None:
+            return
+        workspace = bundle.partition("/")[0]
+        self._by_bundle[bundle] -= 1
+        self._by_workspace[workspace] -= 1
+        if not self._by_bundle[bundle]:
+            del self._by_bundle[bundle]
+        if not self._by_workspace[workspace]:
+            del self._by_workspace[workspace]
 
     def is_echo(self, obj: Obj) -> bool:
         """Whether `obj` shows exactly the spec and labels the manager last wrote to it."""
@@ -68,4 +88,4 @@ class OwnWrites:
     def forget(self, key: Key) -> None:
         with self._lock:
             self._written.pop(key, None)
-            self._awaited.pop(key, None)
+            self._unawait(key)
