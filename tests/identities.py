@@ -34,6 +34,7 @@ from bundler.core.agent.identity import (
     SERVICE_ACCOUNT_TOKEN_TYPE,
     TOKEN_KEY,
     agent_identity,
+    agent_namespace_role,
     namespace_object,
 )
 from bundler.core.naming import cluster_namespace
@@ -118,18 +119,18 @@ def agent_identity_by_hand(
     without: PolicyRule | None = None,
 ) -> Path:
     """What the manager does for a Cluster's agent, done by the admin (for tests without a
-    manager), its Roles `without` one rule if told; then the kubeconfig `bundler
+    manager), its Roles and ClusterRole `without` one rule if told; then the kubeconfig `bundler
     agent-kubeconfig` writes for it."""
     with admin_store(server, directory) as admin:
         with contextlib.suppress(AlreadyExists):
             admin.create(NAMESPACE, namespace_object(workspace, cluster))
-        for wanted in agent_identity(workspace, cluster):
-            body = wanted.body
-            if wanted.res == ROLE and without is not None:
+        shared = (CLUSTER_ROLE, agent_namespace_role())
+        for res, body in (shared, *((w.res, w.body) for w in agent_identity(workspace, cluster))):
+            if res in (ROLE, CLUSTER_ROLE) and without is not None:
                 kept = [r for r in body["rules"] if PolicyRule.from_dict(r) != without]
                 body = {**body, "rules": kept}
             with contextlib.suppress(AlreadyExists):
-                admin.create(wanted.res, body)
+                admin.create(res, body)
         status = {"status": {"namespace": cluster_namespace(workspace, cluster)}}
         admin.patch_status(CLUSTER, cluster, status, workspace)
     return agent_kubeconfig(server, directory, workspace, cluster)

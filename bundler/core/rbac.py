@@ -1,5 +1,6 @@
-"""The RBAC rules bundler needs, in one place: the manager's ClusterRole, the pull agent's Roles and
-the remote agent's ClusterRole.
+"""The RBAC rules bundler needs, in one place: the manager's ClusterRole, the pull agent's rules (a
+ClusterRole every agent shares, bound in each cluster namespace, and a Role per Cluster in its
+workspace) and the remote agent's ClusterRole.
 
 Pure data and builders, no I/O. The tests run every controller under exactly these rules against an
 API server that enforces Kubernetes RBAC, and prove each rule necessary by removing it; a Helm
@@ -122,6 +123,10 @@ BOOTSTRAP_RULES: tuple[PolicyRule, ...] = (
     rule((*READ, "create", "update"), [HELM_RELEASE, HELM_REPOSITORY]),
 )
 
+# The ClusterRole of AGENT_NAMESPACE_RULES: each pull agent's RoleBinding in its cluster namespace
+# grants it there only (the rules name nothing of one cluster, so one ClusterRole serves them all).
+AGENT_NAMESPACE_ROLE = "bundler-agent"
+
 # What the manager does on the management cluster; each rule names the code that needs it.
 MANAGER_RULES: tuple[PolicyRule, ...] = (
     # cluster namespaces: watched, created, relabelled, deleted with their Cluster
@@ -142,6 +147,10 @@ MANAGER_RULES: tuple[PolicyRule, ...] = (
     # the pull agents' identities, deleted when their Cluster is in remote mode
     rule((*READ, *WRITE), [SERVICE_ACCOUNT]),
     rule((*READ, *WRITE), [ROLE, ROLE_BINDING]),
+    # the ClusterRole every pull agent's RoleBinding grants in its cluster namespace, written at
+    # the manager's start (create is never limited by name)
+    rule(("create",), [CLUSTER_ROLE]),
+    rule(("get", "update"), [CLUSTER_ROLE], names=[AGENT_NAMESPACE_ROLE]),
     # leader election (client-go's pattern: create is never limited by name)
     rule(("create",), [LEASE]),
     rule(("get", "update"), [LEASE], names=[MANAGER_LEASE]),
@@ -153,7 +162,8 @@ MANAGER_RULES: tuple[PolicyRule, ...] = (
 )
 
 
-# What a Cluster's agent does in its cluster namespace on the management cluster.
+# What a Cluster's agent does in its cluster namespace on the management cluster (the ClusterRole
+# AGENT_NAMESPACE_ROLE, granted in that namespace only by a RoleBinding there).
 AGENT_NAMESPACE_RULES: tuple[PolicyRule, ...] = (
     rule(READ, [BUNDLE_DEPLOYMENT]),
     rule(("patch",), [BUNDLE_DEPLOYMENT], STATUS),

@@ -99,10 +99,11 @@ class Manager:
         if registry is not None:
             registry.register(FleetState(self.ctx.scopes, self.ctx.memo, lambda: self.is_leading))
         self._copies = CredentialCopies(store, self.host, [s.workspace for s in scopes])
+        self._clusters = ClusterController(self.ctx)
         reconcilers: dict[Stage, Reconcile] = {
             Stage.BUNDLE: BundleController(self.ctx, self._copies).reconcile,
             Stage.BUNDLE_STATUS: BundleStatusController(self.ctx).reconcile,
-            Stage.CLUSTER: ClusterController(self.ctx).reconcile,
+            Stage.CLUSTER: self._clusters.reconcile,
             Stage.CLUSTER_STATUS: ClusterStatusController(self.ctx).reconcile,
             Stage.GROUP_STATUS: GroupStatusController(self.ctx).reconcile,
         }
@@ -142,6 +143,8 @@ class Manager:
         """Look at every object again; in an unchanged world this writes nothing."""
         work = self.ctx.work
         self.ctx.continuations.invalidate_all()
+        self.ctx.own_writes.stop_awaiting()
+        self._clusters.recheck_agent_role()
         self.ctx.tallies.clear()
         for scope in self.ctx.scopes.all:
             bundles = scope.bundles.list_keys()

@@ -96,6 +96,7 @@ class BundleController:
             self.ctx.continuations.invalidate(ref(key.namespace, key.name))
             raise
         finally:
+            self.ctx.continuations.pass_ended(ref(key.namespace, key.name))
             placements.release_creations(self.ctx, ref(key.namespace, key.name))
 
     def _reconcile(self, key: Key) -> Result | None:
@@ -110,6 +111,8 @@ class BundleController:
         if is_deleting(observed):
             self._finalize(scope, bundle_ref, observed)
             return None
+        if self.ctx.setups.awaiting(self.ctx.work, Stage.BUNDLE, key):
+            return None  # a cluster namespace is on its way: one pass then writes there too
         generation = int(observed["metadata"].get("generation") or 0)
         try:
             bundle = _parse(observed)
@@ -240,6 +243,8 @@ class BundleController:
         missing = _missing(scope, bundle)
         holds = _Holds(failing.rejection(), *_guarded(scope, bundle, planned, existing))
         outcome = _outcome(bundle, planned, held, self._blocked(writable), missing, holds)
+        if any(d.create for d in decisions):
+            self.ctx.continuations.creating_now(bundle_ref)
         if not (failing.watching or sources or planned.resolved or planned.image_queries):
             # Kept before the outcome is recorded: the roll-ups it wakes then wait for the
             # creations left (a failing pass drops it again).
@@ -304,12 +309,16 @@ class BundleController:
             return
         desired = planned.to_object()
         desired["spec"] = spec_for(None if observed is None else observed.get("spec"))
-        self.ctx.own_writes.expect(
-            Key(planned.namespace, planned.name), desired["spec"], planned.labels
-        )
-        written = create_or_update(
-            self.ctx.store, BUNDLE_DEPLOYMENT, desired, observed, _syncing(desired, spec_for)
-        )
+        key = Key(planned.namespace, planned.name)
+        self.ctx.own_writes.expect(key, desired["spec"], planned.labels, planned.bundle)
+        written = None
+        try:
+            written = create_or_update(
+                self.ctx.store, BUNDLE_DEPLOYMENT, desired, observed, _syncing(desired, spec_for)
+            )
+        finally:
+            if written is None:
+                self.ctx.own_writes.shown(key)  # nothing written: no echo to wait for
         if written is not None:
             self.copies.settle(planned, written, current)
             self.ctx.metrics.rolled_out(split_ref(planned.bundle), decision)

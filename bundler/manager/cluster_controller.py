@@ -2,12 +2,15 @@
 
 One pass: make sure the cleanup finalizer is on the Cluster; create (or repair) the cluster
 namespace and, in pull mode, the agent identity (bundler.core.agent.identity) from what the
-informers show; in remote mode delete that identity once the pull agent's handover is done
-(bundler.core.handover.pull_identity_step); record `status.namespace`, and delete
-BundleDeployments in the namespace whose Bundle is gone or no longer targets the cluster. Repairs
-touch only what the manager owns (its labels and annotations, owners, the body fields it sets), so
-the token Secret's data and the annotations Kubernetes adds stay; an object that differs where
-Kubernetes allows no update is deleted and created again.
+informers show (before the first identity, the ClusterRole every agent's binding names, read by
+name once per start and resync), deleting what an older manager made in its place; in remote
+mode delete that identity once the pull agent's handover is done
+(bundler.core.handover.pull_identity_step); and delete BundleDeployments in the namespace whose
+Bundle is gone or no longer targets the cluster (`status.namespace` is the Cluster status
+roll-up's, written with it: bundler.manager.status). Repairs touch only what the manager owns (its
+labels and annotations, owners, the body fields it sets), so the token Secret's data and the
+annotations Kubernetes adds stay; an object that differs where Kubernetes allows no update is
+deleted and created again.
 
 Deleting a Cluster deletes its namespace, which takes its BundleDeployments and identity with it,
 and the workspace Role and RoleBinding; then the finalizer is removed.
@@ -15,11 +18,13 @@ and the workspace Role and RoleBinding; then the finalizer is removed.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 
 from bundler.api.resources import (
     BUNDLE_DEPLOYMENT,
     CLUSTER,
+    CLUSTER_ROLE,
     NAMESPACE,
     ROLE,
     ROLE_BINDING,
@@ -30,9 +35,11 @@ from bundler.api.resources import (
 from bundler.core.agent.identity import (
     IdentityObject,
     agent_identity,
+    agent_namespace_role,
     is_identity_object,
     must_recreate,
     namespace_object,
+    retired_identity,
     workspace_role_name,
 )
 from bundler.core.handover import PullIdentityStep, pull_identity_step
@@ -46,7 +53,6 @@ from bundler.manager.writes import (
     delete_if_present,
     has_finalizer,
     is_deleting,
-    patch_status_if_changed,
     removing_finalizer,
     same,
     update_with_retry,
@@ -54,6 +60,7 @@ from bundler.manager.writes import (
 from bundler.runtime.controller import Result
 from bundler.runtime.informer import Informer
 from bundler.runtime.key import Key
+from bundler.store.errors import NotFound
 from bundler.store.protocol import Obj
 
 CLUSTER_FINALIZER = "bundler.dev/cluster-cleanup"
@@ -67,8 +74,29 @@ _ENVELOPE = ("apiVersion", "kind", "metadata")
 class ClusterController:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
+        self._role_lock = threading.Lock()
+        self._role_checked = False
+
+    def recheck_agent_role(self) -> None:
+        """The shared agent ClusterRole is read (and repaired) again before the next identity."""
+        with self._role_lock:
+            self._role_checked = False
 
     def reconcile(self, key: Key) -> Result | None:
+        written: list[bool] = []
+        try:
+            return self._reconcile(key, written)
+        finally:
+            scope = self.ctx.scopes.of(key.namespace)
+            ready = scope is not None and scope.namespace_ready(
+                cluster_namespace(key.namespace, key.name)
+            )
+            # A namespace this pass wrote ends the wait when its echo shows it ready (routing).
+            if ready or not written:
+                self.ctx.setups.done(self.ctx.work, key)
+
+    def _reconcile(self, key: Key, written: list[bool]) -> Result | None:
+        """One pass; `written` gets an entry once it has written the cluster namespace."""
         scope = self.ctx.scopes.of(key.namespace)
         if scope is None:
             return None
@@ -86,24 +114,42 @@ class ClusterController:
         current_namespace = scope.namespaces.get(None, namespace)
         if current_namespace is not None and is_deleting(current_namespace):
             return Result(requeue_after=TERMINATING_NAMESPACE_RETRY)
-        _ensure(self.ctx, NAMESPACE, namespace_object(key.namespace, key.name), current_namespace)
+        wanted_namespace = namespace_object(key.namespace, key.name)
+        if _ensure(self.ctx, NAMESPACE, wanted_namespace, current_namespace):
+            written.append(True)
         identity = agent_identity(key.namespace, key.name, observed["metadata"].get("uid"))
+        retired = retired_identity(key.namespace, key.name)
         step = pull_identity_step(observed)
         if step is PullIdentityStep.ENSURE:
             self._ensure_identity(scope, identity)
+            self._remove_identity(scope, retired)
         elif step is PullIdentityStep.REMOVE:
-            self._remove_identity(scope, identity)
-        patch_status_if_changed(store, CLUSTER, observed, {"namespace": namespace})
+            self._remove_identity(scope, (*retired, *identity))
         self._remove_strays(scope, key, namespace)
         return None
 
     def _ensure_identity(self, scope: Scope, identity: tuple[IdentityObject, ...]) -> None:
+        self._ensure_agent_role()
         for wanted in identity:
             current = _observed(scope, wanted)
             if current is not None and must_recreate(wanted, current):
                 delete_if_present(self.ctx.store, wanted.res, wanted.name, wanted.namespace)
                 current = None
             _ensure(self.ctx, wanted.res, wanted.body, current)
+
+    def _ensure_agent_role(self) -> None:
+        """Write the ClusterRole the agents' RoleBindings name, once per manager (and resync),
+        before the first of them: read by name, no informer for one object."""
+        with self._role_lock:
+            if self._role_checked:
+                return
+            wanted = agent_namespace_role()
+            try:
+                current: Obj | None = self.ctx.store.get(CLUSTER_ROLE, wanted["metadata"]["name"])
+            except NotFound:
+                current = None
+            _ensure(self.ctx, CLUSTER_ROLE, wanted, current)
+            self._role_checked = True
 
     def _remove_identity(self, scope: Scope, identity: tuple[IdentityObject, ...]) -> None:
         """Delete the pull identity objects the manager made: each at the name and in the
@@ -156,9 +202,10 @@ def _observed(scope: Scope, wanted: IdentityObject) -> Obj | None:
     return informers[wanted.res].get(wanted.namespace, wanted.name)
 
 
-def _ensure(ctx: Context, res: Resource, desired: Obj, observed: Obj | None) -> None:
+def _ensure(ctx: Context, res: Resource, desired: Obj, observed: Obj | None) -> bool:
     """Create `desired`, or bring the observed object's labels, annotations, owners and body to it
-    (other labels and annotations, and fields `desired` does not set, are left as they are)."""
+    (other labels and annotations, and fields `desired` does not set, are left as they are);
+    True if it wrote."""
 
     def mutate(obj: Obj) -> bool:
         changed = False
@@ -179,4 +226,4 @@ def _ensure(ctx: Context, res: Resource, desired: Obj, observed: Obj | None) -> 
                 changed = True
         return changed
 
-    create_or_update(ctx.store, res, desired, observed, mutate)
+    return create_or_update(ctx.store, res, desired, observed, mutate) is not None

@@ -14,6 +14,7 @@ from bundler.manager.outcomes import Outcomes
 from bundler.manager.resolve import VersionResolution
 from bundler.manager.rows import RowMemo
 from bundler.manager.scope import Scope, Scopes
+from bundler.manager.setups import Setups
 from bundler.manager.tallies import Tallies
 from bundler.manager.work import Stage, Work
 from bundler.runtime.clock import Clock
@@ -43,6 +44,7 @@ class Context:
     metrics: ManagerMetrics = field(default_factory=ManagerMetrics)
     continuations: Continuations = field(default_factory=Continuations)
     tallies: Tallies = field(default_factory=Tallies)
+    setups: Setups = field(default_factory=Setups)
 
     def now_iso(self) -> str:
         return rfc3339(self.clock.now())

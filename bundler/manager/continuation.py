@@ -9,9 +9,10 @@ copies no credentials and resolves nothing (a version range or an image is polle
 leaves what it did not create yet here: the next pass creates the next
 batch from it, and re-checks only the clusters whose namespace was not ready.
 
-While a Bundle has deployments left to create, the roll-ups they change wait (the Bundle's own
-status, and the Cluster statuses of its workspace: bundler.manager.placements), so a burst of
-batches costs one roll-up per object, not one per batch.
+While a Bundle's pass creates deployments, or it has some left to create, the roll-ups they change
+wait (the Bundle's own status, and the Cluster statuses of its workspace:
+bundler.manager.placements), so a burst of batches costs one roll-up per object, not one per
+batch.
 
 Anything else the pass read may have changed in between: the routes invalidate the Bundle (or its
 whole workspace) before they wake it, and a pass keeps what it leaves only when nothing was
@@ -68,6 +69,8 @@ class Continuations:
         # Clusters changed since each leftover was kept (merged into it when it is taken).
         self._changed: dict[str, set[str]] = {}
         self.rows_looked_at = 0
+        # Bundles whose running pass creates deployments (until it ends).
+        self._creating_now: set[str] = set()
 
     def begin(self) -> int:
         """A pass starts reading: the mark its leftover is checked against."""
@@ -140,16 +143,25 @@ class Continuations:
             changed = self._changed.pop(bundle, set())
         return None if left is None else replace(left, changed=left.changed | changed)
 
+    def creating_now(self, bundle: str) -> None:
+        """The Bundle's running pass is about to create deployments."""
+        with self._lock:
+            self._creating_now.add(bundle)
+
+    def pass_ended(self, bundle: str) -> None:
+        with self._lock:
+            self._creating_now.discard(bundle)
+
     def creating(self, bundle: str) -> bool:
-        """Whether a capped pass of the Bundle left deployments to create."""
+        """Whether the Bundle's running pass creates deployments, or a capped pass left some."""
         with self._lock:
             left = self._left.get(bundle)
-            return left is not None and bool(left.to_create)
+            return bundle in self._creating_now or (left is not None and bool(left.to_create))
 
     def creating_in(self, workspace: str) -> bool:
-        """Whether some Bundle of the workspace has deployments left to create."""
+        """Whether some Bundle of the workspace creates deployments now or has some left."""
         with self._lock:
-            return any(
+            return any(b.partition("/")[0] == workspace for b in self._creating_now) or any(
                 left.to_create
                 for bundle, left in self._left.items()
                 if bundle.partition("/")[0] == workspace

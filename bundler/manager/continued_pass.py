@@ -108,6 +108,8 @@ class ContinuedPass:
         bundle_ref = ref(bundle.metadata.namespace, bundle.metadata.name)
         self.ctx.continuations.looked_at(len(left.changed) + len(following.batch))
         outcome = _outcome(left.outcome, following.rows, left.changed, following.leftover)
+        if following.batch:
+            self.ctx.continuations.creating_now(bundle_ref)
         # Kept before recording and writing, as a full pass does (a failing pass drops it).
         self.ctx.continuations.keep(bundle_ref, replace(following.leftover, outcome=outcome))
         if outcome != left.outcome:

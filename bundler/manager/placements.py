@@ -40,15 +40,15 @@ def awaiting_plans(ctx: Context, scope: Scope, workspace: str, stage: Stage, key
 
 
 def awaiting_creations(ctx: Context, stage: Stage, key: Key, bundle: str | None = None) -> bool:
-    """Whether a capped rollout still creates deployments that change this roll-up: the Bundle's
-    own (`bundle`), or any of the workspace's (a Cluster's or a group's). The roll-up is deferred
-    until those creations are done (bundler.manager.continuation)."""
-    continuations = ctx.continuations
+    """Whether a rollout still creates deployments that change this roll-up: the Bundle's own
+    (`bundle`), or any of the workspace's (a Cluster's or a group's). The roll-up is deferred
+    until those creations are done (bundler.manager.continuation) and in the cache
+    (bundler.manager.echoes)."""
     if bundle is None:
         event = _CREATIONS_IN.format(key.namespace)
-        creating = partial(continuations.creating_in, key.namespace)
+        creating = partial(_creating_in, ctx, key.namespace)
     else:
-        event, creating = _CREATIONS.format(bundle), partial(continuations.creating, bundle)
+        event, creating = _CREATIONS.format(bundle), partial(_creating, ctx, bundle)
     if not creating():
         return False
     ctx.work.defer((event,), stage, key)
@@ -57,13 +57,22 @@ def awaiting_creations(ctx: Context, stage: Stage, key: Key, bundle: str | None 
 
 
 def release_creations(ctx: Context, bundle: str) -> None:
-    """After a pass of `bundle`: the roll-ups deferred until its creations are done run."""
-    continuations = ctx.continuations
-    if not continuations.creating(bundle):
+    """After a pass of `bundle`, or a write of it shown: the roll-ups deferred until its
+    creations are done run."""
+    if not _creating(ctx, bundle):
         ctx.work.release(_CREATIONS.format(bundle))
     workspace = split_ref(bundle).namespace
-    if not continuations.creating_in(workspace):
+    if not _creating_in(ctx, workspace):
         ctx.work.release(_CREATIONS_IN.format(workspace))
+
+
+def _creating(ctx: Context, bundle: str) -> bool:
+    """A pass of the Bundle creates deployments, has some left, or the cache lags its writes."""
+    return ctx.continuations.creating(bundle) or ctx.own_writes.awaiting(bundle)
+
+
+def _creating_in(ctx: Context, workspace: str) -> bool:
+    return ctx.continuations.creating_in(workspace) or ctx.own_writes.awaiting_in(workspace)
 
 
 def _unplanned(ctx: Context, scope: Scope, workspace: str) -> list[str]:

@@ -21,13 +21,15 @@ from typing import Any
 from bundler.core.deletion_guard import ALLOW_DELETION
 from bundler.core.handover import pull_identity_step
 from bundler.core.labels import ANNOTATION_IMPORT_GATE
+from bundler.core.naming import cluster_namespace, is_dns1123_label
 from bundler.core.rollout_failures import RESUME
+from bundler.manager import placements
 from bundler.manager.context import Context, split_ref
 from bundler.manager.indexes import cluster_of, labels_fingerprint, last_seen, placement_of
 from bundler.manager.scope import Scope
 from bundler.manager.status import BUNDLE_FIELDS, CLUSTER_FIELDS, GROUP_FIELDS
 from bundler.manager.work import Stage
-from bundler.manager.writes import canonical
+from bundler.manager.writes import canonical, is_deleting
 from bundler.runtime.key import Key
 from bundler.store.protocol import EventType, Obj
 
@@ -160,11 +162,11 @@ class Router:
         setup = (
             identity,
             tuple(meta.get("finalizers") or ()),
-            (obj.get("status") or {}).get("namespace"),
             # a handover reported in the status lets the pull agent identity go
             pull_identity_step(obj),
         )
         if self._cluster_setup.changed(key, event, setup):
+            self._expect_namespace(key, event, obj)
             work.add(Stage.CLUSTER, key)
         gate = (meta.get("annotations") or {}).get(ANNOTATION_IMPORT_GATE)
         status = (identity, self._offline(obj), gate, _owned_status(obj, CLUSTER_FIELDS))
@@ -206,6 +208,8 @@ class Router:
             self.ctx.own_writes.forget(key)
         elif spec_changed and self.ctx.own_writes.is_echo(obj):
             spec_changed = False
+        self.ctx.own_writes.shown(key)
+        placements.release_creations(self.ctx, bundle_ref)
         if spec_changed:
             self._replan((bundle,))
         elif outcome is not None and outcome.held:
@@ -219,11 +223,14 @@ class Router:
         cluster = cluster_of(obj)
         if cluster is None:
             return
+        if self.scope.namespace_ready(_meta(obj).get("name", "")):
+            self.ctx.setups.done(self.ctx.work, cluster)
         if self._namespaces.changed(Key.of(obj), event, _identity(obj)):
             # Its deployments can (or no longer can) be written: each Bundle looks at that row.
             cluster_ref = f"{cluster.namespace}/{cluster.name}"
             self.ctx.continuations.cluster_changed(cluster.namespace, cluster_ref)
             self.ctx.work.add(Stage.CLUSTER, cluster)
+            self.ctx.work.add(Stage.CLUSTER_STATUS, cluster)  # it shows the namespace
             self.ctx.work.add_all(
                 Stage.BUNDLE, self.scope.keys_in(self.scope.bundles, cluster.namespace)
             )
@@ -254,6 +261,15 @@ class Router:
         fingerprint = (_meta(obj).get("uid"), obj.get("type"), canonical(obj.get("data")))
         if self._secrets.changed(key, event, fingerprint):
             self._replan(users)
+
+    def _expect_namespace(self, key: Key, event: EventType, obj: Obj) -> None:
+        """A live Cluster without a ready namespace: the cluster controller is about to create
+        it, and the workspace's Bundle passes wait for it (bundler.manager.setups)."""
+        setups = self.ctx.setups
+        if event is EventType.DELETED or is_deleting(obj) or not is_dns1123_label(key.name):
+            setups.done(self.ctx.work, key)
+        elif not self.scope.namespace_ready(cluster_namespace(key.namespace, key.name)):
+            setups.expect(key)
 
     def _replan(self, bundles: Iterable[Key]) -> None:
         """Wake Bundles for a full pass: what a capped pass left is planned from the old world."""

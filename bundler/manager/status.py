@@ -1,7 +1,8 @@
 """The status controllers: Bundle, Cluster and ClusterGroup status rolled up from deployments.
 
 Each computes the status with bundler.core.summary from the informer indexes and the bundle
-outcomes, and merge-patches only the fields the manager owns, only when they differ from what the
+outcomes (a Cluster's `status.namespace` too, once its namespace is ready: one write for both),
+and merge-patches only the fields the manager owns, only when they differ from what the
 informer shows (conditions keep their lastTransitionTime while unchanged, so an unchanged world
 compares equal and costs no request). A Cluster's `status.agent` is the agent's and is never sent.
 """
@@ -29,6 +30,7 @@ from bundler.core.validation import cluster_name_problem
 from bundler.manager import placements
 from bundler.manager.context import Context, split_ref
 from bundler.manager.image_status import images_condition
+from bundler.manager.scope import Scope
 from bundler.manager.work import Stage
 from bundler.manager.writes import is_deleting, patch_status_if_changed
 from bundler.runtime.controller import Result
@@ -44,7 +46,7 @@ BUNDLE_FIELDS = (
     "nonReady",
     "conditions",
 )
-CLUSTER_FIELDS = ("summary", "display", "nonReadyBundles", "conditions")
+CLUSTER_FIELDS = ("namespace", "summary", "display", "nonReadyBundles", "conditions")
 GROUP_FIELDS = (
     "clusterCount",
     "nonReadyClusterCount",
@@ -160,6 +162,16 @@ def _not_ready_cluster(cluster: Cluster, offline: bool, seen: str | None) -> tup
     return None
 
 
+def _namespace_shown(scope: Scope, key: Key, observed: Obj) -> str | None:
+    """The cluster namespace once it is ready; until then what the status shows (a namespace
+    being created again after a namesake Cluster's deletion stays shown)."""
+    namespace = cluster_namespace(key.namespace, key.name)
+    if scope.namespace_ready(namespace):
+        return namespace
+    shown = (observed.get("status") or {}).get("namespace")
+    return shown if isinstance(shown, str) else None
+
+
 class ClusterStatusController:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
@@ -184,7 +196,7 @@ class ClusterStatusController:
             return requeue
         status = cluster_status(
             placements.of_cluster(self.ctx, scope, cluster, offline),
-            namespace=None,
+            namespace=_namespace_shown(scope, key, observed),
             agent=None,
             previous=previous_conditions(observed),
             now=self.ctx.now_iso(),

@@ -14,8 +14,10 @@ from bundler.core.agent.identity import (
     AGENT_TOKEN_SECRET,
     IdentityObject,
     agent_identity,
+    agent_namespace_role,
     must_recreate,
     namespace_object,
+    retired_identity,
     workspace_role_name,
 )
 from bundler.core.naming import cluster_namespace
@@ -44,7 +46,6 @@ def test_identity_objects_and_where_they_live_token_last() -> None:
     ws_role = workspace_role_name(CLUSTER)
     assert [(o.res, o.namespace, o.name) for o in agent_identity(WS, CLUSTER)] == [
         (SERVICE_ACCOUNT, NS, AGENT_NAME),
-        (ROLE, NS, AGENT_NAME),
         (ROLE_BINDING, NS, AGENT_NAME),
         (ROLE, WS, ws_role),
         (ROLE_BINDING, WS, ws_role),
@@ -139,7 +140,7 @@ def test_binding_to_another_role_is_recreated(role: str, expected: bool) -> None
 def test_namespace_role_rules(
     group: str, resource: str, verbs: list[str], names: list[str] | None
 ) -> None:
-    rules = by_place()[("Role", NS, AGENT_NAME)]["rules"]
+    rules = agent_namespace_role()["rules"]
     rule = next(r for r in rules if r["resources"] == [resource])
     assert rule["apiGroups"] == [group]
     assert rule["verbs"] == verbs
@@ -147,7 +148,7 @@ def test_namespace_role_rules(
 
 
 def test_namespace_role_grants_nothing_else() -> None:
-    rules = by_place()[("Role", NS, AGENT_NAME)]["rules"]
+    rules = agent_namespace_role()["rules"]
     resources = sorted(r for rule in rules for r in rule["resources"])
     assert resources == ["bundledeployments", "bundledeployments/status", "secrets"]
     assert not any(v in rule["verbs"] for rule in rules for v in ("create", "delete", "*"))
@@ -170,16 +171,36 @@ def test_workspace_role_is_limited_to_its_own_cluster() -> None:
     ]
 
 
+def test_the_shared_namespace_role_is_a_cluster_role_of_bundler() -> None:
+    role = agent_namespace_role()
+    assert (role["kind"], role["metadata"]) == (
+        "ClusterRole",
+        {"name": "bundler-agent", "labels": {"bundler.dev/managed-by": "bundler"}},
+    )
+
+
+def test_the_retired_namespace_role_is_found_by_its_place_and_labels() -> None:
+    [retired] = retired_identity(WS, CLUSTER)
+    assert (retired.res, retired.namespace, retired.name) == (ROLE, NS, AGENT_NAME)
+    assert retired.body["metadata"]["labels"] == LABELS
+
+
 @pytest.mark.parametrize(
-    ("namespace", "role"),
-    [(NS, AGENT_NAME), (WS, workspace_role_name(CLUSTER))],
+    ("namespace", "binding_name", "kind", "role"),
+    [
+        (NS, AGENT_NAME, "ClusterRole", "bundler-agent"),
+        (WS, workspace_role_name(CLUSTER), "Role", workspace_role_name(CLUSTER)),
+    ],
     ids=["cluster-namespace", "workspace"],
 )
-def test_bindings_give_the_role_to_the_agent_service_account(namespace: str, role: str) -> None:
-    binding = by_place()[("RoleBinding", namespace, role)]
+def test_bindings_give_the_role_to_the_agent_service_account(
+    namespace: str, binding_name: str, kind: str, role: str
+) -> None:
+    """In the cluster namespace, the shared ClusterRole: a RoleBinding grants it only there."""
+    binding = by_place()[("RoleBinding", namespace, binding_name)]
     assert binding["roleRef"] == {
         "apiGroup": "rbac.authorization.k8s.io",
-        "kind": "Role",
+        "kind": kind,
         "name": role,
     }
     assert binding["subjects"] == [{"kind": "ServiceAccount", "name": AGENT_NAME, "namespace": NS}]

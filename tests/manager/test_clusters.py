@@ -11,13 +11,20 @@ from bundler.api.resources import (
     BUNDLE,
     BUNDLE_DEPLOYMENT,
     CLUSTER,
+    CLUSTER_ROLE,
     NAMESPACE,
     ROLE,
     ROLE_BINDING,
     SERVICE_ACCOUNT,
     Resource,
 )
-from bundler.core.agent.identity import agent_identity, namespace_object, workspace_role_name
+from bundler.core.agent.identity import (
+    agent_identity,
+    agent_namespace_role,
+    identity_labels,
+    namespace_object,
+    workspace_role_name,
+)
 from bundler.core.naming import cluster_namespace
 from bundler.manager.cluster_controller import CLUSTER_FINALIZER, ClusterController
 from bundler.runtime.key import Key
@@ -34,6 +41,7 @@ from tests.manager.conftest import (
 from tests.stores import exists
 
 NS = cluster_namespace(WS, "a")
+EVERYTHING = [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}]
 
 
 def test_cluster_gets_namespace_identity_and_finalizer(
@@ -59,10 +67,11 @@ def test_cluster_gets_namespace_identity_and_finalizer(
     ("res", "namespace", "name"),
     [
         (SERVICE_ACCOUNT, NS, "bundler-agent"),
-        (ROLE, NS, "bundler-agent"),
+        (ROLE_BINDING, NS, "bundler-agent"),
+        (ROLE, WS, workspace_role_name("a")),
         (ROLE_BINDING, WS, workspace_role_name("a")),
     ],
-    ids=["service-account", "namespace-role", "workspace-binding"],
+    ids=["service-account", "namespace-binding", "workspace-role", "workspace-binding"],
 )
 def test_identity_deleted_by_hand_is_restored(
     store: MemoryStore, start_manager: StartManager, res: Resource, namespace: str, name: str
@@ -81,15 +90,48 @@ def test_role_rules_changed_by_hand_are_restored(
     create_world(store, world(cluster("a")))
     manager = start_manager(store)
     settle(manager)
-    wanted = store.get(ROLE, "bundler-agent", NS)["rules"]
-    store.patch(
-        ROLE,
-        "bundler-agent",
-        {"rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}]},
-        NS,
-    )
+    role = workspace_role_name("a")
+    wanted = store.get(ROLE, role, WS)["rules"]
+    store.patch(ROLE, role, {"rules": EVERYTHING}, WS)
     settle(manager)
-    assert store.get(ROLE, "bundler-agent", NS)["rules"] == wanted
+    assert store.get(ROLE, role, WS)["rules"] == wanted
+
+
+def test_the_shared_agent_cluster_role_is_written_once_and_restored_at_resync(
+    store: MemoryStore, start_manager: StartManager
+) -> None:
+    create_world(store, world(cluster("a"), cluster("b")))
+    manager = start_manager(store)
+    settle(manager)
+    wanted = agent_namespace_role()
+    assert store.get(CLUSTER_ROLE, "bundler-agent")["rules"] == wanted["rules"]
+    assert not exists(store, ROLE, "bundler-agent", NS)  # no Role per cluster namespace
+    store.patch(CLUSTER_ROLE, "bundler-agent", {"rules": EVERYTHING})
+    manager.resync()
+    settle(manager)
+    assert store.get(CLUSTER_ROLE, "bundler-agent")["rules"] == wanted["rules"]
+
+
+@pytest.mark.parametrize(
+    ("labels", "removed"),
+    [(identity_labels(WS, "a"), True), ({"team": "platform"}, False)],
+    ids=["made-by-an-older-manager", "not-bundlers"],
+)
+def test_an_older_managers_namespace_role_is_retired(
+    store: MemoryStore, start_manager: StartManager, labels: dict[str, str], removed: bool
+) -> None:
+    """An upgrade: the Role an older manager made in the cluster namespace goes (only when it
+    carries the Cluster's labels), and the binding there is made again naming the ClusterRole."""
+    store.create(NAMESPACE, namespace_object(WS, "a"))
+    old_role = {"metadata": {"name": "bundler-agent", "namespace": NS, "labels": labels}}
+    store.create(ROLE, {**old_role, "rules": agent_namespace_role()["rules"]})
+    [binding] = [o for o in agent_identity(WS, "a") if o.res == ROLE_BINDING and o.namespace == NS]
+    old_ref = {**binding.body["roleRef"], "kind": "Role"}
+    store.create(ROLE_BINDING, {**binding.body, "roleRef": old_ref})
+    create_world(store, world(cluster("a")))
+    settle(start_manager(store))
+    assert exists(store, ROLE, "bundler-agent", NS) is not removed
+    assert store.get(ROLE_BINDING, "bundler-agent", NS)["roleRef"]["kind"] == "ClusterRole"
 
 
 def test_deleting_a_cluster_removes_its_namespace_and_deployments(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ from bundler.runtime.clock import ManualClock
 from bundler.store.errors import NotFound
 from bundler.store.memory import MemoryStore
 from tests.builders import WS, bundle, cluster
-from tests.identities import admin_store, manager_kubeconfig
+from tests.identities import MANAGER_USER, admin_store, manager_kubeconfig
 from tests.manager.conftest import (
     EXAMPLES,
     CountingStore,
@@ -207,6 +208,47 @@ def test_unchanged_world_resync_writes_nothing(
     clock.advance(61.0)
     settle_remote(manager, server.store)
     assert writes(server) == 0
+
+
+def test_a_cold_start_writes_each_status_once(
+    server: ApiServer, admin: KubeStore, remote: KubeStore, start_manager: StartManager
+) -> None:
+    """Bundle passes wait for the cluster namespaces and roll-ups for the capped creations, so
+    each Bundle's and Cluster's status (status.namespace included) is written once, and no
+    update is refused."""
+    clusters = [cluster(f"c{i}") for i in range(5)]
+    capped = {"rolloutStrategy": {"maxNew": 2}}
+    bundles = [bundle(ALL, name=f"b{i}", **capped) for i in range(3)]
+    create_world(admin, world(*clusters, *bundles))
+    server.reset_counts()
+    settle_remote(start_manager(remote), server.store)
+    mine = server.writes(MANAGER_USER)
+    status_writes = Counter((w.resource, w.name) for w in mine if w.status)
+    assert status_writes == {
+        **{("clusters", c.metadata.name): 1 for c in clusters},
+        **{("bundles", b.metadata.name): 1 for b in bundles},
+    }
+    assert status_of(server.store, CLUSTER, "c0")["namespace"] == cluster_namespace(WS, "c0")
+    assert len(deployments(server.store)) == 15
+    # Per cluster one Role (in the workspace, for its heartbeat); one ClusterRole for them all.
+    created = Counter(w.resource for w in mine if w.verb is Verb.CREATE)
+    assert (created["roles"], created["clusterroles"]) == (len(clusters), 1)
+    counts, written = server.request_counts(), Counter(w.verb.value for w in mine)
+    # No update or patch was refused (a conflict with a roll-up, retried from a fresh read).
+    assert (counts["update"], counts["patch"]) == (written["update"], written["patch"])
+
+
+def test_a_namespace_that_cannot_be_created_holds_no_bundle_back(
+    server: ApiServer, admin: KubeStore, remote: KubeStore, start_manager: StartManager
+) -> None:
+    """Bundle passes wait for a cluster namespace only until the cluster controller's pass ends,
+    whether it created the namespace or failed to."""
+    create_world(admin, world(cluster("a"), bundle(ALL)))
+    server.inject_failure(500, verb=Verb.CREATE, resource=NAMESPACE, count=1000)
+    settle_remote(start_manager(remote), server.store)
+    assert not deployments(server.store)
+    assert status_of(server.store, BUNDLE, "app")["display"]["readyClusters"] == "0/1"
+    server.clear_failures()
 
 
 def test_only_the_leader_writes(

@@ -128,8 +128,9 @@ def owner_of_namespace() -> dict[str, str]:
 
 
 def workspace_written(write: Write) -> str | None:
-    """The workspace a write was about; None for a Lease (the shard's own)."""
-    if write.resource == "leases":
+    """The workspace a write was about; None for a Lease (the shard's own) and for the agents'
+    ClusterRole (every shard's, written by the first that needs it)."""
+    if write.resource in ("leases", "clusterroles"):
         return None
     owners = owner_of_namespace()
     return owners[write.name] if write.resource == "namespaces" else owners[write.namespace]

@@ -9,12 +9,17 @@ agent's handover is done, bundler.core.handover.pull_identity_step):
   `bundler agent-kubeconfig` turns into the pull-mode agent's kubeconfig. The manager owns its
   type, annotation and labels, never its data, and writes it last: a token never exists before
   the Roles and bindings that give it its rights;
-- Role `bundler-agent` there: read BundleDeployments, patch their status, get Secrets by name
-  (the registry credentials copied into the namespace) - nothing in any other namespace;
+- RoleBinding `bundler-agent` there, of the ClusterRole `bundler-agent` (`agent_namespace_role`,
+  one for every agent, written by the manager at its start): read BundleDeployments, patch their
+  status, get Secrets by name (the registry credentials copied into the namespace). A RoleBinding
+  grants a ClusterRole in its own namespace only: nothing in any other namespace;
 - Role `bundler-agent-<cluster>` in the workspace, limited by resourceNames to its own Cluster:
-  patch its status (the agent's heartbeat), and nothing else of the workspace;
-  (the rules themselves are in bundler.core.rbac)
-- a RoleBinding for each Role, to that ServiceAccount.
+  patch its status (the agent's heartbeat), and nothing else of the workspace; and its RoleBinding
+  to that ServiceAccount (the rules themselves are in bundler.core.rbac).
+
+Managers before the shared ClusterRole made a Role `bundler-agent` in each cluster namespace
+(`retired_identity`): once the RoleBinding there names the ClusterRole, the manager deletes that
+Role, at that name and only while it carries the Cluster's labels.
 
 Every object carries bundler's managed-by label and the cluster labels, so the manager can watch
 exactly these objects and map each back to its Cluster. Pure builders: no I/O.
@@ -32,6 +37,7 @@ from typing import Any
 
 from bundler.api.resources import (
     CLUSTER,
+    CLUSTER_ROLE,
     NAMESPACE,
     ROLE,
     ROLE_BINDING,
@@ -47,10 +53,12 @@ from bundler.core.labels import (
 )
 from bundler.core.naming import DNS1123_SUBDOMAIN_MAX, cluster_namespace, shorten_name
 from bundler.core.rbac import (
+    AGENT_NAMESPACE_ROLE,
     AGENT_NAMESPACE_RULES,
     RBAC_GROUP,
     PolicyRule,
     agent_cluster_rules,
+    cluster_role,
     rules_body,
 )
 
@@ -130,21 +138,34 @@ def agent_identity(
     labels = identity_labels(workspace, cluster)
     ws_role = workspace_role_name(cluster)
     owner = _owner(cluster, cluster_uid)
+    shared = (CLUSTER_ROLE, AGENT_NAMESPACE_ROLE)
     return (
         IdentityObject(SERVICE_ACCOUNT, _object(SERVICE_ACCOUNT, AGENT_NAME, namespace, labels)),
-        IdentityObject(ROLE, _role(AGENT_NAME, namespace, labels, AGENT_NAMESPACE_RULES)),
-        IdentityObject(
-            ROLE_BINDING, _binding(AGENT_NAME, namespace, labels, AGENT_NAME, namespace)
-        ),
+        IdentityObject(ROLE_BINDING, _binding(AGENT_NAME, namespace, labels, shared, namespace)),
         IdentityObject(
             ROLE, _role(ws_role, workspace, labels, agent_cluster_rules(cluster), owner)
         ),
         IdentityObject(
-            ROLE_BINDING, _binding(ws_role, workspace, labels, ws_role, namespace, owner)
+            ROLE_BINDING, _binding(ws_role, workspace, labels, (ROLE, ws_role), namespace, owner)
         ),
         # Last: a token never exists before the rights it carries.
         IdentityObject(SECRET, _token_secret(namespace, labels)),
     )
+
+
+def agent_namespace_role() -> Obj:
+    """The ClusterRole every pull agent's RoleBinding grants in its cluster namespace."""
+    role = cluster_role(AGENT_NAMESPACE_ROLE, AGENT_NAMESPACE_RULES)
+    role["metadata"]["labels"] = {LABEL_MANAGED_BY: MANAGED_BY_BUNDLER}
+    return role
+
+
+def retired_identity(workspace: str, cluster: str) -> tuple[IdentityObject, ...]:
+    """What older managers made for a Cluster's agent and this one deletes: the Role of
+    AGENT_NAMESPACE_RULES in the cluster namespace."""
+    namespace = cluster_namespace(workspace, cluster)
+    labels = identity_labels(workspace, cluster)
+    return (IdentityObject(ROLE, _role(AGENT_NAME, namespace, labels, AGENT_NAMESPACE_RULES)),)
 
 
 def must_recreate(wanted: IdentityObject, observed: Obj) -> bool:
@@ -210,13 +231,14 @@ def _binding(
     name: str,
     namespace: str,
     labels: dict[str, str],
-    role: str,
+    role: tuple[Resource, str],
     subject_namespace: str,
     owners: list[Obj] | None = None,
 ) -> Obj:
+    kind, role_name = role
     return {
         **_object(ROLE_BINDING, name, namespace, labels, owners),
-        "roleRef": {"apiGroup": RBAC_GROUP, "kind": ROLE.kind, "name": role},
+        "roleRef": {"apiGroup": RBAC_GROUP, "kind": kind.kind, "name": role_name},
         "subjects": [
             {"kind": SERVICE_ACCOUNT.kind, "name": AGENT_NAME, "namespace": subject_namespace}
         ],
