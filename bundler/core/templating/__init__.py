@@ -12,6 +12,13 @@ from bundler.core.templating.render import (
     TemplateContext,
     format_path,
     render_values,
+    values_reads,
 )
 
-__all__ = ["DEFAULT_RENDER_LIMIT_BYTES", "TemplateContext", "format_path", "render_values"]
+__all__ = [
+    "DEFAULT_RENDER_LIMIT_BYTES",
+    "TemplateContext",
+    "format_path",
+    "render_values",
+    "values_reads",
+]
