@@ -1,9 +1,10 @@
 """The in-memory store: the Store protocol with the Kubernetes API server's semantics.
 
 Objects live in an index by kind, namespace and name, so every operation costs what the objects of
-one kind (and namespace) cost, never the whole store. Stored dicts are frozen by convention: a write
-builds a new dict and nothing stored is ever mutated, so history and watch events can share them;
-callers only ever receive copies.
+one kind (and namespace) cost, never the whole store. Stored objects are frozen
+(:mod:`bundler.store.frozen`): a write builds a new object and freezes it once, and nothing stored
+can be changed, so history and every watcher share it without copying. What a read or a write
+returns is a plain copy the caller may change.
 
 Semantics kept from Kubernetes: a global monotonic resourceVersion, 409 on a stale one, generation
 bumped by changes outside metadata and status, the status subresource, no-op writes that change
@@ -24,6 +25,7 @@ from typing import Any
 
 from bundler.api.resources import NAMESPACE, Resource
 from bundler.store.errors import AlreadyExists, Forbidden, Invalid, KindNotServed, NotFound
+from bundler.store.frozen import freeze
 from bundler.store.memory_meta import (
     describe,
     generated_name,
@@ -73,8 +75,9 @@ class MemoryStore:
     resume from.
 
     Watch handlers run synchronously on the writing thread after the write, outside the store
-    lock, in resourceVersion order. `watch()` raises Gone itself when the resourceVersion is too
-    old; `on_error` is only called by `fail_watches()`, which simulates dropped connections.
+    lock, in resourceVersion order, and receive the stored (frozen, read-only) object itself.
+    `watch()` raises Gone itself when the resourceVersion is too old; `on_error` is only called by
+    `fail_watches()`, which simulates dropped connections.
     """
 
     def __init__(
@@ -368,9 +371,10 @@ class MemoryStore:
 
     # -- internals: the index -----------------------------------------------------------------
 
-    def _put(self, res: Resource, obj: Obj, previous: Obj | None) -> Obj:
+    def _put(self, res: Resource, new: Obj, previous: Obj | None) -> Obj:
         self._rv += 1
-        obj["metadata"]["resourceVersion"] = str(self._rv)
+        new["metadata"]["resourceVersion"] = str(self._rv)
+        obj: Obj = freeze(new)
         key, meta = _kind_key(res), obj["metadata"]
         ns, name = meta.get("namespace", ""), meta["name"]
         self._resources.setdefault(key, res)
@@ -383,7 +387,9 @@ class MemoryStore:
 
     def _remove(self, res: Resource, obj: Obj) -> Obj:
         self._rv += 1
-        final = {**obj, "metadata": {**obj["metadata"], "resourceVersion": str(self._rv)}}
+        final: Obj = freeze(
+            {**obj, "metadata": {**obj["metadata"], "resourceVersion": str(self._rv)}}
+        )
         key, meta = _kind_key(res), obj["metadata"]
         ns, name = meta.get("namespace", ""), meta["name"]
         by_ns = self._objects[key]

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from bundler.store.frozen import FrozenDict, FrozenList
+
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
@@ -16,11 +18,11 @@ def json_copy(value: Any) -> Any:
     """A deep copy of a JSON value; much cheaper than `copy.deepcopy` for this shape of data."""
     # Exact types first: the abstract-class checks below cost more than the copy of a small value.
     kind = type(value)
-    if kind is dict:
+    if kind is dict or kind is FrozenDict:
         return {key: json_copy(item) for key, item in value.items()}
     if kind in _SCALARS:
         return value
-    if kind is list:
+    if kind is list or kind is FrozenList:
         return [json_copy(item) for item in value]
     if isinstance(value, Mapping):
         return {key: json_copy(item) for key, item in value.items()}
