@@ -8,6 +8,7 @@ own spec is invalid raises InvalidInputError before any cluster is planned.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -191,6 +192,11 @@ def cluster_images(
     return answers_for(queries, offline_images(queries) if images is None else images)
 
 
+# Pure functions of names, asked for every (bundle, cluster): kept for the names of a large fleet.
+_deployment_name = functools.lru_cache(maxsize=4096)(bundle_deployment_name)
+_cluster_namespace = functools.lru_cache(maxsize=65536)(cluster_namespace)
+
+
 def plan_deployment(
     bundle: Bundle, cluster: Cluster, options: DeploymentOptions
 ) -> PlannedDeployment:
@@ -198,8 +204,8 @@ def plan_deployment(
     return PlannedDeployment(
         bundle=key(workspace, bundle.metadata.name),
         cluster=key(cluster.metadata.namespace, cluster.metadata.name),
-        name=bundle_deployment_name(workspace, bundle.metadata.name),
-        namespace=cluster_namespace(workspace, cluster.metadata.name),
+        name=_deployment_name(workspace, bundle.metadata.name),
+        namespace=_cluster_namespace(workspace, cluster.metadata.name),
         labels={
             LABEL_BUNDLE_NAME: bundle.metadata.name,
             LABEL_BUNDLE_NAMESPACE: workspace,

@@ -40,12 +40,13 @@ from bundler.store.memory_watch import Change, KindKey, WatchHub
 from bundler.store.memory_writes import (
     check_precondition,
     marked_for_deletion,
+    merged_sharing,
     new_object,
     same,
     spec_write,
     status_write,
 )
-from bundler.store.mergepatch import json_copy, merge_patch
+from bundler.store.mergepatch import json_copy
 from bundler.store.protocol import ErrorHandler, EventHandler, EventType, Obj, ObjectList, Watch
 
 # Where one object lives: kind, namespace ("" for cluster-scoped kinds), name.
@@ -63,6 +64,17 @@ def _kind_key(res: Resource) -> KindKey:
 def _copy(obj: Obj) -> Obj:
     copied: Obj = json_copy(obj)
     return copied
+
+
+def _writable(body: Mapping[str, Any]) -> Obj:
+    """A write's body as the write path may change it: its top level and its metadata, which
+    are all a write changes in place. The rest is the caller's until `_put` freezes it (a copy of
+    whatever is not frozen yet), so nothing stored aliases what the caller holds."""
+    writable = dict(body)
+    meta = writable.get("metadata")
+    if isinstance(meta, Mapping):
+        writable["metadata"] = dict(meta)
+    return writable
 
 
 class MemoryStore:
@@ -253,7 +265,7 @@ class MemoryStore:
 
     def _create_locked(self, res: Resource, obj: Obj) -> Obj:
         self._check_served(res)
-        body = _copy(obj) if isinstance(obj, Mapping) else {}
+        body = _writable(obj) if isinstance(obj, Mapping) else {}
         meta = body.get("metadata")
         if not isinstance(meta, dict):
             raise Invalid("metadata is required", obj=str(res), field="metadata")
@@ -282,7 +294,7 @@ class MemoryStore:
         with self._writing():
             ns = self._scope(res, meta.get("namespace"), meta["name"])
             stored = self._get_locked(res, meta["name"], ns)
-            result = self._apply(res, stored, _copy(obj), status_only=status_only)
+            result = self._apply(res, stored, _writable(obj), status_only=status_only)
         return _copy(result)
 
     def _patch(
@@ -299,7 +311,8 @@ class MemoryStore:
         with self._writing():
             ns = self._scope(res, namespace, name)
             stored = self._get_locked(res, name, ns)
-            result = self._apply(res, stored, merge_patch(stored, patch), status_only=status_only)
+            body = _writable(merged_sharing(stored, patch))
+            result = self._apply(res, stored, body, status_only=status_only)
         return _copy(result)
 
     def _apply(self, res: Resource, stored: Obj, body: Obj, *, status_only: bool) -> Obj:
