@@ -73,7 +73,7 @@ _LABEL_PAIRS = _Interned(1 << 16)
 def _parse(model: type[M], obj: Obj, fields: tuple[str, ...] | None = None) -> M | None:
     body = obj if fields is None else {k: obj[k] for k in fields if k in obj}
     try:
-        return model.model_validate(body)
+        return _compact(model.model_validate(body))
     except ValidationError as error:
         meta = obj.get("metadata", {})
         log.warning(
@@ -84,6 +84,27 @@ def _parse(model: type[M], obj: Obj, fields: tuple[str, ...] | None = None) -> M
             error.errors()[0]["msg"] if error.errors() else error,
         )
         return None
+
+
+def _compact(model: M) -> M:
+    """`model` and its direct sub-models holding one shared set of the names of their set fields.
+
+    Pydantic keeps that set per instance (up to 700 bytes each), although the models of a kind
+    mostly set the same fields. The API models are frozen, so pydantic never adds to the set in
+    place (`model_copy` copies it before changing it), and sharing equal sets is safe.
+    """
+    parts: list[BaseModel] = [model]
+    parts.extend(value for value in model.__dict__.values() if isinstance(value, BaseModel))
+    for part in parts:
+        names = part.__pydantic_fields_set__
+        shared = _FIELD_SETS.setdefault(frozenset(names), names)
+        if shared is not names:
+            object.__setattr__(part, "__pydantic_fields_set__", shared)
+    return model
+
+
+# The distinct sets of set fields seen (a handful per kind).
+_FIELD_SETS: dict[frozenset[str], set[str]] = {}
 
 
 def parse_cluster(obj: Obj) -> Cluster | None:

@@ -61,3 +61,16 @@ def test_a_spec_that_does_not_parse_is_not_indexed() -> None:
     broken["spec"] = {"options": "not a map"}
     index.on_event(EventType.ADDED, broken)
     assert index.of_bundle(f"{WS}/b") == {}
+
+
+def test_parsed_models_stay_independent_when_copied_with_changes() -> None:
+    index = DeploymentIndex()
+    for cluster in ("c1", "c2"):
+        index.on_event(EventType.ADDED, deployment("b", cluster))
+    models = index.of_bundle(f"{WS}/b")
+    one, two = models[f"{WS}/c1"], models[f"{WS}/c2"]
+    before = set(two.metadata.model_fields_set)
+    changed = one.metadata.model_copy(update={"deletionTimestamp": "2026-01-01T00:00:00Z"})
+    assert "deletionTimestamp" in changed.model_fields_set
+    assert one.metadata.model_fields_set == two.metadata.model_fields_set == before
+    assert "deletionTimestamp" not in before
