@@ -40,13 +40,12 @@ from bundler.store.memory_watch import Change, KindKey, WatchHub
 from bundler.store.memory_writes import (
     check_precondition,
     marked_for_deletion,
-    merged_sharing,
     new_object,
     same,
     spec_write,
     status_write,
 )
-from bundler.store.mergepatch import json_copy
+from bundler.store.mergepatch import json_copy, merged_sharing
 from bundler.store.protocol import ErrorHandler, EventHandler, EventType, Obj, ObjectList, Watch
 
 # Where one object lives: kind, namespace ("" for cluster-scoped kinds), name.

@@ -1,14 +1,13 @@
 """How a write turns the stored object into the next one, as the API server computes it.
 
 Pure functions over JSON dicts: stamping a new object, the resourceVersion precondition, what an
-update or a status update may change, when generation moves, marking for deletion, and merge
-patches. They never mutate the stored object they are given (it is frozen and shared).
+update or a status update may change, when generation moves, and marking for deletion. They never
+mutate the stored object they are given (it is frozen and shared).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from typing import Any
 
 from bundler.api.resources import Resource
@@ -25,20 +24,6 @@ _ENVELOPE = ("apiVersion", "kind", "metadata")
 def same(a: Obj, b: Obj) -> bool:
     """Equal as JSON. Not ==, which equates True with 1 and 1 with 1.0."""
     return _canonical(a) == _canonical(b)
-
-
-def merged_sharing(stored: Any, patch: Any) -> Any:
-    """JSON merge patch (RFC 7386) of a frozen stored value: what the patch leaves alone is shared
-    with `stored`, not copied (it is read-only); what it changes is new or the patch's own."""
-    if not isinstance(patch, Mapping):
-        return patch
-    result = dict(stored) if isinstance(stored, Mapping) else {}
-    for key, item in patch.items():
-        if item is None:
-            result.pop(key, None)
-        else:
-            result[key] = merged_sharing(result.get(key), item)
-    return result
 
 
 def where_of(res: Resource, obj: Obj) -> str:
