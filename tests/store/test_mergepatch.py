@@ -89,7 +89,7 @@ def test_json_copy_gives_plain_dicts_and_lists_equal_to_the_value(
 
 
 def test_merged_sharing_shares_what_the_patch_leaves_alone() -> None:
-    target = {"a": {"x": 1}, "b": {"y": [1]}, "c": 1}
+    target: dict[str, Any] = {"a": {"x": 1}, "b": {"y": [1]}, "c": 1}
     patch = {"b": {"z": 2}, "c": None, "d": [3]}
     merged = merged_sharing(target, patch)
     assert (
