@@ -4,10 +4,10 @@ Planning a Bundle over N clusters repeats most of its work N times: the bundle's
 data, each set of contributing targets merged over it, the walk of its values for templates, and
 (for clusters that agree on what the templates read) the render, the options model and its
 deploymentID. A :class:`BundleMemo` keeps those per Bundle model: models are never changed in
-place, so the memo of a model stays true for as long as the model lives. Memos are found by the
-model's identity (the memo holds the model, so its id cannot be reused) and bounded: at most
-:data:`MAX_BUNDLES` Bundles, and :data:`MAX_OPTIONS` distinct options per Bundle; past those,
-planning still works, it just computes again.
+place, and a Bundle's spec only changes with its generation, so a memo stays true for all models of
+one generation of one Bundle (see `_Memos`). Memos are bounded: at most :data:`MAX_BUNDLES` Bundles,
+and :data:`MAX_OPTIONS` distinct options per Bundle; past those, planning still works, it just
+computes again.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from bundler.core.templating import values_reads
 from bundler.core.templating.reads import ReadPath
 from bundler.core.versions import wanted_version
 
-MAX_BUNDLES = 512
-MAX_OPTIONS = 4096
+MAX_BUNDLES = 1024
+MAX_OPTIONS = 1024
 
 DEFAULT_RELEASE_NAMESPACE = "default"
 
@@ -106,26 +106,45 @@ class BundleMemo:
 
 
 class _Memos:
-    """The memos of the most recently planned Bundle models, by identity."""
+    """The memos of the most recently planned Bundles.
+
+    A Bundle read from the API (uid and generation set) is known by its name: a new model of the
+    same generation has the same spec, so it finds the memo of the last one, and a new generation
+    replaces it (one memo per Bundle, however often it is read). A Bundle without them (built in
+    memory, as the CLI does) is known by its model's identity.
+    """
 
     def __init__(self, max_entries: int) -> None:
         self._max_entries = max_entries
         self._lock = threading.Lock()
-        self._entries: OrderedDict[int, BundleMemo] = OrderedDict()
+        self._entries: OrderedDict[Hashable, tuple[Hashable, BundleMemo]] = OrderedDict()
 
     def of(self, bundle: Bundle) -> BundleMemo:
+        slot, ident = _slot(bundle)
         with self._lock:
-            memo = self._entries.get(id(bundle))
-            if memo is not None and memo.bundle is bundle:
-                self._entries.move_to_end(id(bundle))
-                return memo
+            entry = self._entries.get(slot)
+            if entry is not None and _same(entry, ident, bundle):
+                self._entries.move_to_end(slot)
+                return entry[1]
         memo = BundleMemo(bundle)
         with self._lock:
-            self._entries[id(bundle)] = memo
-            self._entries.move_to_end(id(bundle))
+            self._entries[slot] = (ident, memo)
+            self._entries.move_to_end(slot)
             while len(self._entries) > self._max_entries:
                 self._entries.popitem(last=False)
         return memo
+
+
+def _slot(bundle: Bundle) -> tuple[Hashable, Hashable]:
+    meta = bundle.metadata
+    if meta.uid and meta.generation:
+        return ("name", meta.namespace, meta.name), (meta.uid, meta.generation)
+    return ("model", id(bundle)), None
+
+
+def _same(entry: tuple[Hashable, BundleMemo], ident: Hashable, bundle: Bundle) -> bool:
+    # Without an identity, the memo's own model must be this one (it holds it: the id is unique).
+    return entry[0] == ident if ident is not None else entry[1].bundle is bundle
 
 
 _MEMOS = _Memos(MAX_BUNDLES)

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from bundler.api.bundle import Bundle
 from bundler.core.planning import plan_bundle, template_context
 from bundler.core.planning_memo import memo_of
 from bundler.core.templating import render_values
@@ -95,12 +96,30 @@ def test_deployment_ids_match_options_whatever_the_sharing() -> None:
         assert d.deployment_id == ids[d.options.helm.values["r"]]
 
 
-def test_memo_is_per_bundle_model() -> None:
+def test_a_model_without_uid_and_generation_has_its_own_memo() -> None:
     one = bundle([{"clusterSelector": {}}], helm={"values": {"a": 1}})
     two = bundle([{"clusterSelector": {}}], helm={"values": {"a": 2}})
     assert memo_of(one) is memo_of(one)
     assert memo_of(one) is not memo_of(two)
     assert plan_bundle(two, FLEET, []).deployments[0].options.helm.values == {"a": 2}
+
+
+def _read(values: dict[str, Any], generation: int) -> Bundle:
+    """The Bundle as read from the API: a new model on every read, with uid and generation."""
+    body = bundle([{"clusterSelector": {}}], helm={"values": values}).to_wire()
+    body["metadata"].update(uid="uid-memo", generation=generation)
+    return Bundle.model_validate(body)
+
+
+def test_models_of_one_generation_share_a_memo_and_a_new_generation_replaces_it() -> None:
+    first, again = _read({"a": 1}, 1), _read({"a": 1}, 1)
+    assert memo_of(first) is memo_of(again)
+    assert plan_bundle(again, FLEET, []).deployments[0].options is (
+        plan_bundle(first, FLEET, []).deployments[0].options
+    )
+    changed = _read({"a": 2}, 2)
+    assert memo_of(changed) is not memo_of(first)
+    assert plan_bundle(changed, FLEET, []).deployments[0].options.helm.values == {"a": 2}
 
 
 def test_rendered_values_are_not_aliased_by_a_fresh_plan() -> None:
