@@ -16,6 +16,7 @@ not an error (the object may be created later), but it is told: `missing_referen
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -68,13 +69,38 @@ class TargetDecision:
 
 
 def groups_of(cluster: Cluster, groups: Sequence[ClusterGroup]) -> tuple[ClusterGroup, ...]:
-    """The groups of the cluster's workspace whose selector picks the cluster."""
-    return tuple(
+    """The groups of the cluster's workspace whose selector picks the cluster.
+
+    Asked for every (bundle, cluster), but the answer depends on the cluster and the groups only:
+    it is kept per cluster model, for as long as the very same group models are asked about.
+    """
+    if not groups:
+        return ()
+    known = _GROUPS.get(id(cluster))
+    if known is not None and known[0] is cluster and _same_models(known[1], groups):
+        return known[2]
+    found = tuple(
         g
         for g in groups
         if g.metadata.namespace == cluster.metadata.namespace
         and selector_matches(g.spec.selector, cluster.metadata.labels)
     )
+    with _GROUPS_LOCK:
+        _GROUPS[id(cluster)] = (cluster, tuple(groups), found)
+        while len(_GROUPS) > MAX_REMEMBERED_CLUSTERS:
+            del _GROUPS[next(iter(_GROUPS))]
+    return found
+
+
+def _same_models(known: Sequence[ClusterGroup], groups: Sequence[ClusterGroup]) -> bool:
+    return len(known) == len(groups) and all(a is b for a, b in zip(known, groups, strict=True))
+
+
+#: How many clusters' groups are remembered (models are never changed in place, and each entry
+#: holds its models, so an id in it always means the same model).
+MAX_REMEMBERED_CLUSTERS = 16384
+_GROUPS_LOCK = threading.Lock()
+_GROUPS: dict[int, tuple[Cluster, tuple[ClusterGroup, ...], tuple[ClusterGroup, ...]]] = {}
 
 
 def evaluate_target(

@@ -10,6 +10,7 @@ always sees the change.
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from collections.abc import Callable, Hashable, Mapping
@@ -17,7 +18,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from bundler.api.bundledeployment import BundleDeployment
+from bundler.api.bundledeployment import BundleDeployment, BundleDeploymentSpec
 from bundler.api.cluster import Cluster, ClusterGroup
 from bundler.api.meta import ObjectMeta
 from bundler.core.labels import (
@@ -41,14 +42,38 @@ Memberships = tuple[tuple[str, LabelsFingerprint], ...]
 
 
 def labels_fingerprint(labels: Mapping[str, str]) -> LabelsFingerprint:
-    """Labels (or annotations) as a hashable value that compares equal exactly when they do."""
-    return tuple(sorted(labels.items()))
+    """Labels (or annotations) as a hashable value that compares equal exactly when they do.
+
+    The (key, value) pairs are interned: a fleet repeats a few pairs (a bundle's name, a region)
+    across thousands of fingerprints, which then share one tuple per pair.
+    """
+    return tuple(_LABEL_PAIRS.intern(pair) for pair in sorted(labels.items()))
+
+
+class _Interned:
+    """One shared copy of each distinct (key, value) pair, forgetting all past `max_entries`."""
+
+    def __init__(self, max_entries: int) -> None:
+        self._max_entries = max_entries
+        self._pairs: dict[tuple[str, str], tuple[str, str]] = {}
+
+    def intern(self, pair: tuple[str, str]) -> tuple[str, str]:
+        found = self._pairs.get(pair)
+        if found is not None:
+            return found
+        if len(self._pairs) >= self._max_entries:
+            self._pairs = {}  # a new table: readers of the old one are unaffected
+        self._pairs[pair] = pair
+        return pair
+
+
+_LABEL_PAIRS = _Interned(1 << 16)
 
 
 def _parse(model: type[M], obj: Obj, fields: tuple[str, ...] | None = None) -> M | None:
     body = obj if fields is None else {k: obj[k] for k in fields if k in obj}
     try:
-        return model.model_validate(body)
+        return _compact(model.model_validate(body))
     except ValidationError as error:
         meta = obj.get("metadata", {})
         log.warning(
@@ -59,6 +84,27 @@ def _parse(model: type[M], obj: Obj, fields: tuple[str, ...] | None = None) -> M
             error.errors()[0]["msg"] if error.errors() else error,
         )
         return None
+
+
+def _compact(model: M) -> M:
+    """`model` and its direct sub-models holding one shared set of the names of their set fields.
+
+    Pydantic keeps that set per instance (up to 700 bytes each), although the models of a kind
+    mostly set the same fields. The API models are frozen, so pydantic never adds to the set in
+    place (`model_copy` copies it before changing it), and sharing equal sets is safe.
+    """
+    parts: list[BaseModel] = [model]
+    parts.extend(value for value in model.__dict__.values() if isinstance(value, BaseModel))
+    for part in parts:
+        names = part.__pydantic_fields_set__
+        shared = _FIELD_SETS.setdefault(frozenset(names), names)
+        if shared is not names:
+            object.__setattr__(part, "__pydantic_fields_set__", shared)
+    return model
+
+
+# The distinct sets of set fields seen (a handful per kind).
+_FIELD_SETS: dict[frozenset[str], set[str]] = {}
 
 
 def parse_cluster(obj: Obj) -> Cluster | None:
@@ -72,8 +118,45 @@ def parse_group(obj: Obj) -> ClusterGroup | None:
 
 
 def parse_deployment(obj: Obj) -> BundleDeployment | None:
-    full = _parse(BundleDeployment, obj)
-    return full or _parse(BundleDeployment, obj, ("apiVersion", "kind", "metadata", "spec"))
+    spec = _SPECS.parsed(obj.get("spec"))
+    body = obj if spec is None else {**obj, "spec": spec}
+    full = _parse(BundleDeployment, body)
+    return full or _parse(BundleDeployment, body, ("apiVersion", "kind", "metadata", "spec"))
+
+
+class _SpecModels:
+    """Parsed BundleDeployment specs, one model per distinct spec: the manager gives every cluster
+    that renders alike the same options, so a fleet's deployments hold a few distinct specs, and
+    the index holds each once (models are immutable, so sharing them is safe). Bounded: past
+    MAX_SHARED_SPECS distinct specs the oldest are forgotten (and parsed again when seen)."""
+
+    def __init__(self, max_entries: int) -> None:
+        self._max_entries = max_entries
+        self._lock = threading.Lock()
+        self._models: dict[str, BundleDeploymentSpec] = {}
+
+    def parsed(self, spec: object) -> BundleDeploymentSpec | None:
+        """The model of `spec`, or None if it does not parse (the caller reports why)."""
+        try:
+            text = json.dumps(spec, sort_keys=True, separators=(",", ":"))
+        except (TypeError, ValueError):
+            return None
+        found = self._models.get(text)
+        if found is not None:
+            return found
+        try:
+            found = BundleDeploymentSpec.model_validate(spec)
+        except ValidationError:
+            return None
+        with self._lock:
+            self._models[text] = found
+            while len(self._models) > self._max_entries:
+                del self._models[next(iter(self._models))]
+        return found
+
+
+MAX_SHARED_SPECS = 4096
+_SPECS = _SpecModels(MAX_SHARED_SPECS)
 
 
 def identity_fingerprint(

@@ -6,8 +6,10 @@ a watch ends (Gone, a dropped connection) the informer relists on the host's tim
 if that fails, and hands its handlers synthetic ADDED/MODIFIED/DELETED events for whatever changed
 meanwhile, so handlers see a level-consistent picture without ever missing a deletion.
 
-Reads return copies, so callers may change what they get. Handlers receive the cached object
-itself and must not change it; they should only map it to work queue keys.
+The cache holds frozen objects (:mod:`bundler.store.frozen`): the in-memory store's own, shared
+without a copy, or a real API server's, frozen once as they arrive. `get` and `list` return plain
+copies, so callers may change what they get; `view` and `views` return the cached objects
+themselves, read-only, for callers that only read. Handlers receive the cached object too.
 """
 
 from __future__ import annotations
@@ -18,11 +20,13 @@ import logging
 import threading
 from collections.abc import Callable, Mapping
 from functools import partial
+from typing import Any
 
 from bundler.api.resources import Resource
 from bundler.runtime.backoff import ExponentialBackoff
 from bundler.runtime.key import Key
 from bundler.runtime.timers import Timer, Timers
+from bundler.store.frozen import freeze
 from bundler.store.memory_meta import labels_match
 from bundler.store.mergepatch import json_copy
 from bundler.store.protocol import EventType, Obj, ObjectList, Store, Watch, WatchEvent
@@ -117,22 +121,31 @@ class Informer:
 
     def get(self, namespace: str | None, name: str) -> Obj | None:
         """A copy of the cached object, or None; namespace None (or "") if cluster-scoped."""
-        with self._lock:
-            found = self._cache.get(Key(namespace or "", name))
+        found = self.view(namespace, name)
         return None if found is None else _copy(found)
+
+    def view(self, namespace: str | None, name: str) -> Mapping[str, Any] | None:
+        """The cached object itself (read-only: changing it raises TypeError), or None."""
+        with self._lock:
+            return self._cache.get(Key(namespace or "", name))
 
     def list(
         self, namespace: str | None = None, labels: Mapping[str, str] | None = None
     ) -> list[Obj]:
         """Copies of the cached objects in `namespace` (all when None) carrying all of `labels`."""
+        return [_copy(obj) for obj in self.views(namespace, labels)]
+
+    def views(
+        self, namespace: str | None = None, labels: Mapping[str, str] | None = None
+    ) -> builtins.list[Mapping[str, Any]]:
+        """The cached objects themselves (read-only), selected as `list` selects them."""
         with self._lock:
-            found = [
+            return [
                 obj
                 for key, obj in self._cache.items()
                 if namespace is None or key.namespace == namespace
                 if labels_match(obj, labels)
             ]
-        return [_copy(obj) for obj in found]
 
     def list_keys(self) -> builtins.list[Key]:
         with self._lock:
@@ -175,7 +188,7 @@ class Informer:
 
     def _apply_list(self, generation: int, listed: ObjectList) -> None:
         """Replace the cache with a fresh list, telling handlers what differs from before."""
-        fresh = {Key.of(obj): obj for obj in listed.items}
+        fresh = {Key.of(obj): _frozen(obj) for obj in listed.items}
         with self._lock:
             if generation != self._generation:
                 return
@@ -210,16 +223,17 @@ class Informer:
             watch.stop()
 
     def _on_event(self, generation: int, event: WatchEvent) -> None:
-        key = Key.of(event.object)
+        obj = _frozen(event.object)
+        key = Key.of(obj)
         with self._lock:
             if generation != self._generation:
                 return
             if event.type is EventType.DELETED:
                 self._cache.pop(key, None)
             else:
-                self._cache[key] = event.object
+                self._cache[key] = obj
             handlers = list(self._handlers.values())
-        _dispatch(handlers, [(event.type, event.object)])
+        _dispatch(handlers, [(event.type, obj)])
 
     def _on_watch_error(self, generation: int, error: Exception) -> None:
         """The watch ended: relist now, or after a growing delay while relisting keeps failing."""
@@ -267,9 +281,15 @@ def _resource_version(obj: Obj) -> str | None:
     return rv
 
 
-def _copy(obj: Obj) -> Obj:
+def _copy(obj: Mapping[str, Any]) -> Obj:
     copied: Obj = json_copy(obj)
     return copied
+
+
+def _frozen(obj: Obj) -> Obj:
+    """The object as the cache keeps it: the in-memory store's are frozen already (no copy)."""
+    frozen: Obj = freeze(obj)
+    return frozen
 
 
 def _dispatch(handlers: list[Handler], events: list[Event]) -> None:

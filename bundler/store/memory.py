@@ -1,9 +1,10 @@
 """The in-memory store: the Store protocol with the Kubernetes API server's semantics.
 
 Objects live in an index by kind, namespace and name, so every operation costs what the objects of
-one kind (and namespace) cost, never the whole store. Stored dicts are frozen by convention: a write
-builds a new dict and nothing stored is ever mutated, so history and watch events can share them;
-callers only ever receive copies.
+one kind (and namespace) cost, never the whole store. Stored objects are frozen
+(:mod:`bundler.store.frozen`): a write builds a new object and freezes it once, and nothing stored
+can be changed, so history and every watcher share it without copying. What a read or a write
+returns is a plain copy the caller may change.
 
 Semantics kept from Kubernetes: a global monotonic resourceVersion, 409 on a stale one, generation
 bumped by changes outside metadata and status, the status subresource, no-op writes that change
@@ -24,6 +25,7 @@ from typing import Any
 
 from bundler.api.resources import NAMESPACE, Resource
 from bundler.store.errors import AlreadyExists, Forbidden, Invalid, KindNotServed, NotFound
+from bundler.store.frozen import freeze
 from bundler.store.memory_meta import (
     describe,
     generated_name,
@@ -43,7 +45,7 @@ from bundler.store.memory_writes import (
     spec_write,
     status_write,
 )
-from bundler.store.mergepatch import json_copy, merge_patch
+from bundler.store.mergepatch import json_copy, merged_sharing
 from bundler.store.protocol import ErrorHandler, EventHandler, EventType, Obj, ObjectList, Watch
 
 # Where one object lives: kind, namespace ("" for cluster-scoped kinds), name.
@@ -63,6 +65,17 @@ def _copy(obj: Obj) -> Obj:
     return copied
 
 
+def _writable(body: Mapping[str, Any]) -> Obj:
+    """A write's body as the write path may change it: its top level and its metadata, which
+    are all a write changes in place. The rest is the caller's until `_put` freezes it (a copy of
+    whatever is not frozen yet), so nothing stored aliases what the caller holds."""
+    writable = dict(body)
+    meta = writable.get("metadata")
+    if isinstance(meta, Mapping):
+        writable["metadata"] = dict(meta)
+    return writable
+
+
 class MemoryStore:
     """A thread-safe, in-process Kubernetes API. See the module docstring for the semantics.
 
@@ -73,8 +86,9 @@ class MemoryStore:
     resume from.
 
     Watch handlers run synchronously on the writing thread after the write, outside the store
-    lock, in resourceVersion order. `watch()` raises Gone itself when the resourceVersion is too
-    old; `on_error` is only called by `fail_watches()`, which simulates dropped connections.
+    lock, in resourceVersion order, and receive the stored (frozen, read-only) object itself.
+    `watch()` raises Gone itself when the resourceVersion is too old; `on_error` is only called by
+    `fail_watches()`, which simulates dropped connections.
     """
 
     def __init__(
@@ -250,7 +264,7 @@ class MemoryStore:
 
     def _create_locked(self, res: Resource, obj: Obj) -> Obj:
         self._check_served(res)
-        body = _copy(obj) if isinstance(obj, Mapping) else {}
+        body = _writable(obj) if isinstance(obj, Mapping) else {}
         meta = body.get("metadata")
         if not isinstance(meta, dict):
             raise Invalid("metadata is required", obj=str(res), field="metadata")
@@ -279,7 +293,7 @@ class MemoryStore:
         with self._writing():
             ns = self._scope(res, meta.get("namespace"), meta["name"])
             stored = self._get_locked(res, meta["name"], ns)
-            result = self._apply(res, stored, _copy(obj), status_only=status_only)
+            result = self._apply(res, stored, _writable(obj), status_only=status_only)
         return _copy(result)
 
     def _patch(
@@ -296,7 +310,8 @@ class MemoryStore:
         with self._writing():
             ns = self._scope(res, namespace, name)
             stored = self._get_locked(res, name, ns)
-            result = self._apply(res, stored, merge_patch(stored, patch), status_only=status_only)
+            body = _writable(merged_sharing(stored, patch))
+            result = self._apply(res, stored, body, status_only=status_only)
         return _copy(result)
 
     def _apply(self, res: Resource, stored: Obj, body: Obj, *, status_only: bool) -> Obj:
@@ -368,9 +383,10 @@ class MemoryStore:
 
     # -- internals: the index -----------------------------------------------------------------
 
-    def _put(self, res: Resource, obj: Obj, previous: Obj | None) -> Obj:
+    def _put(self, res: Resource, new: Obj, previous: Obj | None) -> Obj:
         self._rv += 1
-        obj["metadata"]["resourceVersion"] = str(self._rv)
+        new["metadata"]["resourceVersion"] = str(self._rv)
+        obj: Obj = freeze(new)
         key, meta = _kind_key(res), obj["metadata"]
         ns, name = meta.get("namespace", ""), meta["name"]
         self._resources.setdefault(key, res)
@@ -383,7 +399,9 @@ class MemoryStore:
 
     def _remove(self, res: Resource, obj: Obj) -> Obj:
         self._rv += 1
-        final = {**obj, "metadata": {**obj["metadata"], "resourceVersion": str(self._rv)}}
+        final: Obj = freeze(
+            {**obj, "metadata": {**obj["metadata"], "resourceVersion": str(self._rv)}}
+        )
         key, meta = _kind_key(res), obj["metadata"]
         ns, name = meta.get("namespace", ""), meta["name"]
         by_ns = self._objects[key]

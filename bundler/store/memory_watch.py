@@ -17,7 +17,6 @@ from dataclasses import dataclass
 
 from bundler.store.errors import Gone
 from bundler.store.memory_meta import labels_match
-from bundler.store.mergepatch import json_copy
 from bundler.store.protocol import ErrorHandler, EventHandler, EventType, Obj, WatchEvent
 
 log = logging.getLogger(__name__)
@@ -76,7 +75,7 @@ class Subscription:
             if not self._active:
                 return
             try:
-                self._on_event(WatchEvent(event_type, json_copy(change.obj)))
+                self._on_event(WatchEvent(event_type, change.obj))  # frozen: shared
             except Exception:
                 log.exception("watch handler failed on %s %s", event_type.value, self.kind)
 

@@ -2,7 +2,7 @@
 
 Pure functions over JSON dicts: stamping a new object, the resourceVersion precondition, what an
 update or a status update may change, when generation moves, and marking for deletion. They never
-mutate the stored object they are given (the store shares it with watch history).
+mutate the stored object they are given (it is frozen and shared).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from bundler.core.targeting import Criterion, match_targets
+from bundler.core.targeting import Criterion, groups_of, match_targets
 from tests.builders import bundle, cluster, group
 
 PROD_EU = cluster("prod-eu", {"env": "prod", "region": "eu"})
@@ -166,3 +166,15 @@ def test_first_failed_criterion_is_reported() -> None:
     )
     (result,) = match_targets(b, PROD_EU, GROUPS).results
     assert result.failed is Criterion.CLUSTER_SELECTOR
+
+
+def test_a_clusters_groups_are_worked_out_once_per_cluster_and_group_models() -> None:
+    member = cluster("m", {"env": "prod"})
+    prod = group("prod", {"matchLabels": {"env": "prod"}})
+    dev = group("dev", {"matchLabels": {"env": "dev"}})
+    first = groups_of(member, [prod, dev])
+    assert first == (prod,)
+    assert groups_of(member, [prod, dev]) is first  # a new list of the same models
+    relabelled = group("dev", {"matchLabels": {"env": "prod"}})
+    assert groups_of(member, [prod, relabelled]) == (prod, relabelled)
+    assert groups_of(cluster("m", {"env": "dev"}), [prod, dev]) == (dev,)

@@ -84,6 +84,20 @@ def test_reads_are_copies(store: MemoryStore, timers: Timers) -> None:
     assert informer.get("default", "a") == store.get(WIDGET, "a", "default")
 
 
+def test_views_are_the_cached_objects_and_read_only(store: MemoryStore, timers: Timers) -> None:
+    store.create(WIDGET, widget("a"))
+    informer = Informer(store, WIDGET, timers)
+    informer.start()
+    seen: list[object] = []
+    informer.add_handler(lambda _, obj: seen.append(obj))
+    store.patch(WIDGET, "a", {"spec": {"size": 2}}, "default")
+    view = informer.view("default", "a")
+    assert view is not None and view is seen[-1] and informer.views() == [view]
+    with pytest.raises(TypeError, match="read-only"):
+        view["spec"]["size"] = 3
+    assert informer.get("default", "a") == store.get(WIDGET, "a", "default")
+
+
 @pytest.mark.parametrize(
     ("namespace", "labels", "expected"),
     [

@@ -152,15 +152,23 @@ def test_a_failing_handler_harms_nobody(store: MemoryStore) -> None:
     assert recorder.seen == [("ADDED", "a"), ("ADDED", "b")]
 
 
-def test_handlers_get_private_copies(store: MemoryStore) -> None:
-    def vandal(event: WatchEvent) -> None:
-        event.object["spec"]["x"] = "vandalised"
+def test_handlers_share_the_stored_object_and_cannot_change_it(store: MemoryStore) -> None:
+    refused: list[Exception] = []
 
-    recorder = Recorder()
+    def vandal(event: WatchEvent) -> None:
+        try:
+            event.object["spec"]["x"] = "vandalised"
+        except TypeError as error:
+            refused.append(error)
+
+    recorder, other = Recorder(), Recorder()
     store.watch(BUNDLE, vandal)
     store.watch(BUNDLE, recorder)
+    store.watch(BUNDLE, other)
     store.create(BUNDLE, bundle("a", spec={"x": 1}))
+    assert len(refused) == 1
     assert recorder.events[0].object["spec"] == {"x": 1}
+    assert recorder.events[0].object is other.events[0].object  # one object, no copies
     assert store.get(BUNDLE, "a", "ws")["spec"] == {"x": 1}
 
 

@@ -191,6 +191,23 @@ def test_get_missing_is_not_found(store: MemoryStore) -> None:
         store.get(BUNDLE, "missing", "ws")
 
 
+def test_what_a_writer_keeps_is_never_stored(store: MemoryStore) -> None:
+    body = bundle("a", spec={"values": {"x": 1}, "list": [{"y": 1}]})
+    store.create(BUNDLE, body)
+    body["spec"]["values"]["x"] = 2
+    body["metadata"]["labels"] = {"changed": "yes"}
+    update = store.get(BUNDLE, "a", "ws")
+    update["spec"]["list"][0]["y"] = 2
+    store.update(BUNDLE, update)
+    patch = {"spec": {"values": {"z": {"deep": 1}}}}
+    store.patch(BUNDLE, "a", patch, "ws")
+    update["spec"]["list"][0]["y"] = 3
+    patch["spec"]["values"]["z"]["deep"] = 2
+    stored = store.get(BUNDLE, "a", "ws")
+    assert stored["spec"] == {"values": {"x": 1, "z": {"deep": 1}}, "list": [{"y": 2}]}
+    assert "labels" not in stored["metadata"]
+
+
 def test_returned_objects_are_copies(store: MemoryStore) -> None:
     created = store.create(BUNDLE, bundle("a", spec={"values": {"x": 1}}))
     created["spec"]["values"]["x"] = 2

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from bundler.store.mergepatch import json_copy, merge_patch
+from bundler.store.mergepatch import json_copy, merge_patch, merged_sharing
 
 CASES: list[tuple[Any, Any, Any]] = [
     ({"a": "b"}, {"a": "c"}, {"a": "c"}),
@@ -86,3 +86,14 @@ def test_json_copy_gives_plain_dicts_and_lists_equal_to_the_value(
     assert type(copied) is type(expected)
     if isinstance(copied, dict):
         assert type(copied["a"]) is list
+
+
+def test_merged_sharing_shares_what_the_patch_leaves_alone() -> None:
+    target: dict[str, Any] = {"a": {"x": 1}, "b": {"y": [1]}, "c": 1}
+    patch = {"b": {"z": 2}, "c": None, "d": [3]}
+    merged = merged_sharing(target, patch)
+    assert (
+        merged == merge_patch(target, patch) == {"a": {"x": 1}, "b": {"y": [1], "z": 2}, "d": [3]}
+    )
+    assert merged["a"] is target["a"] and merged["b"]["y"] is target["b"]["y"]
+    assert target == {"a": {"x": 1}, "b": {"y": [1]}, "c": 1}

@@ -4,7 +4,8 @@
 :mod:`~bundler.core.templating.environment` is the sandbox; :mod:`~bundler.core.templating.compiler`
 compiles a string and inserts the guards of :mod:`~bundler.core.templating.guards`, which charge
 the per-render :mod:`~bundler.core.templating.budget`; :mod:`~bundler.core.templating.convert`
-turns results into plain data and text.
+turns results into plain data and text; :mod:`~bundler.core.templating.reads` tells what a values
+tree's templates read, so renders can be memoised per distinct input.
 """
 
 from bundler.core.templating.render import (
@@ -12,6 +13,13 @@ from bundler.core.templating.render import (
     TemplateContext,
     format_path,
     render_values,
+    values_reads,
 )
 
-__all__ = ["DEFAULT_RENDER_LIMIT_BYTES", "TemplateContext", "format_path", "render_values"]
+__all__ = [
+    "DEFAULT_RENDER_LIMIT_BYTES",
+    "TemplateContext",
+    "format_path",
+    "render_values",
+    "values_reads",
+]

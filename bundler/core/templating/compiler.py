@@ -23,6 +23,7 @@ from jinja2.visitor import NodeTransformer
 
 from bundler.core.templating.environment import ENVIRONMENT, REFUSED_FILTERS, refused_filter_message
 from bundler.core.templating.guards import Guard
+from bundler.core.templating.reads import ReadPath, reads_of
 
 #: The variable a whole-string expression is assigned to, to read back its native value.
 RESULT = "result"
@@ -49,6 +50,8 @@ class CompiledTemplate:
     template: Template
     #: The string is exactly one ``${ expr }``: its value keeps its type, read from RESULT.
     native: bool
+    #: What it reads of the context (see :mod:`bundler.core.templating.reads`).
+    reads: frozenset[ReadPath]
 
 
 class _CompiledCache:
@@ -96,13 +99,15 @@ def compile_template(source: str) -> CompiledTemplate:
 def _compile(source: str) -> CompiledTemplate:
     tree = ENVIRONMENT.parse(source)
     _reject_unsupported(tree)
+    reads = reads_of(tree)
     expression = _whole_expression(tree)
     if expression is not None:
         tree = nodes.Template([nodes.Assign(nodes.Name(RESULT, "store"), expression)], lineno=1)
     tree = _Guards().visit(tree)
     tree.set_lineno(1)
     tree.set_environment(ENVIRONMENT)
-    return CompiledTemplate(ENVIRONMENT.from_string(tree), native=expression is not None)
+    template = ENVIRONMENT.from_string(tree)
+    return CompiledTemplate(template, native=expression is not None, reads=reads)
 
 
 def _reject_unsupported(tree: nodes.Template) -> None:

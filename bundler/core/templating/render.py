@@ -22,7 +22,7 @@ import copy
 import functools
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,12 +39,14 @@ from bundler.core.templating.budget import (
 )
 from bundler.core.templating.compiler import RESULT, compile_template
 from bundler.core.templating.convert import NotAValueError, preview, to_plain, to_text
+from bundler.core.templating.environment import ENVIRONMENT
 from bundler.core.templating.guards import BUDGET_VARIABLE
 from bundler.core.templating.images import (
     ImageNotResolved,
     ImageNotResolvedError,
     TemplateImages,
 )
+from bundler.core.templating.reads import ReadPath, ValuesReads
 from bundler.errors import TemplateError
 
 DEFAULT_RENDER_LIMIT_BYTES = 1 << 20
@@ -61,6 +63,8 @@ _MISSING_NAME_HELP = (
 )
 
 _Path = tuple[str | int, ...]
+#: Jinja's globals (`range`, `dict`, ...), merged into each render's variables once.
+_GLOBALS = dict(ENVIRONMENT.globals)
 
 
 @dataclass(frozen=True)
@@ -155,14 +159,16 @@ class _ClusterRender:
 
     def _render(self, source: str) -> Any:
         compiled = compile_template(source.replace(*_LITERAL_OPENER))
+        # shared: the variables already hold the globals, so Jinja need not merge them per string
         if compiled.native:
-            module = compiled.template.make_module(self._variables)
+            module = compiled.template.make_module(self._variables, shared=True)
             value = to_plain(getattr(module, RESULT), self._budget)
             self._budget.charge(self._budget.size_of(value) + 1, "the expression")
             return value
         pieces: list[str] = []
         size = 3
-        for piece in compiled.template.generate(self._variables):
+        context = compiled.template.new_context(self._variables, shared=True)
+        for piece in compiled.template.root_render_func(context):
             size += text_size(piece)
             self._budget.require_room(size, "the rendered text")
             pieces.append(piece)
@@ -222,9 +228,16 @@ def format_path(path: _Path) -> str:
 
 
 def _template_variables(context: TemplateContext, budget: RenderBudget) -> dict[str, Any]:
-    labels = dict(context.cluster_labels)
-    annotations = dict(context.cluster_annotations)
-    values = dict(context.cluster_values)
+    return {**_GLOBALS, **context_variables(context, render=True), BUDGET_VARIABLE: budget}
+
+
+def context_variables(context: TemplateContext, *, render: bool = False) -> dict[str, Any]:
+    """The names a template sees of the cluster, the bundle and the images. For a `render`, the
+    maps are copies and `images` the guarded view; otherwise (to key renders by what they read)
+    the context's own maps and the image answers themselves."""
+    labels = dict(context.cluster_labels) if render else context.cluster_labels
+    annotations = dict(context.cluster_annotations) if render else context.cluster_annotations
+    values = dict(context.cluster_values) if render else context.cluster_values
     return {
         "cluster": {
             "name": context.cluster_name,
@@ -234,15 +247,47 @@ def _template_variables(context: TemplateContext, budget: RenderBudget) -> dict[
             "values": values,
         },
         "bundle": {"name": context.bundle_name, "namespace": context.bundle_namespace},
-        "images": TemplateImages(context.images),
+        "images": TemplateImages(context.images) if render else context.images,
         # Fleet's spellings
         "ClusterName": context.cluster_name,
         "ClusterNamespace": context.cluster_namespace,
         "ClusterLabels": labels,
         "ClusterAnnotations": annotations,
         "ClusterValues": values,
-        BUDGET_VARIABLE: budget,
     }
+
+
+def values_reads(values: Mapping[str, Any]) -> ValuesReads:
+    """Whether a values tree holds templates and what they read: renders of it for contexts
+    that agree on those reads are equal (see :mod:`bundler.core.templating.reads`)."""
+    sources = set()
+    for source in _template_strings(values, 0):
+        if source is None:
+            return ValuesReads(True, None)
+        sources.add(source)
+    paths: set[ReadPath] = set()
+    for source in sources:
+        try:
+            paths |= compile_template(source.replace(*_LITERAL_OPENER)).reads
+        except Exception:  # the render reports it, with its path
+            return ValuesReads(True, None)
+    return ValuesReads(bool(sources), tuple(sorted(paths, key=repr)))
+
+
+def _template_strings(node: Any, depth: int) -> Iterator[str | None]:
+    """The strings and keys holding `${` (None where the tree nests too deeply to look)."""
+    if isinstance(node, str):
+        if _TEMPLATE_MARK in node:
+            yield node
+    elif depth >= MAX_NESTING:
+        yield None
+    elif isinstance(node, Mapping):
+        for key, child in node.items():
+            yield from _template_strings(key, depth + 1)
+            yield from _template_strings(child, depth + 1)
+    elif isinstance(node, list | tuple):
+        for item in node:
+            yield from _template_strings(item, depth + 1)
 
 
 def _describe(error: Exception) -> str:

@@ -279,3 +279,13 @@ def test_invalid_images_name_the_field(
         validate_bundle(bundle(targets, images=images))
     assert (err.value.field, err.value.message) == (field, message)
     assert err.value.obj == f"Bundle {WS}/app"
+
+
+def test_clusters_reading_the_same_image_answer_share_one_render() -> None:
+    b = image_bundle([EVERYONE], USES_WEB)
+    first = plan_bundle(b, CLUSTERS, [], images=answers(b, {"": resolved("1.2.0")}))
+    assert len({id(d.options) for d in first.deployments}) == 1
+    later = plan_bundle(b, CLUSTERS, [], images=answers(b, {"": resolved("1.3.0")}))
+    assert {(d.options.helm.values or {})["tag"] for d in later.deployments} == {"1.3.0"}
+    held = plan_bundle(b, CLUSTERS, [], images=answers(b, {"": UNREACHABLE}))
+    assert not held.deployments and len(held.errors) == len(CLUSTERS)

@@ -1,0 +1,155 @@
+"""What planning works out once per Bundle instead of once per cluster, kept per Bundle model.
+
+Planning a Bundle over N clusters repeats most of its work N times: the bundle's `spec.helm` as
+data, each set of contributing targets merged over it, the walk of its values for templates, and
+(for clusters that agree on what the templates read) the render, the options model and its
+deploymentID. A :class:`BundleMemo` keeps those per Bundle model: models are never changed in
+place, and a Bundle's spec only changes with its generation, so a memo stays true for all models of
+one generation of one Bundle (see `_Memos`). Memos are bounded: at most :data:`MAX_BUNDLES` Bundles,
+and :data:`MAX_OPTIONS` distinct options per Bundle; past those, planning still works, it just
+computes again.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable
+from dataclasses import dataclass
+from typing import Any
+
+from bundler.api.bundle import Bundle
+from bundler.api.bundledeployment import DeploymentOptions
+from bundler.api.meta import DependsOn
+from bundler.core.merge import merge_helm
+from bundler.core.templating import values_reads
+from bundler.core.templating.reads import ReadPath
+from bundler.core.versions import wanted_version
+
+MAX_BUNDLES = 1024
+MAX_OPTIONS = 1024
+
+DEFAULT_RELEASE_NAMESPACE = "default"
+
+# Fields that steer the manager, not the release: changing them must not redeploy every cluster.
+_MANAGER_ONLY_FIELDS = ("pollInterval", "disableTemplating")
+
+#: The indexes of the targets that contribute to a cluster's options, in order.
+Contributing = tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class MergedTargets:
+    """A bundle's `spec.helm` with one set of contributing targets laid over it."""
+
+    #: As merged, manager-only fields included (what `merged_helm` gives). Never changed.
+    merged: dict[str, Any]
+    #: The release's helm options before rendering and version resolution. Never changed.
+    helm: dict[str, Any]
+    namespace: str
+    #: (repo, chart, wanted version): how the resolved version is looked up.
+    version_query: tuple[str, str, str]
+    #: Whether there are templates to render (values with `${`, templating not disabled).
+    templated: bool
+    #: What the templates read of the cluster; None if that cannot be told.
+    reads: tuple[ReadPath, ...] | None
+
+
+class BundleMemo:
+    """The per-bundle work of planning one Bundle model."""
+
+    def __init__(self, bundle: Bundle) -> None:
+        self.bundle = bundle
+        self.helm = bundle.spec.helm.to_wire()
+        self.depends_on = [DependsOn(name=d.name) for d in bundle.spec.dependsOn]
+        self._lock = threading.Lock()
+        self._merged: dict[Contributing, MergedTargets] = {}
+        self._options: dict[Hashable, DeploymentOptions] = {}
+
+    def merged(self, contributing: Contributing) -> MergedTargets:
+        found = self._merged.get(contributing)
+        if found is None:
+            found = self._merge(contributing)
+            with self._lock:
+                self._merged[contributing] = found
+        return found
+
+    def options(self, key: Hashable) -> DeploymentOptions | None:
+        return self._options.get(key)
+
+    def remember(self, key: Hashable, options: DeploymentOptions) -> None:
+        with self._lock:
+            if len(self._options) < MAX_OPTIONS:
+                self._options[key] = options
+
+    def _merge(self, contributing: Contributing) -> MergedTargets:
+        targets = self.bundle.spec.targets
+        merged = self.helm
+        namespace = self.bundle.spec.namespace
+        for index in contributing:
+            target = targets[index]
+            if target.helm is not None:
+                merged = merge_helm(merged, target.helm.to_wire())
+            namespace = target.namespace or namespace
+        helm = {k: v for k, v in merged.items() if k not in _MANAGER_ONLY_FIELDS}
+        helm.setdefault("releaseName", self.bundle.metadata.name)
+        values = helm.get("values") or {}
+        reads = values_reads(values) if values and not merged.get("disableTemplating") else None
+        return MergedTargets(
+            merged=merged,
+            helm=helm,
+            namespace=namespace or DEFAULT_RELEASE_NAMESPACE,
+            version_query=(helm["repo"], helm["chart"], wanted_version(helm.get("version"))),
+            templated=reads is not None and reads.templated,
+            reads=reads.paths if reads is not None else (),
+        )
+
+
+class _Memos:
+    """The memos of the most recently planned Bundles.
+
+    A Bundle read from the API (uid and generation set) is known by its name: a new model of the
+    same generation has the same spec, so it finds the memo of the last one, and a new generation
+    replaces it (one memo per Bundle, however often it is read). A Bundle without them (built in
+    memory, as the CLI does) is known by its model's identity.
+    """
+
+    def __init__(self, max_entries: int) -> None:
+        self._max_entries = max_entries
+        self._lock = threading.Lock()
+        self._entries: OrderedDict[Hashable, tuple[Hashable, BundleMemo]] = OrderedDict()
+
+    def of(self, bundle: Bundle) -> BundleMemo:
+        slot, ident = _slot(bundle)
+        with self._lock:
+            entry = self._entries.get(slot)
+            if entry is not None and _same(entry, ident, bundle):
+                self._entries.move_to_end(slot)
+                return entry[1]
+        memo = BundleMemo(bundle)
+        with self._lock:
+            self._entries[slot] = (ident, memo)
+            self._entries.move_to_end(slot)
+            while len(self._entries) > self._max_entries:
+                self._entries.popitem(last=False)
+        return memo
+
+
+def _slot(bundle: Bundle) -> tuple[Hashable, Hashable]:
+    meta = bundle.metadata
+    if meta.uid and meta.generation:
+        return ("name", meta.namespace, meta.name), (meta.uid, meta.generation)
+    return ("model", id(bundle)), None
+
+
+def _same(entry: tuple[Hashable, BundleMemo], ident: Hashable, bundle: Bundle) -> bool:
+    # Without an identity, the memo's own model must be this one (it holds it: the id is unique).
+    return entry[0] == ident if ident is not None else entry[1].bundle is bundle
+
+
+_MEMOS = _Memos(MAX_BUNDLES)
+
+
+def memo_of(bundle: Bundle) -> BundleMemo:
+    """The planning memo of this Bundle model."""
+    return _MEMOS.of(bundle)
