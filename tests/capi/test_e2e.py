@@ -43,7 +43,7 @@ from bundler.manager.app import Manager
 from bundler.manager.options import ManagerOptions
 from bundler.runtime.clock import ManualClock
 from bundler.runtime.host import Host
-from bundler.sim.flux import SimulatedFlux
+from bundler.sim.flux import FLUX_FINALIZER, SimulatedFlux
 from bundler.store.errors import NotFound
 from bundler.store.protocol import Obj
 from tests.capi.capi_objects import kubeconfig_secret
@@ -289,6 +289,15 @@ def test_deleting_capi_clusters_removes_everything_even_when_unreachable(
 def delete_unreachable(fleet: CapiFleet, cluster: str) -> str:
     """Delete a CAPI Cluster whose workload cluster Flux cannot reach; wait until the manager
     deleted its cluster namespace, which Flux's finalizers hold. Returns that namespace."""
+    # Stopped before it finalizes the release, Flux would hold nothing and the Cluster could go
+    # at once, before the test gets to act on it while it is deleting.
+    eventually(
+        lambda: (
+            FLUX_FINALIZER
+            in ((fleet.release(cluster) or {}).get("metadata") or {}).get("finalizers", [])
+        ),
+        f"{cluster}'s HelmRelease finalized by Flux",
+    )
     fleet.flux.stop()
     fleet.store.delete(CAPI_CLUSTER, cluster, WS)
     namespace = cluster_namespace(WS, cluster)
