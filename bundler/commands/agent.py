@@ -33,6 +33,7 @@ from bundler.commands.operations import Operations, add_operations_arguments
 from bundler.core.flux import DEFAULT_AGENT_NAMESPACE
 from bundler.errors import InvalidInputError
 from bundler.kube.store import KubeStore, load_store
+from bundler.runtime.collector import tune_collector
 from bundler.runtime.host import Host
 
 EXIT_OK = 0
@@ -110,6 +111,7 @@ def run_agent(args: argparse.Namespace) -> int:
     check_namespace_names(args.workspace, "--workspace")
     serve = _pull_config(args) if mode is AgentMode.PULL else _remote_settings(args)
     ops = Operations.from_args(args)
+    tune_collector()
     configure_logging(args.log_format)
     stores: list[KubeStore] = []
     try:

@@ -58,6 +58,7 @@ from bundler.manager.app import Manager
 from bundler.manager.chart_resolver import RegistryResolver
 from bundler.manager.options import DEFAULT_OFFLINE_AFTER, ManagerOptions
 from bundler.oci.images import ImageResolver
+from bundler.runtime.collector import tune_collector
 from bundler.runtime.host import DEFAULT_WORKERS
 from bundler.store.errors import KindNotServed
 from bundler.store.protocol import Store
@@ -199,6 +200,7 @@ def run_manager(args: argparse.Namespace) -> int:
     ops = Operations.from_args(args)
     check_kubeconfig_source(args.kubeconfig)
     configure_logging(args.log_format)
+    tune_collector()
     with load_store(args.kubeconfig, args.context, ops.kube_options()) as store:
         check_crds_served(store, next(iter(options.workspaces), None))
         manager = Manager(store, options, registry=ops.registry, runtime_metrics=ops.runtime)

@@ -31,6 +31,7 @@ from bundler.errors import InvalidInputError
 from bundler.manager.chart_resolver import RegistryResolver, with_docker_config
 from bundler.oci.images import ImageResolver
 from bundler.runtime.clock import SystemClock
+from bundler.runtime.collector import tune_collector
 from bundler.sim.failures import FailurePolicy, parse_label
 from bundler.sim.fleet import DEFAULT_FLUX_DELAY, DEFAULT_WORKERS, FleetOptions
 from bundler.sim.generated import busiest_workspace, generated_clusters
@@ -143,6 +144,7 @@ def register(sub: Any) -> None:
 
 def run_sim(args: argparse.Namespace) -> int:
     world = load_inputs(args)
+    tune_collector()
     world.clusters.extend(generated_clusters(args.clusters, busiest_workspace(world), args.seed))
     failures = FailurePolicy(
         versions=frozenset(args.fail_version),

@@ -2,7 +2,8 @@
 
 Measures, in one run and on the same machine, every row of the scale table (README "Scale"):
 the manager's cold start over N clusters x M bundles at several fleet sizes (CPU per
-BundleDeployment, which stays flat when the manager is linear), one cluster's label change
+BundleDeployment, which stays flat when the manager is linear; each size in a fresh process, whose
+peak RSS it reports), one cluster's label change
 (time until idle and the writes it took), pure planning beside the JSON floor (one JSON round trip
 of each planned object), the memory per BundleDeployment the manager holds (tracemalloc), the HTTP
 requests per BundleDeployment through the test API server (when run as bundler.commands.bench,
@@ -11,6 +12,11 @@ BundleDeployments per second. Prints a table, writes the figures as JSON and, wi
 (the `bench` extra), draws the scale curve as a PNG. The machine is shared: CPU time
 (time.process_time) and counts are the figures to compare; wall time is shown beside them.
 Figures only: nothing here asserts a time.
+
+The collector runs with the settings the manager, agent and sim commands use
+(bundler.runtime.collector). In a cold start the in-memory store stands for the API server, whose
+objects are not the manager's heap: they are frozen out of the collector before the manager
+starts, but they still count in the peak RSS.
 """
 
 from __future__ import annotations
@@ -18,6 +24,8 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import multiprocessing
+import resource
 import sys
 import time
 import tracemalloc
@@ -35,6 +43,7 @@ from bundler.inputs import World
 from bundler.manager.app import Manager
 from bundler.manager.options import ManagerOptions
 from bundler.runtime.clock import SystemClock
+from bundler.runtime.collector import tune_collector
 from bundler.sim.bench import every_cluster_bundle, wait_converged
 from bundler.sim.fleet import Fleet, FleetOptions
 from bundler.sim.generated import DEFAULT_WORKSPACE, generated_clusters
@@ -101,6 +110,8 @@ class ColdStart:
     wall: float
     cpu: float
     writes: int
+    # The whole process's, in-memory store (the API server's objects) included.
+    peak_rss_mib: float = 0.0
 
     @property
     def cpu_ms_per_bd(self) -> float:
@@ -128,6 +139,7 @@ def cold_start(
     fill(store, clusters, bundles)
     before = _writes(store)
     spent: list[Timed] = []
+    gc.freeze()
     manager = Manager(store, ManagerOptions(workers=workers))
     try:
         with timed(spent):
@@ -139,7 +151,32 @@ def cold_start(
             then(manager, store)
     finally:
         manager.stop()
+        gc.unfreeze()
     return ColdStart(clusters, bundles, deployments, spent[0].wall, spent[0].cpu, writes)
+
+
+def cold_start_row(
+    clusters: int, bundles: int, workers: int, with_label_change: bool
+) -> tuple[ColdStart, LabelChange | None]:
+    """`cold_start` in this (fresh) process, with its peak RSS, and the label change if asked."""
+    tune_collector()
+    changes: list[LabelChange] = []
+
+    def after_start(manager: Manager, store: MemoryStore) -> None:
+        wall, cpu, writes = label_change(manager, store)
+        changes.append(LabelChange(clusters, bundles, 1000 * wall, 1000 * cpu, writes))
+
+    start = cold_start(clusters, bundles, workers, after_start if with_label_change else None)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    return replace(start, peak_rss_mib=peak), (changes[0] if changes else None)
+
+
+def cold_start_in_child(
+    clusters: int, bundles: int, workers: int, with_label_change: bool
+) -> tuple[ColdStart, LabelChange | None]:
+    """`cold_start_row` in a fresh process, so that each size's peak RSS is its own."""
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        return pool.apply(cold_start_row, (clusters, bundles, workers, with_label_change))
 
 
 def label_change(manager: Manager, store: MemoryStore) -> tuple[float, float, int]:
@@ -265,16 +302,14 @@ QUICK = Sizes((50, 100, 200), 5, 200, (20, 200), (100, 5), (100, 5), (50, 100, 2
 def measure(
     sizes: Sizes, progress: Callable[[str], None], requests: RequestsPerBd | None = None
 ) -> dict[str, Any]:
+    tune_collector()
     results: dict[str, Any] = {"cold_start": [], "sim": []}
     label: list[LabelChange] = []
-
-    def after_start(manager: Manager, store: MemoryStore) -> None:
-        wall, cpu, writes = label_change(manager, store)
-        label.append(LabelChange(size, sizes.bundles, 1000 * wall, 1000 * cpu, writes))
-
     for size in sizes.fleets:
-        then = after_start if size == sizes.label_fleet else None
-        start = cold_start(size, sizes.bundles, sizes.workers, then)
+        start, change = cold_start_in_child(
+            size, sizes.bundles, sizes.workers, size == sizes.label_fleet
+        )
+        label.extend([change] if change is not None else [])
         progress(f"cold start {size} x {sizes.bundles}: {start.cpu_ms_per_bd:.2f} ms CPU/BD")
         results["cold_start"].append({**asdict(start), "cpu_ms_per_bd": start.cpu_ms_per_bd})
     results["label_change"] = [asdict(change) for change in label]
@@ -307,7 +342,8 @@ def table(results: dict[str, Any]) -> list[str]:
         lines.append(
             f"| manager cold start, {start['clusters']} clusters x {start['bundles']} bundles "
             f"| {start['wall']:.1f} s wall, {start['cpu']:.1f} s CPU, "
-            f"{start['cpu_ms_per_bd']:.2f} ms CPU per BD, {start['writes']} writes |"
+            f"{start['cpu_ms_per_bd']:.2f} ms CPU per BD, {start['writes']} writes, "
+            f"{start['peak_rss_mib']:.0f} MiB peak RSS |"
         )
     for change in results["label_change"]:
         lines.append(
