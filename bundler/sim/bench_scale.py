@@ -3,7 +3,7 @@
 Measures, in one run and on the same machine, every row of the scale table (README "Scale"):
 the manager's cold start over N clusters x M bundles at several fleet sizes (CPU per
 BundleDeployment, which stays flat when the manager is linear; each size in a fresh process, whose
-peak RSS it reports), one cluster's label change
+peak RSS it reports; the median of `repeat` runs), one cluster's label change
 (time until idle and the writes it took), pure planning beside the JSON floor (one JSON round trip
 of each planned object), the memory per BundleDeployment the manager holds (tracemalloc), the HTTP
 requests per BundleDeployment through the test API server (when run as bundler.commands.bench,
@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from bundler.api.bundle import Bundle
 from bundler.api.cluster import Cluster
@@ -51,6 +51,8 @@ from bundler.store.memory import MemoryStore
 from bundler.store.protocol import Store
 
 IDLE_TIMEOUT = 1800.0
+
+T = TypeVar("T")
 
 #: (clusters, bundles, workers) -> (HTTP requests per BundleDeployment, BundleDeployments) of a
 #: cold start over the test API server; the simulator may not import bundler.kube, so
@@ -292,11 +294,13 @@ class Sizes:
     sim_fleets: tuple[int, ...]
     sim_bundles: int
     workers: int
+    # Cold starts per fleet size; the row shows the median by CPU per BD (the machine is shared).
+    repeat: int = 3
 
 
 FULL = Sizes((250, 500, 1000, 2000), 20, 1000, (100, 1000), (500, 20), (1000, 20),
              (250, 500, 1000, 2000), 2, 4)  # fmt: skip
-QUICK = Sizes((50, 100, 200), 5, 200, (20, 200), (100, 5), (100, 5), (50, 100, 200), 2, 4)
+QUICK = Sizes((50, 100, 200), 5, 200, (20, 200), (100, 5), (100, 5), (50, 100, 200), 2, 4, 1)
 
 
 def measure(
@@ -306,10 +310,13 @@ def measure(
     results: dict[str, Any] = {"cold_start": [], "sim": []}
     label: list[LabelChange] = []
     for size in sizes.fleets:
-        start, change = cold_start_in_child(
-            size, sizes.bundles, sizes.workers, size == sizes.label_fleet
-        )
-        label.extend([change] if change is not None else [])
+        runs = [
+            cold_start_in_child(size, sizes.bundles, sizes.workers, size == sizes.label_fleet)
+            for _ in range(max(sizes.repeat, 1))
+        ]
+        start = _median([run for run, _ in runs], lambda run: run.cpu_ms_per_bd)
+        changes = [change for _, change in runs if change is not None]
+        label.extend([_median(changes, lambda change: change.wall_ms)] if changes else [])
         progress(f"cold start {size} x {sizes.bundles}: {start.cpu_ms_per_bd:.2f} ms CPU/BD")
         results["cold_start"].append({**asdict(start), "cpu_ms_per_bd": start.cpu_ms_per_bd})
     results["label_change"] = [asdict(change) for change in label]
@@ -333,6 +340,10 @@ def measure(
         progress(f"sim {size} x {sizes.sim_bundles}: {rate.bd_per_s:.0f} BD/s")
         results["sim"].append({**asdict(rate), "bd_per_s": rate.bd_per_s})
     return results
+
+
+def _median(items: Sequence[T], by: Callable[[T], float]) -> T:
+    return sorted(items, key=by)[len(items) // 2]
 
 
 def table(results: dict[str, Any]) -> list[str]:
