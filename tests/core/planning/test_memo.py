@@ -9,7 +9,7 @@ import pytest
 
 from bundler.api.bundle import Bundle
 from bundler.core.planning import plan_bundle, template_context
-from bundler.core.planning_memo import memo_of
+from bundler.core.planning.memo import memo_of
 from bundler.core.templating import render_values
 from bundler.errors import TemplateError
 from tests.builders import bundle, cluster

@@ -6,7 +6,7 @@ cluster: it is reported beside the plan and the other clusters are planned as us
 own spec is invalid raises InvalidInputError before any cluster is planned.
 
 What does not depend on the cluster is worked out once per Bundle model
-(:mod:`bundler.core.planning_memo`), and clusters that agree on what the templates read share one
+(:mod:`bundler.core.planning.memo`), and clusters that agree on what the templates read share one
 options model: a fleet of 1000 clusters templating its region renders three times, not 1000.
 """
 
@@ -37,7 +37,7 @@ from bundler.core.labels import (
 )
 from bundler.core.merge import deep_merge
 from bundler.core.naming import bundle_deployment_name, cluster_namespace
-from bundler.core.planning_memo import (
+from bundler.core.planning.memo import (
     BundleMemo,
     Contributing,
     MergedTargets,
