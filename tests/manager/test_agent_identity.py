@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import kubernetes_validate
 import pytest
 
 from bundler.api.resources import NAMESPACE, ROLE, ROLE_BINDING, SECRET, SERVICE_ACCOUNT
@@ -40,6 +41,23 @@ def test_namespace_is_labelled_with_its_cluster() -> None:
     ns = namespace_object(WS, CLUSTER)
     assert (ns["kind"], ns["apiVersion"]) == (NAMESPACE.kind, NAMESPACE.api_version)
     assert ns["metadata"] == {"name": NS, "labels": LABELS}
+
+
+KUBERNETES_VERSION = "1.37.0"
+
+
+def emitted() -> list[dict[str, Any]]:
+    """Every object the manager writes for an agent identity."""
+    identity = [o.body for o in agent_identity(WS, CLUSTER, "u-1")]
+    retired = [o.body for o in retired_identity(WS, CLUSTER)]
+    return [namespace_object(WS, CLUSTER), *identity, agent_namespace_role(), *retired]
+
+
+@pytest.mark.parametrize(
+    "obj", emitted(), ids=lambda obj: f"{obj['kind']}/{obj['metadata']['name']}"
+)
+def test_identity_objects_are_valid_kubernetes(obj: dict[str, Any]) -> None:
+    kubernetes_validate.validate(obj, KUBERNETES_VERSION, strict=True)
 
 
 def test_identity_objects_and_where_they_live_token_last() -> None:
