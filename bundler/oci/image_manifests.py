@@ -28,12 +28,6 @@ from bundler.oci import layout
 from bundler.oci.client import RegistryClient
 from bundler.oci.limits import MAX_METADATA_BYTES, read_body
 
-INDEX_MEDIA_TYPES = frozenset(
-    {
-        "application/vnd.oci.image.index.v1+json",
-        "application/vnd.docker.distribution.manifest.list.v2+json",
-    }
-)
 _ACCEPT = {"Accept": ", ".join(layout.ACCEPTED_MANIFEST_MEDIA_TYPES)}
 DIGEST_HEADER = "Docker-Content-Digest"
 
@@ -75,7 +69,7 @@ def manifest_digest(client: RegistryClient, container: Container) -> str:
 def platform_digest(client: RegistryClient, container: Container, platform: Platform) -> str | None:
     """The digest of the tag's manifest when it offers `platform`, else None."""
     digest, manifest = _read_manifest(client, container)
-    if manifest.get("mediaType") in INDEX_MEDIA_TYPES or "manifests" in manifest:
+    if manifest.get("mediaType") in layout.INDEX_MEDIA_TYPES or "manifests" in manifest:
         entries = manifest.get("manifests")
         offered = isinstance(entries, list) and any(
             isinstance(entry, dict) and platform.offered_by(entry.get("platform"))

@@ -18,12 +18,16 @@ from bundler.errors import RegistryAnswerError
 from bundler.oci.chart import ChartMetadata
 
 MANIFEST_MEDIA_TYPE = "application/vnd.oci.image.manifest.v1+json"
+# An image index (multi-platform image), in OCI's and in Docker's spelling.
+INDEX_MEDIA_TYPES = (
+    "application/vnd.oci.image.index.v1+json",
+    "application/vnd.docker.distribution.manifest.list.v2+json",
+)
 # Asked for on reads too, so that an image or an index is reported as "not a chart", not "missing".
 ACCEPTED_MANIFEST_MEDIA_TYPES = (
     MANIFEST_MEDIA_TYPE,
-    "application/vnd.oci.image.index.v1+json",
     "application/vnd.docker.distribution.manifest.v2+json",
-    "application/vnd.docker.distribution.manifest.list.v2+json",
+    *INDEX_MEDIA_TYPES,
 )
 CONFIG_MEDIA_TYPE = "application/vnd.cncf.helm.config.v1+json"
 CHART_LAYER_MEDIA_TYPE = "application/vnd.cncf.helm.chart.content.v1.tar+gzip"
