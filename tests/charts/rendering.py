@@ -35,10 +35,17 @@ AGENT_REQUIRED: dict[str, Any] = {
 Obj = dict[str, Any]
 
 
-def render(chart: Path, values: Obj | None = None, *, crds: bool = False) -> list[Obj]:
+def render(
+    chart: Path,
+    values: Obj | None = None,
+    *,
+    crds: bool = False,
+    name: str = RELEASE,
+    namespace: str = NAMESPACE,
+) -> list[Obj]:
     """The objects the chart renders with `values` (and its CRDs when asked)."""
     with helm.Chart.load(chart) as loaded:
-        manifests = loaded.render(values=values or {}, name=RELEASE, namespace=NAMESPACE)
+        manifests = loaded.render(values=values or {}, name=name, namespace=namespace)
         texts = [manifests[name] for name in sorted(manifests)]
         if crds:
             texts = [crd["data"] for crd in loaded.crds] + texts
