@@ -32,6 +32,7 @@ from bundler.agent.caches import AgentCaches, FluxNotInstalledError
 from bundler.agent.config import AgentConfig
 from bundler.agent.dependencies import DependencyIndex
 from bundler.agent.deploy import Deployer, ReportedError
+from bundler.agent.remote_values import DownstreamValues
 from bundler.agent.writer import DownstreamWriter
 from bundler.api.cluster import AgentMode
 from bundler.api.resources import CLUSTER, NAMESPACE
@@ -53,18 +54,30 @@ class Agent:
     """Start with `start()` on a Host (running or not); `stop()` removes it from the Host."""
 
     def __init__(
-        self, host: Host, management: Store, downstream: Store, config: AgentConfig
+        self,
+        host: Host,
+        management: Store,
+        downstream: Store,
+        config: AgentConfig,
+        values: DownstreamValues | None = None,
     ) -> None:
+        """`values`: in remote mode, where valuesFrom objects are read (closed with the agent)."""
         self.host = host
         self.config = config
         self.management = management
         self.downstream = downstream
+        self.values = values
         # The mode is in the name: during a handover on one host (the simulator, a manager
         # bootstrapping its own clusters) the remote agent may still run when the pull one starts.
         self.name = f"{'remote-agent' if config.mode is AgentMode.REMOTE else 'agent'}:{config.ref}"
         self.caches = AgentCaches(config, management, downstream, host.timers)
         self.deployer = Deployer(
-            config, management, self.caches, DownstreamWriter(downstream, self.caches), host.clock
+            config,
+            management,
+            self.caches,
+            DownstreamWriter(downstream, self.caches),
+            host.clock,
+            values,
         )
         self._housekeeping = Key(config.workspace, config.cluster)
         # When the last heartbeat was written (for the agent's metrics).
@@ -94,6 +107,8 @@ class Agent:
     def stop(self) -> None:
         self.host.remove_controller(self.name)
         self.caches.stop()
+        if self.values is not None:
+            self.values.close()
 
     # -- reconcile ----------------------------------------------------------------------------
 

@@ -4,6 +4,8 @@ The decision and the status are bundler.core.agent.plan's pure functions; this m
 around them and turns store errors into apply outcomes:
 - the Flux kinds not served: FluxNotInstalled (Ready=False too), retried with backoff;
 - the credentials Secret missing on the management cluster: CredentialsNotFound, retried;
+- (remote mode) a valuesFrom object missing or too large on the downstream cluster:
+  ValuesUnavailable, retried;
 - a write refused (Invalid, Forbidden): ApplyFailed with the server's message, retried;
 - options that cannot become Flux objects: InvalidOptions, not retried until the spec changes;
 - anything transient (unreachable, conflict): raised as is, nothing reported, retried.
@@ -18,7 +20,14 @@ from pydantic import ValidationError
 
 from bundler.agent.caches import FLUX_KINDS, AgentCaches, FluxNotInstalledError
 from bundler.agent.config import AgentConfig
-from bundler.agent.desired import Desired, desired_objects, keeps_release
+from bundler.agent.desired import (
+    Desired,
+    ValuesUnavailableError,
+    desired_objects,
+    keeps_release,
+    values_copies,
+)
+from bundler.agent.remote_values import DownstreamValues
 from bundler.agent.writer import DownstreamWriter
 from bundler.api.bundledeployment import BundleDeployment
 from bundler.api.cluster import AgentMode
@@ -52,7 +61,14 @@ log = logging.getLogger(__name__)
 FLUX_KIND_NAMES = [f"{res.plural}.{res.group}" for res in FLUX_KINDS]
 
 # Outcomes that heal without a new spec: report them, then retry with backoff.
-_RETRIED = frozenset({Reason.FLUX_NOT_INSTALLED, Reason.CREDENTIALS_NOT_FOUND, Reason.APPLY_FAILED})
+_RETRIED = frozenset(
+    {
+        Reason.FLUX_NOT_INSTALLED,
+        Reason.CREDENTIALS_NOT_FOUND,
+        Reason.APPLY_FAILED,
+        Reason.VALUES_UNAVAILABLE,
+    }
+)
 
 
 class ReportedError(Exception):
@@ -71,12 +87,15 @@ class Deployer:
         caches: AgentCaches,
         writer: DownstreamWriter,
         clock: Clock,
+        values: DownstreamValues | None = None,
     ) -> None:
         self.config = config
         self.management = management
         self.caches = caches
         self.writer = writer
         self.clock = clock
+        # Remote mode: where valuesFrom objects are read (None: this host cannot reach clusters).
+        self.values = values
 
     # -- present BundleDeployments ------------------------------------------------------------
 
@@ -117,12 +136,15 @@ class Deployer:
 
     def _apply(self, bd: BundleDeployment) -> tuple[ApplyOutcome, Obj | None]:
         try:
-            desired = desired_objects(bd, self.config, self._credentials(bd))
+            values = self._values_copies(bd)
+            desired = desired_objects(bd, self.config, self._credentials(bd), values)
         except InvalidInputError as err:
             return ApplyOutcome(Reason.INVALID_OPTIONS, str(err)), None
         except NotFound as err:
             message = f"repository credentials Secret not found in the cluster namespace: {err}"
             return ApplyOutcome(Reason.CREDENTIALS_NOT_FOUND, message), None
+        except ValuesUnavailableError as err:
+            return ApplyOutcome(Reason.VALUES_UNAVAILABLE, str(err)), None
         try:
             self.caches.ensure_downstream()
             written = self._write(bd, desired)
@@ -132,6 +154,17 @@ class Deployer:
         except (Invalid, Forbidden, NotFound) as err:
             return ApplyOutcome(Reason.APPLY_FAILED, str(err)), None
         return APPLIED, written
+
+    def _values_copies(self, bd: BundleDeployment) -> list[Obj]:
+        if self.config.mode is not AgentMode.REMOTE or not bd.spec.options.helm.valuesFrom:
+            return []
+        if self.values is None:
+            raise InvalidInputError(
+                "valuesFrom needs the downstream cluster, which this remote agent cannot reach",
+                obj=_describe(bd),
+                field="spec.options.helm.valuesFrom",
+            )
+        return values_copies(bd, self.config, self.values.get)
 
     def _credentials(self, bd: BundleDeployment) -> Obj | None:
         ref = bd.spec.options.helm.secretRef

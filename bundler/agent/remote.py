@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from bundler.agent.agent import Agent
 from bundler.agent.config import DEFAULT_HEARTBEAT_INTERVAL, DEFAULT_RESYNC_PERIOD, AgentConfig
 from bundler.agent.ownership import merged, needs_write
+from bundler.agent.remote_values import DownstreamValues, StoreOpener
 from bundler.api.cluster import AgentMode
 from bundler.api.resources import (
     CLUSTER,
@@ -45,6 +46,7 @@ from bundler.api.resources import (
     OCI_REPOSITORY,
     SECRET,
 )
+from bundler.core.flux import DEFAULT_AGENT_NAMESPACE
 from bundler.core.handover import HandoverStep, remote_gate
 from bundler.core.labels import ANNOTATION_CLUSTER
 from bundler.errors import InvalidInputError, TransientError
@@ -65,11 +67,13 @@ KUBECONFIG_COPY_MARK = "true"
 
 @dataclass(frozen=True)
 class RemoteSettings:
-    """Which workspaces to serve (empty: all), optionally only the Cluster named `only`, and the
-    periods every Agent gets."""
+    """Which workspaces to serve (empty: all), optionally only the Cluster named `only`, the
+    periods every Agent gets, and the namespace on each downstream cluster valuesFrom objects are
+    read from (the pull agent's)."""
 
     workspaces: tuple[str, ...] = ()
     only: str | None = None
+    agent_namespace: str = DEFAULT_AGENT_NAMESPACE
     heartbeat_interval: float = DEFAULT_HEARTBEAT_INTERVAL
     resync_period: float = DEFAULT_RESYNC_PERIOD
 
@@ -81,10 +85,19 @@ class RemoteSettings:
 
 
 class RemoteAgents:
-    def __init__(self, host: Host, store: Store, settings: RemoteSettings | None = None) -> None:
+    def __init__(
+        self,
+        host: Host,
+        store: Store,
+        settings: RemoteSettings | None = None,
+        opener: StoreOpener | None = None,
+    ) -> None:
+        """`opener` reaches a downstream cluster through its kubeconfig, for valuesFrom objects
+        (None: Bundles with valuesFrom cannot be deployed in remote mode from here)."""
         self.host = host
         self.store = store
         self.settings = settings or RemoteSettings()
+        self.opener = opener
         self._agents: dict[Key, Agent] = {}
         # Clusters not in remote mode whose cluster namespace holds no kubeconfig copy and no
         # remote agent HelmRelease any more.
@@ -202,6 +215,7 @@ class RemoteAgents:
             workspace=key.namespace,
             cluster=key.name,
             mode=AgentMode.REMOTE,
+            agent_namespace=self.settings.agent_namespace,
             kubeconfig_secret=secret,
             heartbeat_interval=self.settings.heartbeat_interval,
             resync_period=self.settings.resync_period,
@@ -214,7 +228,8 @@ class RemoteAgents:
             return
         if running is not None:
             self._stop_agent(key)
-        agent = Agent(self.host, self.store, self.store, config)
+        values = None if self.opener is None else DownstreamValues(self.store, config, self.opener)
+        agent = Agent(self.host, self.store, self.store, config, values)
         with self._lock:
             self._agents[key] = agent
         agent.start()

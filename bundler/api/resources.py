@@ -58,6 +58,7 @@ BOOTSTRAP_CONFIG = Resource(
 
 NAMESPACE = Resource("", "v1", "Namespace", "namespaces", namespaced=False)
 SECRET = Resource("", "v1", "Secret", "secrets")
+CONFIG_MAP = Resource("", "v1", "ConfigMap", "configmaps")
 SERVICE_ACCOUNT = Resource("", "v1", "ServiceAccount", "serviceaccounts")
 ROLE = Resource("rbac.authorization.k8s.io", "v1", "Role", "roles")
 ROLE_BINDING = Resource("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings")

@@ -75,7 +75,8 @@ def register(sub: Any) -> None:
     agent.add_argument(
         "--namespace",
         default=DEFAULT_AGENT_NAMESPACE,
-        help=f"pull mode: the Flux objects' namespace here (default {DEFAULT_AGENT_NAMESPACE})",
+        help="pull mode: the Flux objects' namespace here; remote mode: the namespace on each "
+        f"downstream cluster valuesFrom objects are read from (default {DEFAULT_AGENT_NAMESPACE})",
     )
     agent.add_argument(
         "--workspace",
@@ -127,7 +128,15 @@ def run_agent(args: argparse.Namespace) -> int:
             ops.registry.register(AgentState(lambda: [agent]))
         else:
             host = _host(management, args.workers or REMOTE_WORKERS, "remote-agents", ops)
-            remote = RemoteAgents(host, management, serve)
+            options = ops.kube_options()
+            remote = RemoteAgents(
+                host,
+                management,
+                serve,
+                lambda text, source: KubeStore.from_kubeconfig_text(
+                    text, options=options, source=source
+                ),
+            )
             remote.start()
             ops.registry.register(AgentState(lambda: remote.agents().values()))
         received = ops.run_until_signal(host.start, host.stop)
@@ -173,5 +182,8 @@ def _remote_settings(args: argparse.Namespace) -> RemoteSettings:
         workspace, only = parse_cluster_ref(args.cluster)
         workspaces = (workspace,)
     return RemoteSettings(
-        workspaces=workspaces, heartbeat_interval=args.heartbeat_interval, only=only
+        workspaces=workspaces,
+        heartbeat_interval=args.heartbeat_interval,
+        only=only,
+        agent_namespace=args.namespace,
     )

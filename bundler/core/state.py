@@ -45,6 +45,9 @@ class ConditionType(StrEnum):
     REFERENCES = "References"
     # A Bundle's spec.images all resolved (present only for a Bundle with images).
     IMAGES_RESOLVED = "ImagesResolved"
+    # A BundleDeployment's release was changed on its cluster (present only while True): Flux's
+    # drift detection says what changed.
+    MODIFIED = "Modified"
 
 
 def deployment_state(bd: BundleDeployment | None, *, offline: bool = False) -> DeploymentState:
@@ -82,12 +85,15 @@ def find_condition(bd: BundleDeployment, type: ConditionType) -> Condition | Non
 
 
 def state_message(bd: BundleDeployment | None) -> str:
-    """`reason: message` of the condition behind an ErrApplied, WaitApplied or NotReady state,
-    else "". For WaitApplied that is the agent's own reason (waiting for a dependsOn bundle,
-    paused) once it has seen the deployment."""
+    """`reason: message` of the condition behind an ErrApplied, WaitApplied, NotReady or Modified
+    state, else "". For WaitApplied that is the agent's own reason (waiting for a dependsOn
+    bundle, paused) once it has seen the deployment."""
     if bd is None:
         return ""
     state = deployment_state(bd)
+    if state is DeploymentState.MODIFIED:
+        modified = find_condition(bd, ConditionType.MODIFIED)
+        return "" if modified is None else f"{modified.reason}: {modified.message}"
     failing = {
         DeploymentState.ERR_APPLIED: ConditionType.DEPLOYED,
         DeploymentState.WAIT_APPLIED: ConditionType.DEPLOYED,

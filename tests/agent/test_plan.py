@@ -101,6 +101,46 @@ def test_read_release_without_history_has_no_release() -> None:
     assert read_release(helm_release()).release is None
 
 
+DRIFT_MESSAGE = "Cluster state of release apps/app.v1 has drifted from the desired state:\n..."
+
+
+def _with_drift(release: dict[str, Any], status: str) -> dict[str, Any]:
+    drifted = {"type": "Drifted", "status": status, "reason": "DriftDetected"}
+    release["status"]["conditions"].append({**drifted, "message": DRIFT_MESSAGE})
+    return release
+
+
+@pytest.mark.parametrize(
+    ("release", "drift"),
+    [
+        (helm_release(), None),
+        (_with_drift(helm_release(), "False"), None),
+        (_with_drift(helm_release(), "True"), DRIFT_MESSAGE),
+        (_with_drift(helm_release(ready="False", reason="UpgradeFailed"), "True"), DRIFT_MESSAGE),
+    ],
+    ids=["no-drift-detection", "no-drift-detected", "drifted", "drifted-and-failed"],
+)
+def test_read_release_reports_flux_drift(release: dict[str, Any], drift: str | None) -> None:
+    assert read_release(release).drift == drift
+
+
+def test_drift_makes_the_deployment_modified_until_flux_sees_none() -> None:
+    bd = bd_model()
+    drifted = read_release(_with_drift(helm_release(history=released("1.0.0")), "True"))
+    observed = Observation(Decision(Step.APPLY), APPLIED, drifted, NOW)
+    after = bd.model_copy(update={"status": next_status(bd, observed)})
+    assert after.status is not None and not after.status.nonModified
+    assert deployment_state(after) is DeploymentState.MODIFIED
+    assert state_message(after) == f"Drifted: {DRIFT_MESSAGE}"
+
+    healed = read_release(_with_drift(helm_release(history=released("1.0.0")), "False"))
+    status = next_status(after, Observation(Decision(Step.APPLY), APPLIED, healed, LATER))
+    again = after.model_copy(update={"status": status})
+    assert status.nonModified and deployment_state(again) is not DeploymentState.MODIFIED
+    assert find_condition(again, ConditionType.MODIFIED) is None
+    assert status_changed(after.status, status)
+
+
 def released(*versions: str) -> list[dict[str, Any]]:
     """Flux's history, newest first, one entry per chart version."""
     revisions = range(len(versions), 0, -1)

@@ -7,7 +7,9 @@ HelmRelease, then:
   paused BundleDeployment (report status, change nothing);
 - `read_release` turns the HelmRelease into readiness as Flux reports it: Ready means
   `status.observedGeneration == metadata.generation` and condition `Ready=True`; otherwise Flux's
-  own reason and message (InstallFailed, UpgradeFailed, ArtifactFailed, ...) are passed on;
+  own reason and message (InstallFailed, UpgradeFailed, ArtifactFailed, ...) are passed on. Flux's
+  `Drifted=True` (its drift detection found objects of the release changed on the cluster) is the
+  BundleDeployment's `Modified` state, with Flux's list of what changed as the message;
 - `for_chart_version` holds that readiness back until Flux's newest release is of the chart version
   the options name: a new OCI chart version changes only the OCIRepository's tag, so the
   HelmRelease's generation stays and its Ready=True still describes the previous release;
@@ -19,7 +21,7 @@ HelmRelease, then:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
@@ -34,6 +36,8 @@ from bundler.errors import InvalidInputError
 ANNOTATION_KEEP_RESOURCES = "bundler.dev/keep-resources"
 
 FLUX_READY = "Ready"
+# Set by helm-controller's drift detection (driftDetection.mode warn or enabled) on every check.
+FLUX_DRIFTED = "Drifted"
 
 
 class Reason(StrEnum):
@@ -45,6 +49,7 @@ class Reason(StrEnum):
     FLUX_NOT_INSTALLED = "FluxNotInstalled"
     INVALID_OPTIONS = "InvalidOptions"
     CREDENTIALS_NOT_FOUND = "CredentialsNotFound"
+    VALUES_UNAVAILABLE = "ValuesUnavailable"
     APPLY_FAILED = "ApplyFailed"
     NOT_DEPLOYED = "NotDeployed"
     PROGRESSING = "Progressing"
@@ -94,6 +99,8 @@ class ReleaseReport:
     reason: str
     message: str
     release: ReleaseStatus | None = None
+    # Flux's message when its last drift check found the release's objects changed, else None.
+    drift: str | None = None
 
 
 @dataclass(frozen=True)
@@ -149,6 +156,16 @@ def read_release(release: Mapping[str, Any] | None) -> ReleaseReport:
     spec = release.get("spec") or {}
     status = release.get("status") or {}
     where = f"HelmRelease {meta.get('namespace')}/{meta.get('name')}"
+    report = _readiness(meta, spec, status, where)
+    drifted = _flux_condition(status, FLUX_DRIFTED)
+    if drifted is not None and drifted.get("status") == ConditionStatus.TRUE.value:
+        return replace(report, drift=_text(drifted, "message") or f"{where} has drifted")
+    return report
+
+
+def _readiness(
+    meta: Mapping[str, Any], spec: Mapping[str, Any], status: Mapping[str, Any], where: str
+) -> ReleaseReport:
     details = _release_details(status)
     if meta.get("deletionTimestamp"):
         return ReleaseReport(False, Reason.UNINSTALLING, f"{where} is being deleted", details)
@@ -194,7 +211,7 @@ def for_chart_version(report: ReleaseReport, wanted: str | None) -> ReleaseRepor
         return report
     last = f"last released {released}" if released else "no release recorded yet"
     message = f"waiting for Flux to release chart version {tag_to_version(wanted)} ({last})"
-    return ReleaseReport(False, Reason.PROGRESSING, message, report.release)
+    return ReleaseReport(False, Reason.PROGRESSING, message, report.release, report.drift)
 
 
 def same_chart_version(released: str, wanted: str) -> bool:
@@ -253,10 +270,16 @@ def next_status(bd: BundleDeployment, seen: Observation) -> BundleDeploymentStat
     conditions = condition(
         ConditionType.READY, ready[0], ready[1], ready[2], seen.now_iso, conditions
     )
+    if report.drift is not None:
+        conditions = condition(
+            ConditionType.MODIFIED, True, FLUX_DRIFTED, report.drift, seen.now_iso, conditions
+        )
+    else:
+        conditions = [c for c in conditions if c.type != ConditionType.MODIFIED]
     return BundleDeploymentStatus(
         appliedDeploymentID=applied,
         ready=report.ready,
-        nonModified=True,
+        nonModified=report.drift is None,
         release=report.release,
         conditions=conditions,
     )

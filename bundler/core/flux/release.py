@@ -13,6 +13,10 @@ from typing import Any
 
 HELM_RELEASE_API_VERSION = "helm.toolkit.fluxcd.io/v2"
 DEFAULT_INTERVAL = "10m"
+# Unless a Bundle says otherwise, Flux checks each release for changes made on the cluster and
+# reports them (Drifted), changing nothing: that report is the BundleDeployment's Modified state,
+# which Fleet users expect without asking. `mode: enabled` also corrects; `disabled` turns it off.
+DEFAULT_DRIFT_DETECTION = {"mode": "warn"}
 KUBECONFIG_SECRET_KEY = "value"
 
 # options.helm fields copied to the HelmRelease spec as they are: their names are Flux's.
@@ -71,6 +75,7 @@ def release_spec(
         secret_ref = {"name": placement.kubeconfig_secret, "key": KUBECONFIG_SECRET_KEY}
         spec["kubeConfig"] = {"secretRef": secret_ref}
     spec["install"] = {"createNamespace": True, **helm.get("install", {})}
+    spec["driftDetection"] = dict(DEFAULT_DRIFT_DETECTION)
     spec.update({name: helm[name] for name in _PASS_THROUGH if name in helm})
     if helm.get("values"):
         spec["values"] = helm["values"]
