@@ -17,57 +17,100 @@ class DeploymentOptions(ApiModel):
     """The fully rendered per-cluster deployment, shaped like the Bundle's own fields."""
 
     helm: HelmOptions
+    """The Bundle's spec.helm with the deciding targets' overrides merged in, the version
+    resolved and the values rendered for this cluster (pollInterval and disableTemplating left
+    out)."""
     namespace: str
+    """Namespace of the release on the cluster."""
     dependsOn: list[DependsOn] = Field(default_factory=list)
+    """Bundles that must be Ready on this cluster before new options are applied (the
+    HelmRelease also depends on theirs)."""
     keepResources: bool = False
+    """true: the release stays installed when this BundleDeployment is deleted."""
 
 
 class LastReady(ApiModel):
     """Options that were Ready on this cluster, and their deploymentID."""
 
     options: DeploymentOptions
+    """The options that were Ready."""
     deploymentID: str
+    """Their deploymentID."""
 
 
 class BundleDeploymentSpec(ApiModel):
-    """options/deploymentID: what runs; staged*: what the rollout holds back.
+    """Written by the manager alone: what the cluster runs (options, deploymentID), what the
+    rollout holds back (stagedOptions, stagedDeploymentID), and the rollout memory of a Bundle
+    with rolloutStrategy.onFailure (promotedAt, lastReady, rolledBackFrom), which the agent
+    ignores."""
 
-    With a Bundle's `rolloutStrategy.onFailure`, the manager also keeps its rollout memory here
-    (the spec is the manager's alone, survives its restarts, and has room for options that an
-    annotation's 256 KiB would not): `promotedAt`, when the current deploymentID was promoted
-    (the manager's clock, RFC 3339); `lastReady`, the options last seen Ready here, recorded when
-    they were replaced; `rolledBackFrom`, the failing deploymentID this cluster was returned from.
-    The agent ignores these fields.
-    """
-
+    # The rollout memory is kept in the spec because the spec is the manager's alone, survives
+    # its restarts, and has room for options that an annotation's 256 KiB would not.
     options: DeploymentOptions
+    """What the cluster should run: the agent applies these."""
     deploymentID: str
+    """Content hash of options (s- and the sha256 of their canonical JSON): the same options
+    give the same ID, any change a new one."""
     stagedOptions: DeploymentOptions | None = None
+    """The options the manager wants next, held back by the rollout strategy (state
+    OutOfSync) until promoted into options."""
     stagedDeploymentID: str | None = None
+    """The deploymentID of stagedOptions."""
     paused: bool = False
+    """true while the Cluster is paused: the agent applies no new options (its Deployed
+    condition says Paused)."""
     promotedAt: str | None = None
+    """When the current deploymentID was promoted (the manager's clock, RFC 3339); the
+    progressDeadline of onFailure runs from it."""
     lastReady: LastReady | None = None
+    """The options last seen Ready here, recorded when a promotion replaced them: what a
+    Rollback returns to."""
     rolledBackFrom: str | None = None
+    """The failing deploymentID a rollback returned this cluster from."""
 
 
 class ReleaseStatus(ApiModel):
+    """The newest entry of the HelmRelease's history, as Flux records it."""
+
     name: str | None = None
+    """Helm release name."""
     namespace: str | None = None
+    """Namespace of the release."""
     chartVersion: str | None = None
+    """Chart version released (for OCI charts Flux appends +<digest> as build metadata)."""
     revision: int | None = None
+    """Helm revision number of the release."""
 
 
 class BundleDeploymentStatus(ApiModel):
+    """Written by the cluster's agent: what it applied, and how the release is doing."""
+
     appliedDeploymentID: str | None = None
+    """The deploymentID whose options the agent last applied (wrote as Flux objects)."""
     ready: bool = False
+    """true when Flux reports the HelmRelease Ready for its current generation, on the chart
+    version of the options."""
     nonModified: bool = True
+    """false when the release differs from what was applied (state Modified). Default true."""
     release: ReleaseStatus | None = None
+    """The newest Helm release Flux recorded."""
     conditions: Conditions = Field(default_factory=list)
+    """Deployed (the agent's last apply of spec.options; False with the cause, e.g.
+    FluxNotInstalled or CredentialsNotFound) and Ready (the release; False carries Flux's
+    reason, e.g. UpgradeFailed, or the agent's, e.g. DependencyNotReady)."""
 
 
 class BundleDeployment(ApiModel):
+    """What one cluster must run for one Bundle, in the cluster's namespace on the management
+    cluster: its spec is written by the manager, its status by the cluster's agent; never
+    written by hand."""
+
     apiVersion: Literal["bundler.dev/v1alpha1"] = "bundler.dev/v1alpha1"
+    """The versioned schema of this object: bundler.dev/v1alpha1."""
     kind: Literal["BundleDeployment"] = "BundleDeployment"
+    """The kind of this object: BundleDeployment."""
     metadata: ObjectMeta
     spec: BundleDeploymentSpec
+    """What the cluster must run, written by the manager."""
     status: BundleDeploymentStatus | None = None
+    """What the cluster runs, written by its agent."""

@@ -3,10 +3,17 @@
 pydantic's JSON schema is turned into a structural OpenAPI v3 schema: references inlined, optional
 (`X | None`) collapsed to `X`, titles and defaults dropped, int-or-string and preserve-unknown-
 fields kept only where the models ask for them (IntOrPercent, FreeForm).
+
+Descriptions (what `kubectl explain` shows) come from the models (bundler.api.base: a model's
+docstring, the docstring under each field) and are kept at every level: a field's own description
+wins over the one of the model or enum it refers to, through `$ref`, `allOf` and `X | None` alike,
+and a docstring's lines are joined into one paragraph. The one exception is the root `metadata`,
+which a CRD may not describe (the API server rejects anything there but `type`).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -109,15 +116,35 @@ CRDS = (
 )
 
 
+def _paragraphs(text: str) -> str:
+    """A docstring as a description: the lines of each paragraph joined by single spaces."""
+    blocks = re.split(r"\n\s*\n", text.strip())
+    return "\n\n".join(" ".join(block.split()) for block in blocks)
+
+
+def _described(out: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
+    """`out` with the description `node` carries (a field's, winning over its type's), first."""
+    description = node.get("description")
+    if not description:
+        return out
+    rest = {k: v for k, v in out.items() if k != "description"}
+    return {"description": _paragraphs(description), **rest}
+
+
 def _structural(node: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
     if "$ref" in node:
-        return _structural(defs[node["$ref"].rsplit("/", 1)[-1]], defs)
+        return _described(_structural(defs[node["$ref"].rsplit("/", 1)[-1]], defs), node)
+    # Older pydantic wraps a reference that has siblings (a description) as `allOf: [{$ref}]`.
+    if "allOf" in node:
+        if len(node["allOf"]) != 1:
+            raise ValueError(f"allOf with several schemas cannot be structural: {node}")
+        return _described(_structural(node["allOf"][0], defs), node)
     if "anyOf" in node:
         options = [o for o in node["anyOf"] if o.get("type") != "null"]
         if len(options) == 1:
-            return _structural(options[0], defs)
+            return _described(_structural(options[0], defs), node)
         raise ValueError(f"union without an int-or-string marker cannot be structural: {node}")
-    out = {k: node[k] for k in _KEEP if k in node}
+    out = _described({k: node[k] for k in _KEEP if k in node}, node)
     if "const" in node:
         out["type"] = "string"
     if "properties" in node:
@@ -133,8 +160,10 @@ def openapi_schema(model: type[BaseModel]) -> dict[str, Any]:
     raw = model.model_json_schema(by_alias=True)
     defs = raw.get("$defs", {})
     props = {k: _structural(v, defs) for k, v in raw["properties"].items()}
+    # Nothing but the type: a description here is "metadata is implicitly specified" to the API
+    # server (structural schemas restrict the root metadata to name and generateName).
     props["metadata"] = {"type": "object"}
-    return {"type": "object", "properties": props, "required": ["spec"]}
+    return _described({"type": "object", "properties": props, "required": ["spec"]}, raw)
 
 
 def crd(spec: CrdSpec) -> dict[str, Any]:

@@ -24,45 +24,98 @@ class CRDsPolicy(StrEnum):
 
 
 class Remediation(ApiModel):
+    """What Flux does when the Helm action fails (passed through as is)."""
+
     retries: int | None = None
+    """Attempts after a failure before Flux gives up, with remediation between them; a negative
+    number retries forever (Flux's default 0)."""
     ignoreTestFailures: bool | None = None
+    """Do not remediate when Helm tests fail after the action (Flux's default:
+    test.ignoreFailures)."""
     remediateLastFailure: bool | None = None
+    """Remediate the last failure too, once no retries remain (Flux's default false; for upgrades
+    true when retries is above 0)."""
     strategy: str | None = Field(default=None, pattern=r"^(rollback|uninstall)$")
+    """upgrade.remediation only: rollback (Flux's default) or uninstall. Refused under
+    install.remediation, which Flux does not give a strategy."""
 
 
 class InstallOptions(ApiModel):
+    """Helm install settings, passed through to the HelmRelease as spec.install (Flux's names and
+    defaults). bundler always adds createNamespace: true, so the release namespace is created."""
+
     remediation: Remediation | None = None
+    """What Flux does when the install fails (Flux's default: nothing)."""
     crds: CRDsPolicy | None = None
+    """The chart's crds/ directory: Skip, Create (Flux's default on install: create missing CRDs,
+    update none) or CreateReplace (create and update)."""
     disableHooks: bool | None = None
+    """Do not run the chart's hooks on install."""
     disableOpenAPIValidation: bool | None = None
+    """Do not validate the rendered manifests against the Kubernetes OpenAPI schema."""
     disableWait: bool | None = None
+    """Do not wait for the resources to be ready after the install."""
     disableWaitForJobs: bool | None = None
+    """Do not wait for Jobs to complete after the install."""
     replace: bool | None = None
+    """Re-use the release name when it is a deleted release still in the history."""
     skipCRDs: bool | None = None
+    """Do not install the chart's CRDs (deprecated by Flux: use crds: Skip)."""
     timeout: Duration | None = None
+    """How long each Kubernetes operation of the install may take (Flux's default:
+    helm.timeout); a Go duration such as 5m."""
 
 
 class UpgradeOptions(ApiModel):
+    """Helm upgrade settings, passed through to the HelmRelease as spec.upgrade (Flux's names and
+    defaults)."""
+
     remediation: Remediation | None = None
+    """What Flux does when the upgrade fails (Flux's default: nothing; with retries, a rollback
+    or an uninstall as strategy says)."""
     crds: CRDsPolicy | None = None
+    """The chart's crds/ directory: Skip (Flux's default on upgrade), Create (create missing CRDs)
+    or CreateReplace (create and update)."""
     cleanupOnFail: bool | None = None
+    """Delete the resources a failed upgrade created."""
     disableHooks: bool | None = None
+    """Do not run the chart's hooks on upgrade."""
     disableOpenAPIValidation: bool | None = None
+    """Do not validate the rendered manifests against the Kubernetes OpenAPI schema."""
     disableWait: bool | None = None
+    """Do not wait for the resources to be ready after the upgrade."""
     disableWaitForJobs: bool | None = None
+    """Do not wait for Jobs to complete after the upgrade."""
     force: bool | None = None
+    """Force resource updates through a replacement strategy (Helm's --force)."""
     preserveValues: bool | None = None
+    """Reuse the last release's values and merge the new ones in (the release is then no longer
+    declared by the Bundle alone)."""
     timeout: Duration | None = None
+    """How long each Kubernetes operation of the upgrade may take (Flux's default:
+    helm.timeout); a Go duration such as 5m."""
 
 
 class RollbackOptions(ApiModel):
+    """Helm rollback settings (used when Flux remediates a failed upgrade by rolling back), passed
+    through to the HelmRelease as spec.rollback."""
+
     cleanupOnFail: bool | None = None
+    """Delete the resources a failed rollback created."""
     disableHooks: bool | None = None
+    """Do not run the chart's hooks on rollback."""
     disableWait: bool | None = None
+    """Do not wait for the resources to be ready after the rollback."""
     disableWaitForJobs: bool | None = None
+    """Do not wait for Jobs to complete after the rollback."""
     force: bool | None = None
+    """Force resource updates through a replacement strategy (Helm's --force)."""
     recreate: bool | None = None
+    """Restart the pods of the release's workloads (Helm's --recreate-pods, deprecated by Helm;
+    Flux built on Helm 4 ignores it)."""
     timeout: Duration | None = None
+    """How long each Kubernetes operation of the rollback may take (Flux's default:
+    helm.timeout); a Go duration such as 5m."""
 
 
 class DeletionPropagation(StrEnum):
@@ -72,17 +125,33 @@ class DeletionPropagation(StrEnum):
 
 
 class UninstallOptions(ApiModel):
+    """Helm uninstall settings, passed through to the HelmRelease as spec.uninstall. Flux
+    uninstalls when the BundleDeployment is deleted, unless the Bundle keeps resources."""
+
     deletionPropagation: DeletionPropagation | None = None
+    """How the release's objects are deleted: background (Flux's default), foreground or
+    orphan."""
     disableHooks: bool | None = None
+    """Do not run the chart's hooks on uninstall."""
     disableWait: bool | None = None
+    """Do not wait for the resources to be deleted."""
     keepHistory: bool | None = None
+    """Keep the release's history, marking it uninstalled."""
     timeout: Duration | None = None
+    """How long each Kubernetes operation of the uninstall may take (Flux's default:
+    helm.timeout); a Go duration such as 5m."""
 
 
 class TestOptions(ApiModel):
+    """Helm test settings, passed through to the HelmRelease as spec.test."""
+
     enable: bool | None = None
+    """Run the chart's Helm tests after each install and upgrade (Flux's default false)."""
     ignoreFailures: bool | None = None
+    """Do not remediate when the tests fail."""
     timeout: Duration | None = None
+    """How long each Kubernetes operation of the tests may take (Flux's default:
+    helm.timeout); a Go duration such as 5m."""
 
 
 class DriftDetectionMode(StrEnum):
@@ -92,13 +161,24 @@ class DriftDetectionMode(StrEnum):
 
 
 class DriftIgnoreRule(ApiModel):
+    """Changes that drift detection ignores."""
+
     paths: list[str]
+    """JSON Pointers (RFC 6901) to ignore, such as /spec/replicas."""
     target: dict[str, str] | None = None
+    """Which of the release's objects the rule applies to, by group, version, kind, name,
+    namespace, annotationSelector or labelSelector (other keys are refused); unset: all of
+    them."""
 
 
 class DriftDetection(ApiModel):
+    """How Flux treats differences between the release's manifests and the objects on the
+    cluster, passed through to the HelmRelease as spec.driftDetection."""
+
     mode: DriftDetectionMode | None = None
+    """enabled (correct drift), warn (report it) or disabled (Flux's default)."""
     ignore: list[DriftIgnoreRule] | None = None
+    """Changes to leave alone."""
 
 
 class ValuesKind(StrEnum):
@@ -107,33 +187,84 @@ class ValuesKind(StrEnum):
 
 
 class ValuesReference(ApiModel):
-    """Values read on the downstream cluster by Flux, never by the manager."""
+    """A Secret or ConfigMap of Helm values, read by Flux on the cluster that reconciles the
+    HelmRelease, never by the manager (the HelmRelease's spec.valuesFrom)."""
 
     kind: ValuesKind
+    """Secret or ConfigMap."""
     name: str = Field(min_length=1)
+    """Its name, in the HelmRelease's namespace: the agent's namespace on the downstream cluster
+    in pull mode, the cluster namespace on the management cluster in remote mode."""
     valuesKey: str | None = None
+    """The data key holding the values (Flux's default values.yaml)."""
     targetPath: str | None = None
+    """A YAML dot path at which the key's single value is merged; unset: the values are merged
+    at the root."""
     optional: bool | None = None
+    """Ignore the object when it does not exist (other errors still fail the release)."""
 
 
 class HelmOptions(ApiModel):
+    """The chart and how Helm installs it. In a Bundle every field is optional (a target's helm
+    overrides only what it sets), but repo and chart must be set in spec.helm or in each
+    target's helm; in a BundleDeployment it is the merged, rendered result for one cluster."""
+
     repo: str | None = None
+    """Where the chart lives: an https:// (or http://) Helm repository with an index.yaml, or an
+    oci:// registry base, where the chart is the repository <repo>/<chart> tagged with its
+    version. No credentials in the URL: use secretRef."""
     chart: str | None = None
+    """Name of the chart in the repository (letters, digits, '.', '_' and '-')."""
     version: str | None = None
+    """Chart version: exact (6.7.1) or a range in Helm's syntax (6.*, ^6, ~6.1, ">=6.1 <7";
+    prereleases only when the range names one), resolved by the manager to one concrete version
+    for every cluster (status.resolvedVersion). Unset: the latest stable release, as the range
+    "*". Always concrete in a BundleDeployment."""
     releaseName: str | None = None
+    """Helm release name on the cluster: lowercase letters, digits, '-' and '.', at most 53
+    characters. Default: the Bundle's name (shortened with a hash beyond 53 characters)."""
     values: FreeForm | None = None
+    """Helm values (the HelmRelease's spec.values), templated per cluster: `${ ... }`
+    expressions read cluster.name, cluster.labels, cluster.values, images.NAME and more, Helm's
+    `{{ }}` passes through, `$${` is a literal `${`. A target's values merge into these (maps key
+    by key, lists and scalars replaced). Rendered in a BundleDeployment."""
     valuesFrom: list[ValuesReference] | None = None
+    """Secrets or ConfigMaps of values that Flux reads on the cluster (the HelmRelease's
+    spec.valuesFrom); the inline values win over them. A target's entries are appended to the
+    Bundle's."""
     secretRef: LocalObjectReference | None = None
-    # oci:// only: Flux's OCIRepository talks to the registry over plain HTTP.
+    """A Secret with the repository's or registry's credentials (kubernetes.io/dockerconfigjson,
+    or username and password), in the Bundle's workspace: the manager uses it to resolve versions
+    and copies it into each targeted cluster namespace, and the agent gives it to the Flux source.
+    Must not be named bundler-agent-token."""
     insecure: bool | None = None
+    """oci:// only: Flux speaks plain HTTP to the registry (OCIRepository spec.insecure). Default
+    false."""
     timeout: Duration | None = None
+    """Passed through to the HelmRelease as spec.timeout: how long each Kubernetes operation of a
+    Helm action may take (Flux's default 5m0s). A Go duration: 5m, 1h30m, 10s."""
     pollInterval: Duration | None = None
+    """How often the manager resolves a version range (and spec.images) again, so that a newly
+    pushed chart or tag rolls out; unset: only when the Bundle changes. Read by the manager only,
+    never copied into a BundleDeployment."""
     disableTemplating: bool | None = None
+    """true: values are passed as written, no `${ }` templating. Default false. Read by the
+    manager only, never copied into a BundleDeployment."""
     interval: Duration | None = None
+    """Passed through to the HelmRelease as spec.interval, and the interval of its chart source:
+    how often Flux reconciles the release. Default 10m."""
     install: InstallOptions | None = None
+    """Helm install settings (the HelmRelease's spec.install)."""
     upgrade: UpgradeOptions | None = None
+    """Helm upgrade settings (the HelmRelease's spec.upgrade)."""
     rollback: RollbackOptions | None = None
+    """Helm rollback settings (the HelmRelease's spec.rollback)."""
     uninstall: UninstallOptions | None = None
+    """Helm uninstall settings (the HelmRelease's spec.uninstall)."""
     test: TestOptions | None = None
+    """Helm test settings (the HelmRelease's spec.test)."""
     maxHistory: int | None = Field(default=None, ge=0)
+    """Passed through to the HelmRelease as spec.maxHistory: how many Helm revisions are kept; 0
+    keeps all (Flux's default 5)."""
     driftDetection: DriftDetection | None = None
+    """Drift detection of the release's objects (the HelmRelease's spec.driftDetection)."""

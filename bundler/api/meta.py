@@ -93,24 +93,38 @@ Message = Annotated[str, WithJsonSchema({"type": "string", "maxLength": CONDITIO
 
 
 class Condition(ApiModel):
-    """A standard Kubernetes condition (metav1.Condition)."""
+    """One aspect of the object's state, as a standard Kubernetes condition (metav1.Condition)."""
 
     type: ConditionTypeName
+    """The aspect, in CamelCase (e.g. Ready); at most 316 characters, optionally prefixed with a
+    DNS subdomain and a slash."""
     status: ConditionStatus
+    """True, False or Unknown."""
     reason: ConditionReason = ""
+    """Why the condition is in its status, as a CamelCase word such as UpgradeFailed (at most
+    1024 characters; empty allowed)."""
     message: Message = ""
+    """Details for humans. Text that agents, Flux or registries wrote is cut at 32 KiB, ending
+    `... (truncated)`."""
     lastTransitionTime: str | None = None
+    """When the status last changed (RFC 3339)."""
     observedGeneration: int | None = None
+    """The metadata.generation of the object the condition was set for: a condition about an
+    older generation is stale."""
 
 
 Conditions = Annotated[list[Condition], Field(max_length=CONDITIONS_MAX)]
 
 
 class LocalObjectReference(ApiModel):
+    """A reference to an object in the namespace of the object that holds the reference."""
+
     name: str = Field(min_length=1)
+    """Name of the object (not empty)."""
 
 
 class DependsOn(ApiModel):
     """Another Bundle of the same workspace that must be Ready on a cluster first."""
 
     name: str = Field(min_length=1)
+    """Name of a Bundle in the same workspace (not this Bundle's own name)."""

@@ -17,13 +17,22 @@ class SelectorOperator(StrEnum):
 
 
 class LabelSelectorRequirement(ApiModel):
+    """One requirement on a label (metav1.LabelSelectorRequirement)."""
+
     key: str
+    """The label key (a qualified name, optionally prefixed: example.com/tier)."""
     operator: SelectorOperator
+    """In, NotIn, Exists or DoesNotExist. NotIn and DoesNotExist also match objects without the
+    label."""
     values: list[str] = Field(default_factory=list)
+    """The label values: at least one for In and NotIn, none for Exists and DoesNotExist."""
 
 
 class LabelSelector(ApiModel):
-    """matchLabels AND matchExpressions; `{}` matches everything."""
+    """A Kubernetes label selector (metav1.LabelSelector): matchLabels AND every
+    matchExpression; `{}` matches everything."""
 
     matchLabels: dict[str, str] = Field(default_factory=dict)
+    """Labels that must all be present with exactly these values."""
     matchExpressions: list[LabelSelectorRequirement] = Field(default_factory=list)
+    """Requirements that must all hold, as well as matchLabels."""

@@ -25,17 +25,27 @@ class DeploymentState(StrEnum):
 
 
 class Summary(ApiModel):
-    """How many BundleDeployments are in each state; desiredReady: all that should be Ready."""
+    """How many deployments (one per targeted Bundle and Cluster) are in each state."""
 
     desiredReady: int = 0
+    """All deployments counted: every one should be Ready."""
     ready: int = 0
+    """Ready: applied, and Flux reports the release Ready on the wanted chart version."""
     notReady: int = 0
+    """NotReady: applied, but the release is not Ready (Flux is still working, or it failed)."""
     pending: int = 0
+    """Pending: the cluster is targeted, but has no BundleDeployment yet."""
     waitApplied: int = 0
+    """WaitApplied: the agent has not applied the current deploymentID yet."""
     errApplied: int = 0
+    """ErrApplied: the agent's last attempt to apply the current deploymentID failed, or the
+    values could not be rendered for the cluster."""
     outOfSync: int = 0
+    """OutOfSync: a newer deployment is staged, held back by the rollout strategy."""
     modified: int = 0
+    """Modified: the release differs from what was applied."""
     offline: int = 0
+    """Offline: the cluster's agent has not checked in within the manager's --offline-after."""
 
 
 # "namespace/name" of a Bundle or Cluster: a DNS-1123 label, a slash, a DNS-1123 subdomain.
@@ -47,16 +57,23 @@ NON_READY_MAX = 10
 
 
 class NonReadyResource(ApiModel):
-    """One BundleDeployment that is not Ready, as listed on a Bundle (at most 10 of them)."""
+    """One targeted cluster where the Bundle is not Ready."""
 
     cluster: ObjectKey
+    """The Cluster, as `namespace/name`."""
     state: DeploymentState
+    """Its state: ErrApplied, WaitApplied, Offline, NotReady, Pending, OutOfSync or Modified."""
     message: Message = ""
+    """Why: Flux's reason and message, the agent's (e.g. waiting for a dependsOn bundle), or the
+    template error; cut at 32 KiB."""
 
 
 class NonReadyBundle(ApiModel):
-    """One Bundle that is not Ready on a Cluster, as listed on that Cluster."""
+    """One Bundle that is not Ready on the Cluster."""
 
     bundle: ObjectKey
+    """The Bundle, as `namespace/name`."""
     state: DeploymentState
+    """Its state: ErrApplied, WaitApplied, Offline, NotReady, Pending, OutOfSync or Modified."""
     message: Message = ""
+    """Why: Flux's reason and message, the agent's, or the template error; cut at 32 KiB."""
