@@ -134,7 +134,9 @@ def openapi_schema(model: type[BaseModel]) -> dict[str, Any]:
     defs = raw.get("$defs", {})
     props = {k: _structural(v, defs) for k, v in raw["properties"].items()}
     props["metadata"] = {"type": "object"}
-    return {"type": "object", "properties": props, "required": ["spec"]}
+    # What the model requires, and no more: a Cluster may be written without a spec.
+    required = [name for name in raw.get("required", ()) if name != "metadata"]
+    return {"type": "object", "properties": props, **({"required": required} if required else {})}
 
 
 def crd(spec: CrdSpec) -> dict[str, Any]:
