@@ -34,8 +34,6 @@ log = logging.getLogger(__name__)
 # Kubernetes' own default when a watch names no timeoutSeconds is 30-60 minutes.
 DEFAULT_WATCH_SECONDS = 1800.0
 _TRUE = ("true", "1", "True")
-# The requests whose answer is the object as stored (a delete may answer with a Status).
-_WRITES_OF_OBJECTS = frozenset({Verb.CREATE, Verb.UPDATE, Verb.PATCH})
 _READS = frozenset({Verb.GET, Verb.LIST, Verb.WATCH})
 
 
@@ -160,8 +158,6 @@ class RequestHandler(BaseHTTPRequestHandler):
             code, answer = execute(context.store, context.pager, request)
             if view is not None:
                 answer = view.of_answer(answer, _now())
-            if context.tokens is not None and verb in _WRITES_OF_OBJECTS:
-                context.tokens.written(route.resource, answer)
             if verb not in _READS:
                 context.record_write(Write.of(user.name, verb, route, answer))
         except StoreError as error:

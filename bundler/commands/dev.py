@@ -3,9 +3,11 @@
 The project's API server (bundler.apiserver: authentication, RBAC, Tables for kubectl) listens on
 127.0.0.1 over HTTPS with a fresh self-signed certificate and a fresh admin token, in front of the
 management store of a simulated fleet (bundler.sim.fleet: the manager, one agent and one simulated
-Flux helm-controller per Cluster). The `-f` inputs are loaded as `bundler sim` loads them; a
-Cluster written later (`kubectl apply`) gets its simulated downstream cluster and agent at once.
-The command writes an admin kubeconfig (mode 0600) and runs until SIGINT or SIGTERM.
+Flux helm-controller per Cluster). Its token controller fills the agents' token Secrets the manager
+writes, with that certificate as their CA, so `bundler agent-kubeconfig` gives kubeconfigs that
+work against it. The `-f` inputs are loaded as `bundler sim` loads them; a Cluster written later
+(`kubectl apply`) gets its simulated downstream cluster and agent at once. The command writes an
+admin kubeconfig (mode 0600) and runs until SIGINT or SIGTERM.
 """
 
 from __future__ import annotations
