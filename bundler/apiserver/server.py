@@ -6,8 +6,10 @@ Retry-After) and can stop serving a kind, as a cluster without the Flux CRDs wou
 cluster, it fills service-account token Secrets (bundler.apiserver.tokens), authenticates every
 request by its bearer token (bundler.apiserver.authn: `admin_token`, or a service-account token),
 enforces RBAC (bundler.apiserver.rbac, .escalation) and etcd's and the API's limits
-(bundler.apiserver.limits). For kubectl it answers Tables (bundler.apiserver.tables) and OpenAPI
-v3 stubs (bundler.apiserver.openapi), and speaks HTTPS given a `certificate` (cert and key files).
+(bundler.apiserver.limits), and decodes and validates custom resources against their CRD schemas
+(bundler.apiserver.admission: field validation, pruning, defaulting, schema validation). For
+kubectl it answers Tables (bundler.apiserver.tables) and OpenAPI v3 stubs
+(bundler.apiserver.openapi), and speaks HTTPS given a `certificate` (cert and key files).
 """
 
 from __future__ import annotations

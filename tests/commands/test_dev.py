@@ -1,6 +1,6 @@
 """`bundler dev` with the real kubectl: CRDs and examples applied, printer columns once the
-simulated fleet converges, Clusters applied later wired, watches, a pull agent's kubeconfig from
-its token, and the command's lifecycle."""
+simulated fleet converges, Clusters applied later wired, watches, objects validated as a real
+server validates them, a pull agent's kubeconfig from its token, and the command's lifecycle."""
 
 from __future__ import annotations
 
@@ -36,6 +36,18 @@ LATE_CLUSTER = """\
 apiVersion: bundler.dev/v1alpha1
 kind: Cluster
 metadata: {name: dev-2, namespace: fleet-default, labels: {env: dev, region: eu-west}}
+"""
+BAD_BUNDLE = """\
+apiVersion: bundler.dev/v1alpha1
+kind: Bundle
+metadata: {name: bad, namespace: fleet-default}
+spec: {helm: {chart: podinfo}, targetMode: Bogus}
+"""
+TYPO_BUNDLE = """\
+apiVersion: bundler.dev/v1alpha1
+kind: Bundle
+metadata: {name: typo, namespace: fleet-default}
+spec: {helm: {chart: podinfo}, tragets: []}
 """
 
 
@@ -211,6 +223,42 @@ def test_a_taken_port_names_the_flag(tmp_path: Path) -> None:
             playground.start()
     assert raised.value.field == "--port"
     assert "cannot listen on 127.0.0.1" in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("flags", "document", "applied", "said"),
+    [
+        (
+            (),
+            BAD_BUNDLE,
+            False,
+            'The Bundle "bad" is invalid: spec.targetMode: Unsupported value: "Bogus": '
+            'supported values: "FirstMatch", "AllMatches"',
+        ),
+        (
+            (),
+            TYPO_BUNDLE,
+            False,
+            'Error from server (BadRequest): error when creating "STDIN": Bundle in version '
+            '"v1alpha1" cannot be handled as a Bundle: strict decoding error: '
+            'unknown field "spec.tragets"',
+        ),
+        (("--validate=warn",), TYPO_BUNDLE, True, 'Warning: unknown field "spec.tragets"'),
+        (("--validate=ignore",), TYPO_BUNDLE, True, ""),
+    ],
+    ids=["invalid-object", "unknown-field-strict", "unknown-field-warn", "unknown-field-ignore"],
+)
+def test_kubectl_apply_is_answered_as_a_real_server_answers_it(
+    kubectl: Kubectl, flags: tuple[str, ...], document: str, applied: bool, said: str
+) -> None:
+    kubectl("apply", "-f", str(ROOT / "crds"))
+    kubectl("create", "namespace", "fleet-default")
+    done = kubectl.attempt("apply", *flags, "-f", "-", stdin=document)
+    assert (done.returncode == 0) is applied, done.stderr
+    assert said in done.stderr
+    if applied:
+        stored = kubectl("get", "bundle", "typo", "-n", "fleet-default", "-o", "jsonpath={.spec}")
+        assert "podinfo" in stored and "tragets" not in stored
 
 
 def test_a_registered_pull_cluster_gets_a_kubeconfig_kubectl_uses_with_the_agents_rights(
