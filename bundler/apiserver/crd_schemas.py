@@ -91,7 +91,8 @@ def _version_schema(crd: Obj, version: str) -> Structural | None:
     versions = spec.get("versions") if isinstance(spec, Mapping) else None
     for entry in versions if isinstance(versions, list) else ():
         if isinstance(entry, Mapping) and entry.get("name") == version:
-            schema = (entry.get("schema") or {}).get("openAPIV3Schema")
+            validation = entry.get("schema")
+            schema = validation.get("openAPIV3Schema") if isinstance(validation, Mapping) else None
             return compile_schema(schema) if isinstance(schema, Mapping) else None
     return None
 

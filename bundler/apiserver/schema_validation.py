@@ -114,10 +114,10 @@ def _type(value: Any, schema: Structural, name: str) -> list[_Failure]:
     float_int = found == "number" and _whole(value) and "integer" in types
     int_float = found == "integer" and "number" in types
     fitting = found in types or float_int or int_float
-    scalar = not isinstance(value, str | list)
-    if scalar and fmt and not (fitting or found_format == fmt):
+    text_or_list = isinstance(value, str | list)
+    if not text_or_list and fmt and not (fitting or found_format == fmt):
         return [_type_failure(name, fmt, found_format)]
-    if not ("number" in types or "integer" in types) and fmt and not scalar:
+    if not ("number" in types or "integer" in types) and fmt and text_or_list:
         return []
     return [] if fitting else [_type_failure(name, ",".join(types), found)]
 

@@ -8,6 +8,8 @@ need. As kube-apiserver converts a CRD schema for validation:
   the string formats of bundler.apiserver.formats, `int32`/`int64` for integers,
   `float`/`double` for numbers;
 - `additionalProperties` counts only as a schema (a boolean is no schema).
+A CRD stored in the stand-in is not checked as kube-apiserver checks CRDs, so what is not of the
+shape a structural schema has (a `required` that is no list, say) is read as absent.
 """
 
 from __future__ import annotations
@@ -90,8 +92,8 @@ def compile_schema(raw: Mapping[str, Any]) -> Structural:
         properties=properties,
         additional=additional,
         items=items,
-        required=tuple(str(r) for r in raw.get("required") or ()),
-        enum=tuple(raw.get("enum") or ()),
+        required=_strings(raw.get("required")),
+        enum=tuple(raw["enum"]) if isinstance(raw.get("enum"), list) else (),
         format=_supported_format(str(raw.get("format") or ""), types),
         pattern=str(raw.get("pattern") or ""),
         min_length=_integer(raw.get("minLength")),
@@ -106,9 +108,13 @@ def compile_schema(raw: Mapping[str, Any]) -> Structural:
         embedded_resource=raw.get("x-kubernetes-embedded-resource") is True,
         default=default,
         list_type=str(raw.get("x-kubernetes-list-type") or ""),
-        list_map_keys=tuple(str(k) for k in raw.get("x-kubernetes-list-map-keys") or ()),
+        list_map_keys=_strings(raw.get("x-kubernetes-list-map-keys")),
         has_defaults=default is not MISSING or any(n is not None and n.has_defaults for n in below),
     )
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
 
 
 def _types(value: Any) -> tuple[str, ...]:

@@ -82,3 +82,22 @@ def test_a_store_without_crds_has_only_the_generated_schemas() -> None:
     schemas.start()
     assert schemas.of(BUNDLE) is not None
     schemas.stop()
+
+
+@pytest.mark.parametrize(
+    "versions",
+    [
+        [{"name": "v1", "schema": "not a schema"}],
+        [{"name": "v1", "schema": {"openAPIV3Schema": {"type": "object", "required": "spec"}}}],
+        "not a list",
+    ],
+    ids=["schema-not-an-object", "required-not-a-list", "versions-not-a-list"],
+)
+def test_a_malformed_crd_is_read_as_far_as_it_has_a_schema_shape(
+    store: MemoryStore, schemas: CustomResourceSchemas, versions: object
+) -> None:
+    crd = widget_crd()
+    crd["spec"]["versions"] = versions
+    store.create(CUSTOM_RESOURCE_DEFINITION, crd)
+    found = schemas.of(WIDGET)
+    assert found is None or found.required == ()
