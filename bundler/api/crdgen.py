@@ -163,7 +163,10 @@ def openapi_schema(model: type[BaseModel]) -> dict[str, Any]:
     # Nothing but the type: a description here is "metadata is implicitly specified" to the API
     # server (structural schemas restrict the root metadata to name and generateName).
     props["metadata"] = {"type": "object"}
-    return _described({"type": "object", "properties": props, "required": ["spec"]}, raw)
+    # What the model requires, and no more: a Cluster may be written without a spec.
+    required = [name for name in raw.get("required", ()) if name != "metadata"]
+    root = {"type": "object", "properties": props, **({"required": required} if required else {})}
+    return _described(root, raw)
 
 
 def crd(spec: CrdSpec) -> dict[str, Any]:

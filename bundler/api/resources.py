@@ -84,6 +84,16 @@ CAPI_CLUSTER = Resource(
 CAPI_CLUSTER_V1BETA1 = Resource(
     "cluster.x-k8s.io", "v1beta1", "Cluster", "clusters", status_subresource=True
 )
+# Served by `bundler dev`, so `kubectl apply -f crds/` works; the API server reads the schemas of
+# the CRDs stored (bundler.apiserver.crd_schemas).
+CUSTOM_RESOURCE_DEFINITION = Resource(
+    "apiextensions.k8s.io",
+    "v1",
+    "CustomResourceDefinition",
+    "customresourcedefinitions",
+    namespaced=False,
+    status_subresource=True,
+)
 
 BUNDLER_KINDS = (BUNDLE, BUNDLE_DEPLOYMENT, CLUSTER, CLUSTER_GROUP, BOOTSTRAP_CONFIG)
 CORE_KINDS = (

@@ -1,7 +1,9 @@
 """State the test API server shares between its request threads: store, served kinds, counters,
 the log of successful writes (who wrote what: the last MAX_WRITES), injected faults, list
-snapshots being paged, who a token is (authn) and what they may do (rbac), the emulated token
-controller, and the open watch streams it must end on stop."""
+snapshots being paged, who a token is (authn) and what they may do (rbac), the schemas of the
+custom resources (crd_schemas), the emulated token controller, and the open watch streams it must
+end on stop. `start()` and `stop()` run what follows the store on its own: the token controller
+and the CRD schemas."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from typing import Protocol
 
 from bundler.api.resources import Resource, Verb
 from bundler.apiserver.authn import Authenticator
+from bundler.apiserver.crd_schemas import CustomResourceSchemas
 from bundler.apiserver.faults import FaultQueue
 from bundler.apiserver.paging import Pager
 from bundler.apiserver.rbac import Authorizer
@@ -58,12 +61,14 @@ class ServerContext:
         admin_token: str,
         bookmark_interval: float,
         token_controller: bool,
+        ca_pem: str,
         continue_ttl: float,
     ) -> None:
         self.store = store
         self.authenticator = Authenticator(store, admin_token)
         self.authorizer = Authorizer(store)
-        self.tokens = TokenController(store) if token_controller else None
+        self.schemas = CustomResourceSchemas(store)
+        self.tokens = TokenController(store, ca_pem) if token_controller else None
         self.bookmark_interval = bookmark_interval
         self.faults = FaultQueue()
         self.pager = Pager(ttl=continue_ttl)
@@ -74,6 +79,16 @@ class ServerContext:
         self._denials: list[str] = []
         self._writes: deque[Write] = deque(maxlen=MAX_WRITES)
         self._streams: set[Closable] = set()
+
+    def start(self) -> None:
+        self.schemas.start()
+        if self.tokens is not None:
+            self.tokens.start()
+
+    def stop(self) -> None:
+        if self.tokens is not None:
+            self.tokens.stop()
+        self.schemas.stop()
 
     def served(self) -> list[Resource]:
         with self._lock:

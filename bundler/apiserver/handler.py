@@ -2,7 +2,9 @@
 responses.
 
 Every request is counted by API verb, may be answered by an injected fault, and otherwise runs
-against the store; every error leaves as a Kubernetes Status object.
+against the store; every error leaves as a Kubernetes Status object, and every answer carries the
+request's warnings as Warning headers. Custom resources are served as decoded from storage
+(bundler.apiserver.decoding), to reads and watches alike.
 """
 
 from __future__ import annotations
@@ -10,23 +12,29 @@ from __future__ import annotations
 import json
 import logging
 import socket
+from collections.abc import Callable
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler
 from typing import Any, Protocol, cast
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from bundler.api.resources import Verb
-from bundler.apiserver.admission import admit, authorize_path
+from bundler.apiserver.admission import Admitted, admit, authorize_path
+from bundler.apiserver.authn import UserInfo
 from bundler.apiserver.context import ServerContext, Write
+from bundler.apiserver.decoding import from_storage
 from bundler.apiserver.discovery import document, is_discovery_path
 from bundler.apiserver.openapi import is_openapi_path, openapi_document
+from bundler.apiserver.response_warnings import Warnings
 from bundler.apiserver.routing import ResourceRoute, resolve, verb_of
 from bundler.apiserver.selectors import parse_equality_selector, parse_field_selector
 from bundler.apiserver.statuses import HttpError, from_store_error
+from bundler.apiserver.structural import Structural
 from bundler.apiserver.tables import TableEvents, TableView, table_view
 from bundler.apiserver.verbs import ApiRequest, execute
 from bundler.apiserver.watchstream import WatchStream
-from bundler.store.errors import StoreError
+from bundler.store.errors import Conflict, StoreError
+from bundler.store.mergepatch import json_copy
 from bundler.store.protocol import Obj
 
 log = logging.getLogger(__name__)
@@ -34,9 +42,9 @@ log = logging.getLogger(__name__)
 # Kubernetes' own default when a watch names no timeoutSeconds is 30-60 minutes.
 DEFAULT_WATCH_SECONDS = 1800.0
 _TRUE = ("true", "1", "True")
-# The requests whose answer is the object as stored (a delete may answer with a Status).
-_WRITES_OF_OBJECTS = frozenset({Verb.CREATE, Verb.UPDATE, Verb.PATCH})
 _READS = frozenset({Verb.GET, Verb.LIST, Verb.WATCH})
+# Admissions of one patch whose object keeps changing under it, before its 409 goes out.
+_PATCH_ATTEMPTS = 20
 
 
 class _HasContext(Protocol):
@@ -81,6 +89,7 @@ class RequestHandler(BaseHTTPRequestHandler):
 
     def _handle(self) -> None:
         self._started = False
+        self._warnings = Warnings()
         try:
             self._dispatch(self._read_body())
         except HttpError as error:
@@ -147,28 +156,53 @@ class RequestHandler(BaseHTTPRequestHandler):
             raise HttpError(400, "dryRun is not supported by the test API server")
         content_type = self.headers.get("Content-Type", "").split(";")[0].strip().lower()
         request = ApiRequest(route, verb, query, content_type, body)
-        admit(context.store, context.authorizer, user, request)
+        admitted = self._admit(user, request)
         fault = context.faults.take(verb, route.resource)
         if fault is not None:
             raise fault.error()
         accept = self.headers.get("Accept", "")
         view = table_view(accept, query, route.resource) if verb in _READS else None
+        schema = context.schemas.of(route.resource)
         try:
             if verb is Verb.WATCH:
-                self._watch(route, query, view)
+                self._watch(route, query, _watch_transform(schema, view))
                 return
-            code, answer = execute(context.store, context.pager, request)
+            code, answer = self._execute(user, request, admitted)
+            if schema is not None and verb in _READS:
+                answer = _decoded(answer, schema)
             if view is not None:
                 answer = view.of_answer(answer, _now())
-            if context.tokens is not None and verb in _WRITES_OF_OBJECTS:
-                context.tokens.written(route.resource, answer)
             if verb not in _READS:
                 context.record_write(Write.of(user.name, verb, route, answer))
         except StoreError as error:
             raise from_store_error(error, route.resource, route.name) from None
         self._send_json(code, answer)
 
-    def _watch(self, route: ResourceRoute, query: dict[str, str], view: TableView | None) -> None:
+    def _admit(self, user: UserInfo, request: ApiRequest) -> Admitted:
+        context = self._context
+        return admit(
+            context.store, context.authorizer, context.schemas, user, request, self._warnings
+        )
+
+    def _execute(self, user: UserInfo, request: ApiRequest, admitted: Admitted) -> tuple[int, Obj]:
+        """Run the admitted request; a guarded patch is admitted again while its object changes."""
+        context = self._context
+        attempts = 1
+        while True:
+            try:
+                return execute(context.store, context.pager, admitted.request)
+            except Conflict:
+                if not admitted.guarded or attempts == _PATCH_ATTEMPTS:
+                    raise
+            attempts += 1
+            admitted = self._admit(user, request)
+
+    def _watch(
+        self,
+        route: ResourceRoute,
+        query: dict[str, str],
+        transform: Callable[[Obj], Obj] | None,
+    ) -> None:
         resource_version = query.get("resourceVersion") or None
         if resource_version is not None and not resource_version.isdigit():
             raise HttpError(400, f"invalid resourceVersion {resource_version!r}")
@@ -184,7 +218,7 @@ class RequestHandler(BaseHTTPRequestHandler):
             fields=parse_field_selector(query.get("fieldSelector", "")),
             timeout=float(timeout) if timeout and int(timeout) > 0 else DEFAULT_WATCH_SECONDS,
             bookmarks=query.get("allowWatchBookmarks") in _TRUE,
-            transform=None if view is None else TableEvents(view, _now),
+            transform=transform,
         )
         self.close_connection = True
         stream.run(resource_version, self._begin_stream)
@@ -204,8 +238,34 @@ class RequestHandler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         for name, value in (headers or {}).items():
             self.send_header(name, value)
+        for warning in self._warnings.headers():
+            # http.server writes headers as latin-1; these bytes are the UTF-8 Go would send.
+            self.send_header("Warning", warning.encode().decode("latin-1"))
         self.end_headers()
         self.wfile.write(data)
+
+
+def _decoded(answer: Obj, schema: Structural) -> Obj:
+    """A read's answer (an object or a list) with its objects as decoded from storage."""
+    if "items" in answer and answer.get("kind", "").endswith("List"):
+        answer["items"] = [from_storage(item, schema) for item in answer["items"]]
+        return answer
+    return from_storage(answer, schema)
+
+
+def _watch_transform(
+    schema: Structural | None, view: TableView | None
+) -> Callable[[Obj], Obj] | None:
+    """What a watch sends for each stored object: decoded, then as a Table for kubectl."""
+    table = None if view is None else TableEvents(view, _now)
+    if schema is None:
+        return table
+
+    def transform(stored: Obj) -> Obj:
+        decoded = from_storage(json_copy(stored), schema)
+        return decoded if table is None else table(decoded)
+
+    return transform
 
 
 def _now() -> datetime:

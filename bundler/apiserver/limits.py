@@ -19,10 +19,16 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from bundler.api.resources import NAMESPACE, Resource
+from bundler.apiserver.field_errors import (
+    FieldError,
+    invalid,
+    invalid_value,
+    required,
+    too_long,
+)
 from bundler.apiserver.statuses import HttpError
 from bundler.core.rbac import RBAC_GROUP
 from bundler.store.protocol import Obj
@@ -57,18 +63,6 @@ _LABEL_VALUE_MSG = (
 )
 
 
-@dataclass(frozen=True)
-class FieldError:
-    """One of apimachinery's field.Error: path, type and body."""
-
-    field: str
-    type: str
-    body: str
-
-    def __str__(self) -> str:
-        return f"{self.field}: {self.body}"
-
-
 def check_body_size(body: bytes) -> None:
     if len(body) > MAX_REQUEST_BODY_BYTES:
         raise HttpError(
@@ -85,52 +79,41 @@ def check_stored_size(obj: Obj) -> None:
 
 def check_metadata(res: Resource, obj: Obj, creating: bool) -> None:
     """422 Invalid when the object's name (on create), labels or annotations break the rules."""
+    errors = metadata_errors(res, obj, creating)
+    if errors:
+        raise invalid(res.kind, res.group, object_name(obj), errors)
+
+
+def metadata_errors(res: Resource, obj: Obj, creating: bool) -> list[FieldError]:
+    """What is wrong with the object's name (on create), labels and annotations."""
     meta = obj.get("metadata")
     if not isinstance(meta, Mapping):
-        return
+        return []
     errors: list[FieldError] = []
     name = meta.get("name")
     if creating and isinstance(name, str):
         errors.extend(_name_errors(res, name))
     errors.extend(_label_errors(meta.get("labels")))
     errors.extend(_annotation_errors(meta.get("annotations")))
-    if errors:
-        raise invalid(res, name if isinstance(name, str) else "", errors)
+    return errors
 
 
-def invalid(res: Resource, name: str, errors: list[FieldError]) -> HttpError:
-    """errors.NewInvalid: `<Kind>[.<group>] "<name>" is invalid: <errors>`, with the causes."""
-    kind = f"{res.kind}.{res.group}" if res.group else res.kind
-    listed = str(errors[0]) if len(errors) == 1 else "[" + ", ".join(map(str, errors)) + "]"
-    causes = [{"reason": e.type, "message": e.body, "field": e.field} for e in errors]
-    return HttpError(
-        422,
-        f'{kind} "{name}" is invalid: {listed}',
-        reason="Invalid",
-        details={"name": name, "group": res.group, "kind": res.kind, "causes": causes},
-    )
-
-
-def _invalid_value(field: str, value: str, detail: str) -> FieldError:
-    return FieldError(field, "FieldValueInvalid", f"Invalid value: {json.dumps(value)}: {detail}")
+def object_name(obj: Obj) -> str:
+    meta = obj.get("metadata")
+    name = meta.get("name") if isinstance(meta, Mapping) else None
+    return name if isinstance(name, str) else ""
 
 
 def _name_errors(res: Resource, name: str) -> list[FieldError]:
     if not name:
-        return [
-            FieldError(
-                "metadata.name",
-                "FieldValueRequired",
-                "Required value: name or generateName is required",
-            )
-        ]
+        return [required("metadata.name", "name or generateName is required")]
     if res == NAMESPACE:
         messages = dns1123_label(name)
     elif res.group == RBAC_GROUP:
         messages = path_segment(name)
     else:
         messages = dns1123_subdomain(name)
-    return [_invalid_value("metadata.name", name, m) for m in messages]
+    return [invalid_value("metadata.name", name, m) for m in messages]
 
 
 def _label_errors(labels: Any) -> list[FieldError]:
@@ -138,10 +121,10 @@ def _label_errors(labels: Any) -> list[FieldError]:
         return []
     errors: list[FieldError] = []
     for key in sorted(labels):
-        errors.extend(_invalid_value("metadata.labels", key, m) for m in qualified_name(key))
+        errors.extend(invalid_value("metadata.labels", key, m) for m in qualified_name(key))
         value = labels[key]
         if isinstance(value, str):
-            errors.extend(_invalid_value("metadata.labels", value, m) for m in label_value(value))
+            errors.extend(invalid_value("metadata.labels", value, m) for m in label_value(value))
     return errors
 
 
@@ -149,19 +132,13 @@ def _annotation_errors(annotations: Any) -> list[FieldError]:
     if not isinstance(annotations, Mapping):
         return []
     errors = [
-        _invalid_value("metadata.annotations", key, m)
+        invalid_value("metadata.annotations", key, m)
         for key in sorted(annotations)
         for m in qualified_name(key.lower())
     ]
     size = sum(len(k) + len(v) for k, v in annotations.items() if isinstance(v, str))
     if size > TOTAL_ANNOTATION_SIZE:
-        errors.append(
-            FieldError(
-                "metadata.annotations",
-                "FieldValueTooLong",
-                f"Too long: may not be more than {TOTAL_ANNOTATION_SIZE} bytes",
-            )
-        )
+        errors.append(too_long("metadata.annotations", TOTAL_ANNOTATION_SIZE))
     return errors
 
 

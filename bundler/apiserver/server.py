@@ -6,8 +6,10 @@ Retry-After) and can stop serving a kind, as a cluster without the Flux CRDs wou
 cluster, it fills service-account token Secrets (bundler.apiserver.tokens), authenticates every
 request by its bearer token (bundler.apiserver.authn: `admin_token`, or a service-account token),
 enforces RBAC (bundler.apiserver.rbac, .escalation) and etcd's and the API's limits
-(bundler.apiserver.limits). For kubectl it answers Tables (bundler.apiserver.tables) and OpenAPI
-v3 stubs (bundler.apiserver.openapi), and speaks HTTPS given a `certificate` (cert and key files).
+(bundler.apiserver.limits), and decodes and validates custom resources against their CRD schemas
+(bundler.apiserver.admission: field validation, pruning, defaulting, schema validation). For
+kubectl it answers Tables (bundler.apiserver.tables) and OpenAPI v3 stubs
+(bundler.apiserver.openapi), and speaks HTTPS given a `certificate` (cert and key files).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from bundler.apiserver.context import ServerContext, Write
 from bundler.apiserver.faults import Fault
 from bundler.apiserver.httpd import KubeHTTPServer
 from bundler.apiserver.paging import DEFAULT_TTL
+from bundler.apiserver.tokens import TEST_CA_PEM
 from bundler.store.memory import MemoryStore
 
 _CONTEXT_NAME = "bundler-test"
@@ -39,8 +42,9 @@ class ApiServer:
     The default store requires Namespaces to exist, like a real cluster. `bookmark_interval` is
     how often watches that allow bookmarks get one while idle (one is always sent at timeout).
     Discovery requests are counted under "discovery", not "get". With `token_controller` (the
-    default) token Secrets of existing ServiceAccounts written through the server get a token, as
-    Kubernetes' token controller gives them; its writes are not counted. `admin_token` (default a
+    default) token Secrets of existing ServiceAccounts stored in `store` get a token while the
+    server runs, as Kubernetes' token controller gives them, with the server's certificate as
+    their `ca.crt` when it has one; its writes are not counted. `admin_token` (default a
     fixed one, or `token`) authenticates as a member of `system:masters`, who may do anything:
     the fixtures' cluster admin; `kubeconfig()` uses it unless told another token. A list's
     continue token expires `continue_ttl` seconds after its first page (0: at once).
@@ -67,6 +71,7 @@ class ApiServer:
             admin_token=self.admin_token,
             bookmark_interval=bookmark_interval,
             token_controller=token_controller,
+            ca_pem=certificate[0].read_text() if certificate is not None else TEST_CA_PEM,
             continue_ttl=continue_ttl,
         )
         self._certificate = certificate
@@ -82,6 +87,7 @@ class ApiServer:
             tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
             tls.load_cert_chain(*self._certificate)
         self._httpd = KubeHTTPServer(self._context, tls, self._port)
+        self._context.start()
         host, port = self._httpd.server_address[:2]
         scheme = "http" if tls is None else "https"
         self.url = f"{scheme}://{host!s}:{port}"
@@ -104,6 +110,7 @@ class ApiServer:
         thread.join()
         httpd.close_connections()
         httpd.server_close()
+        self._context.stop()
         self._httpd = self._thread = None
 
     def __enter__(self) -> ApiServer:

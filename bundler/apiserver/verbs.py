@@ -2,6 +2,9 @@
 
 Each takes a routed request and answers with an HTTP code and a JSON body, after the checks the
 real API server makes on request bodies (kind, apiVersion, and name/namespace matching the URL).
+A write that admission decoded (`ApiRequest.decoded`, a custom resource pruned and defaulted)
+stores that object; a patch admission applied is stored as an update of its result, which carries
+the resourceVersion it was applied to (bundler.apiserver.admission).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ class ApiRequest:
     query: dict[str, str]
     content_type: str
     body: bytes
+    decoded: Obj | None = None
 
 
 def execute(store: MemoryStore, pager: Pager, request: ApiRequest) -> tuple[int, Obj]:
@@ -40,17 +44,17 @@ def execute(store: MemoryStore, pager: Pager, request: ApiRequest) -> tuple[int,
     if request.verb is Verb.LIST:
         return 200, _list(store, pager, request)
     if name is None:
-        return 201, store.create(res, _body_for(route, request.body))
+        return 201, store.create(res, _body_for(request))
     if request.verb is Verb.GET:
         return 200, store.get(res, name, namespace)
-    if request.verb is Verb.UPDATE:
-        body = _body_for(route, request.body)
-        return 200, store.update_status(res, body) if route.status else store.update(res, body)
-    if request.verb is Verb.PATCH:
+    if request.verb is Verb.PATCH and request.decoded is None:
         patch = _patch_for(request)
         if route.status:
             return 200, store.patch_status(res, name, patch, namespace)
         return 200, store.patch(res, name, patch, namespace)
+    if request.verb in (Verb.UPDATE, Verb.PATCH):
+        body = _body_for(request)
+        return 200, store.update_status(res, body) if route.status else store.update(res, body)
     return 200, _delete(store, route, name, _delete_options(request))
 
 
@@ -129,10 +133,14 @@ def _json_object(raw: bytes, what: str) -> dict[str, Any]:
     return value
 
 
-def _body_for(route: ResourceRoute, raw: bytes) -> Obj:
+def _body_for(request: ApiRequest) -> Obj:
     """The request body as an object, checked against and completed from the URL."""
+    route = request.route
     res = route.resource
-    body = _json_object(raw, "request body")
+    if request.decoded is not None:
+        body = request.decoded
+    else:
+        body = _json_object(request.body, "request body")
     _check_type(res, body)
     meta = body.setdefault("metadata", {})
     if not isinstance(meta, dict):

@@ -1,11 +1,14 @@
 """`bundler dev`: a playground on one laptop, driven with kubectl.
 
-The project's API server (bundler.apiserver: authentication, RBAC, Tables for kubectl) listens on
-127.0.0.1 over HTTPS with a fresh self-signed certificate and a fresh admin token, in front of the
-management store of a simulated fleet (bundler.sim.fleet: the manager, one agent and one simulated
-Flux helm-controller per Cluster). The `-f` inputs are loaded as `bundler sim` loads them; a
-Cluster written later (`kubectl apply`) gets its simulated downstream cluster and agent at once.
-The command writes an admin kubeconfig (mode 0600) and runs until SIGINT or SIGTERM.
+The project's API server (bundler.apiserver: authentication, RBAC, custom resources validated,
+pruned and defaulted against their CRDs, Tables for kubectl) listens on 127.0.0.1 over HTTPS with a
+fresh self-signed certificate and a fresh admin token, in front of the management store of a
+simulated fleet (bundler.sim.fleet: the manager, one agent and one simulated Flux helm-controller
+per Cluster). Its token controller fills the agents' token Secrets the manager writes, with that
+certificate as their CA, so `bundler agent-kubeconfig` gives kubeconfigs that work against it. The
+`-f` inputs are loaded as `bundler sim` loads them; a Cluster written later (`kubectl apply`) gets
+its simulated downstream cluster and agent at once. The command writes an admin kubeconfig (mode
+0600) and runs until SIGINT or SIGTERM.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from bundler.api.cluster import Cluster
-from bundler.api.resources import ALL_KINDS, CLUSTER, Resource
+from bundler.api.resources import ALL_KINDS, CLUSTER, CUSTOM_RESOURCE_DEFINITION, Resource
 from bundler.apiserver.certificates import self_signed_certificate
 from bundler.apiserver.server import ApiServer
 from bundler.capi.start import start_capi_importer
@@ -46,14 +49,6 @@ from bundler.sim.fleet import DEFAULT_FLUX_DELAY, Fleet, FleetOptions
 log = logging.getLogger(__name__)
 
 DEFAULT_KUBECONFIG_OUT = "bundler-dev.kubeconfig"
-CUSTOM_RESOURCE_DEFINITION = Resource(
-    "apiextensions.k8s.io",
-    "v1",
-    "CustomResourceDefinition",
-    "customresourcedefinitions",
-    namespaced=False,
-    status_subresource=True,
-)
 # The kinds the playground serves: bundler's (from the start), the built-ins, Flux's and Cluster
 # API's, and CRDs themselves, so `kubectl apply -f crds/` works as on a real cluster.
 PLAYGROUND_KINDS: tuple[Resource, ...] = (*ALL_KINDS, CUSTOM_RESOURCE_DEFINITION)

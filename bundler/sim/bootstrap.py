@@ -42,7 +42,7 @@ class BootstrapSide:
     def _fill_token(self, key: Key) -> None:
         secret = self._token_secrets.get(key.namespace, key.name)
         if secret is not None:
-            self._tokens.written(SECRET, secret)
+            self._tokens.fill(secret)
 
     def _agent_installed(self, key: Key) -> None:
         release = self._releases.get(key.namespace, key.name)

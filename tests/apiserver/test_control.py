@@ -7,7 +7,7 @@ import requests
 
 from bundler.api.resources import BUNDLE, NAMESPACE, SECRET
 from bundler.apiserver import ApiServer, Verb
-from tests.apiserver.conftest import BUNDLES, MERGE, Http
+from tests.apiserver.conftest import BUNDLES, MERGE, Http, bundle_body
 
 
 def test_injected_429_carries_retry_after(server: ApiServer, api: Http) -> None:
@@ -36,7 +36,7 @@ def test_injected_codes_have_kubernetes_reasons(
 
 def test_faults_match_verb_and_resource(server: ApiServer, api: Http) -> None:
     server.inject_failure(503, verb=Verb.PATCH, resource=BUNDLE)
-    api.call("POST", BUNDLES, {"metadata": {"name": "a"}})
+    api.call("POST", BUNDLES, bundle_body("a"))
     assert api.call("PATCH", "/api/v1/namespaces/ws", {}, headers=MERGE)[0] == 200
     assert api.call("GET", f"{BUNDLES}/a")[0] == 200
     assert api.call("PATCH", f"{BUNDLES}/a", {}, headers=MERGE)[0] == 503
@@ -51,7 +51,7 @@ def test_clear_failures(server: ApiServer, api: Http) -> None:
 
 def test_request_counts_by_verb(server: ApiServer, api: Http) -> None:
     server.reset_counts()
-    api.call("POST", BUNDLES, {"metadata": {"name": "a"}})
+    api.call("POST", BUNDLES, bundle_body("a"))
     api.call("GET", f"{BUNDLES}/a")
     api.call("GET", BUNDLES)
     current = api.call("GET", f"{BUNDLES}/a")[1]

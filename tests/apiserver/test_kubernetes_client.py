@@ -12,6 +12,7 @@ from kubernetes import client, config, dynamic, watch
 from kubernetes.client.exceptions import ApiException
 
 from bundler.apiserver import ApiServer
+from tests.apiserver.conftest import SPEC_CHANGE
 
 # The client's annotations are partial (models' fields are Optional, some modules untyped): these
 # tests drive it untyped, as its users' code does.
@@ -70,7 +71,7 @@ def test_core_v1_secrets(kube: tuple[ApiServer, client.ApiClient]) -> None:
 def test_custom_objects(kube: tuple[ApiServer, client.ApiClient]) -> None:
     custom: Any = client.CustomObjectsApi(kube[1])
     created = custom.create_namespaced_custom_object(GROUP, VERSION, "ws", "bundles", bundle("a"))
-    custom.patch_namespaced_custom_object(GROUP, VERSION, "ws", "bundles", "a", {"spec": {"x": 1}})
+    custom.patch_namespaced_custom_object(GROUP, VERSION, "ws", "bundles", "a", SPEC_CHANGE)
     status = custom.patch_namespaced_custom_object_status(
         GROUP, VERSION, "ws", "bundles", "a", {"status": {"observedGeneration": 2}}
     )
@@ -96,9 +97,7 @@ def test_watch_stream_tracks_resource_versions(kube: tuple[ApiServer, client.Api
     seen: list[tuple[str, str]] = []
 
     def write_later() -> None:
-        custom.patch_namespaced_custom_object(
-            GROUP, VERSION, "ws", "bundles", "a", {"spec": {"x": 1}}
-        )
+        custom.patch_namespaced_custom_object(GROUP, VERSION, "ws", "bundles", "a", SPEC_CHANGE)
 
     for event in stream.stream(
         custom.list_namespaced_custom_object, GROUP, VERSION, "ws", "bundles", timeout_seconds=30
@@ -159,8 +158,8 @@ def test_dynamic_client_discovers_and_writes(
     bundles.create(body=bundle("a"), namespace="ws")
     assert [b.metadata.name for b in bundles.get(namespace="ws").items] == ["a"]
     bundles.status.patch(
-        body={"metadata": {"name": "a"}, "status": {"ready": True}},
+        body={"metadata": {"name": "a"}, "status": {"resolvedVersion": "1.0.0"}},
         namespace="ws",
         content_type=MERGE_PATCH,
     )
-    assert bundles.get(name="a", namespace="ws").status.ready is True
+    assert bundles.get(name="a", namespace="ws").status.resolvedVersion == "1.0.0"

@@ -89,7 +89,7 @@ def test_every_write_that_would_grow_an_object_past_etcds_limit_is_refused(
     bodies = {
         "update": {**created, "spec": {"helm": {"chart": big}}},
         "patch": {"spec": {"helm": {"chart": big}}},
-        "status-patch": {"status": {"message": big}},
+        "status-patch": {"status": {"resolvedVersion": big}},
     }
     kind = "status-patch" if path.endswith("/status") else "update" if method == "PUT" else "patch"
     assert api.call(method, path, bodies[kind], headers=headers) == (500, ETCD_TOO_LARGE)

@@ -10,13 +10,10 @@ import requests
 
 from bundler.api.resources import HELM_RELEASE, SECRET
 from bundler.apiserver import ApiServer
-from tests.apiserver.conftest import BUNDLES, MERGE, Http
+from tests.apiserver.conftest import BUNDLES, MERGE, SPEC_CHANGE, Http
+from tests.apiserver.conftest import bundle_body as bundle
 
 HELM_RELEASES = "/apis/helm.toolkit.fluxcd.io/v2/namespaces/ws/helmreleases"
-
-
-def bundle(name: str, **labels: str) -> dict[str, Any]:
-    return {"metadata": {"name": name, "labels": labels}, "spec": {"chart": "podinfo"}}
 
 
 def test_create_get_update_patch_delete(api: Http) -> None:
@@ -26,11 +23,17 @@ def test_create_get_update_patch_delete(api: Http) -> None:
     assert created["kind"] == "Bundle"
     code, fetched = api.call("GET", f"{BUNDLES}/a")
     assert (code, fetched) == (200, created)
-    fetched["spec"]["chart"] = "nginx"
+    fetched["spec"]["helm"]["chart"] = "nginx"
     code, updated = api.call("PUT", f"{BUNDLES}/a", fetched)
     assert (code, updated["metadata"]["generation"]) == (200, 2)
-    code, patched = api.call("PATCH", f"{BUNDLES}/a", {"spec": {"chart": None}}, headers=MERGE)
-    assert (code, patched["spec"]) == (200, {})
+    patch = {"spec": {"helm": {"version": "1.*"}, "namespace": "web"}}
+    code, patched = api.call("PATCH", f"{BUNDLES}/a", patch, headers=MERGE)
+    assert (code, patched["spec"]) == (
+        200,
+        {"helm": {"chart": "nginx", "version": "1.*"}, "namespace": "web"},
+    )
+    code, patched = api.call("PATCH", f"{BUNDLES}/a", {"spec": {"namespace": None}}, headers=MERGE)
+    assert (code, patched["spec"]) == (200, {"helm": {"chart": "nginx", "version": "1.*"}})
     code, deleted = api.call("DELETE", f"{BUNDLES}/a")
     assert (code, deleted["metadata"]["name"]) == (200, "a")
     assert api.call("GET", f"{BUNDLES}/a")[0] == 404
@@ -38,16 +41,15 @@ def test_create_get_update_patch_delete(api: Http) -> None:
 
 def test_status_subresource(api: Http) -> None:
     api.call("POST", BUNDLES, bundle("a"))
-    code, patched = api.call(
-        "PATCH", f"{BUNDLES}/a/status", {"status": {"ready": True}, "spec": {"x": 1}}, headers=MERGE
-    )
+    status = {"status": {"resolvedVersion": "1.0.0"}, **SPEC_CHANGE}
+    code, patched = api.call("PATCH", f"{BUNDLES}/a/status", status, headers=MERGE)
     assert code == 200
-    assert patched["status"] == {"ready": True}
-    assert patched["spec"] == {"chart": "podinfo"}
-    patched["status"] = {"ready": False}
+    assert patched["status"] == {"resolvedVersion": "1.0.0"}
+    assert patched["spec"] == {"helm": {"chart": "podinfo"}}
+    patched["status"] = {"resolvedVersion": "1.0.1"}
     code, updated = api.call("PUT", f"{BUNDLES}/a/status", patched)
-    assert (code, updated["status"]) == (200, {"ready": False})
-    assert api.call("GET", f"{BUNDLES}/a/status")[1]["status"] == {"ready": False}
+    assert (code, updated["status"]) == (200, {"resolvedVersion": "1.0.1"})
+    assert api.call("GET", f"{BUNDLES}/a/status")[1]["status"] == {"resolvedVersion": "1.0.1"}
 
 
 def test_list_shape_and_label_selector(api: Http) -> None:
@@ -93,10 +95,17 @@ def test_unsupported_selectors_are_bad_requests(api: Http, query: str) -> None:
             409,
             "Conflict",
         ),
-        ("POST", BUNDLES, {"metadata": {"name": "Bad_Name"}}, {}, 422, "Invalid"),
-        ("POST", BUNDLES, {"metadata": {"name": "x", "namespace": "other"}}, {}, 400, "BadRequest"),
-        ("PUT", f"{BUNDLES}/dup", {"metadata": {"name": "other"}}, {}, 400, "BadRequest"),
-        ("POST", BUNDLES, {"kind": "Cluster", "metadata": {"name": "x"}}, {}, 400, "BadRequest"),
+        ("POST", BUNDLES, bundle("Bad_Name"), {}, 422, "Invalid"),
+        (
+            "POST",
+            BUNDLES,
+            {**bundle("x"), "metadata": {"name": "x", "namespace": "other"}},
+            {},
+            400,
+            "BadRequest",
+        ),
+        ("PUT", f"{BUNDLES}/dup", bundle("other"), {}, 400, "BadRequest"),
+        ("POST", BUNDLES, {**bundle("x"), "kind": "Cluster"}, {}, 400, "BadRequest"),
         ("POST", BUNDLES, ["not", "an", "object"], {}, 400, "BadRequest"),
         (
             "PATCH",
@@ -161,7 +170,7 @@ def test_errors_are_kubernetes_statuses(
     reason: str,
 ) -> None:
     api.call("POST", BUNDLES, bundle("dup"))
-    api.call("PATCH", f"{BUNDLES}/dup", {"spec": {"x": 1}}, headers=MERGE)
+    api.call("PATCH", f"{BUNDLES}/dup", SPEC_CHANGE, headers=MERGE)
     answer_code, status = api.call(method, path, body, headers=headers)
     assert (answer_code, status["kind"], status["status"]) == (code, "Status", "Failure")
     assert (status["reason"], status["code"]) == (reason, code)
@@ -276,7 +285,7 @@ def test_dry_run_is_refused(api: Http) -> None:
 )
 def test_delete_options(api: Http, options: dict[str, Any] | None, query: str, code: int) -> None:
     api.call("POST", BUNDLES, bundle("a"))
-    api.call("PATCH", f"{BUNDLES}/a", {"spec": {"x": 1}}, headers=MERGE)
+    api.call("PATCH", f"{BUNDLES}/a", SPEC_CHANGE, headers=MERGE)
     assert api.call("DELETE", f"{BUNDLES}/a{query}", options)[0] == code
 
 

@@ -29,7 +29,7 @@ from bundler.apiserver.tables import (
     wants_table,
 )
 from bundler.store.protocol import Obj
-from tests.apiserver.conftest import BUNDLES, Http
+from tests.apiserver.conftest import BUNDLES, Http, bundle_body
 
 KUBECTL_TABLE = (
     "application/json;as=Table;v=v1;g=meta.k8s.io,"
@@ -222,7 +222,7 @@ def test_get_and_list_answer_tables_to_kubectl(
     server: ApiServer, api: Http, path: str, names: list[str]
 ) -> None:
     for name in ("a", "b"):
-        api.call("POST", BUNDLES, {"metadata": {"name": name}})
+        api.call("POST", BUNDLES, bundle_body(name))
     code, table = get_table(server, path)
     assert (code, table["kind"]) == (200, "Table")
     assert [row["cells"][0] for row in table["rows"]] == names
@@ -237,7 +237,7 @@ def test_get_and_list_answer_tables_to_kubectl(
 def test_include_object_is_read_from_the_query(
     server: ApiServer, api: Http, query: str, kind: str | None
 ) -> None:
-    api.call("POST", BUNDLES, {"metadata": {"name": "a"}})
+    api.call("POST", BUNDLES, bundle_body("a"))
     _, table = get_table(server, f"{BUNDLES}?{query}")
     assert table["rows"][0].get("object", {}).get("kind") == kind
 
@@ -248,7 +248,7 @@ def test_a_bad_include_object_is_a_400_status(server: ApiServer) -> None:
 
 
 def test_plain_json_requests_still_get_objects(server: ApiServer, api: Http) -> None:
-    api.call("POST", BUNDLES, {"metadata": {"name": "a"}})
+    api.call("POST", BUNDLES, bundle_body("a"))
     code, listed = api.call("GET", BUNDLES, headers={"Accept": "application/json"})
     assert (code, listed["kind"]) == (200, "BundleList")
 
@@ -256,13 +256,13 @@ def test_plain_json_requests_still_get_objects(server: ApiServer, api: Http) -> 
 def test_a_table_watch_sends_one_row_tables_with_the_columns_first(
     server: ApiServer, api: Http
 ) -> None:
-    api.call("POST", BUNDLES, {"metadata": {"name": "a"}})
+    api.call("POST", BUNDLES, bundle_body("a"))
     headers = {"Authorization": f"Bearer {server.admin_token}", "Accept": KUBECTL_TABLE}
     url = f"{server.url}{BUNDLES}?watch=true&timeoutSeconds=30"
     with requests.get(url, headers=headers, stream=True, timeout=10) as response:
         lines = response.iter_lines()
         first = json.loads(next(lines))
-        api.call("POST", BUNDLES, {"metadata": {"name": "b"}})
+        api.call("POST", BUNDLES, bundle_body("b"))
         second = json.loads(next(lines))
     assert [e["type"] for e in (first, second)] == ["ADDED", "ADDED"]
     assert [e["object"]["kind"] for e in (first, second)] == ["Table", "Table"]

@@ -1,17 +1,21 @@
-"""The emulated token controller: service-account token Secrets written through the server get a
-token when their ServiceAccount exists; other Secrets, and servers without it, are left alone."""
+"""The emulated token controller: service-account token Secrets get a token when their
+ServiceAccount exists, whoever stores them (a client of the server, or a controller writing to the
+store directly), with the server's certificate as their CA when it serves HTTPS; other Secrets,
+and servers without it, are left alone, and a token once given is never replaced."""
 
 from __future__ import annotations
 
 import base64
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from bundler.api.resources import NAMESPACE
+from bundler.api.resources import NAMESPACE, SECRET, SERVICE_ACCOUNT
 from bundler.apiserver import ApiServer
-from bundler.apiserver.tokens import TEST_CA_PEM
+from bundler.apiserver.certificates import self_signed_certificate
+from bundler.apiserver.tokens import TEST_CA_PEM, TokenController
 from bundler.store.protocol import Obj
 from tests.apiserver.conftest import MERGE, Http
 
@@ -20,15 +24,14 @@ ACCOUNTS = "/api/v1/namespaces/ws/serviceaccounts"
 TOKEN_TYPE = "kubernetes.io/service-account-token"
 
 
-def token_secret(account: str = "robot", **fields: Any) -> Obj:
-    return {
-        "metadata": {
-            "name": "robot-token",
-            "annotations": {"kubernetes.io/service-account.name": account},
-        },
-        "type": TOKEN_TYPE,
-        **fields,
+def token_secret(account: str = "robot", namespace: str | None = None, **fields: Any) -> Obj:
+    meta: Obj = {
+        "name": "robot-token",
+        "annotations": {"kubernetes.io/service-account.name": account},
     }
+    if namespace is not None:
+        meta["namespace"] = namespace
+    return {"metadata": meta, "type": TOKEN_TYPE, **fields}
 
 
 def decoded(secret: Obj, key: str) -> str:
@@ -100,3 +103,28 @@ def test_token_controller_can_be_turned_off(without_tokens: Http) -> None:
     without_tokens.call("POST", ACCOUNTS, {"metadata": {"name": "robot"}})
     without_tokens.call("POST", SECRETS, token_secret())
     assert "data" not in without_tokens.call("GET", f"{SECRETS}/robot-token")[1]
+
+
+def test_a_token_secret_stored_directly_is_filled(server: ApiServer) -> None:
+    server.store.create(SERVICE_ACCOUNT, {"metadata": {"name": "robot", "namespace": "ws"}})
+    server.store.create(
+        SECRET, {**token_secret(), "metadata": {**token_secret()["metadata"], "namespace": "ws"}}
+    )
+    assert decoded(server.store.get(SECRET, "robot-token", "ws"), "token")
+
+
+def test_an_https_server_gives_its_own_certificate_as_the_ca(tmp_path: Path) -> None:
+    certificate = self_signed_certificate(tmp_path)
+    with ApiServer(certificate=certificate) as running:
+        running.store.create(NAMESPACE, {"metadata": {"name": "ws"}})
+        running.store.create(SERVICE_ACCOUNT, {"metadata": {"name": "robot", "namespace": "ws"}})
+        running.store.create(SECRET, token_secret(namespace="ws"))
+        secret = running.store.get(SECRET, "robot-token", "ws")
+    assert decoded(secret, "ca.crt") == certificate[0].read_text()
+
+
+def test_a_token_once_given_is_never_replaced(server: ApiServer, api: Http, account: Obj) -> None:
+    api.call("POST", SECRETS, token_secret())
+    before = decoded(api.call("GET", f"{SECRETS}/robot-token")[1], "token")
+    TokenController(server.store).fill(token_secret(namespace="ws"))
+    assert decoded(api.call("GET", f"{SECRETS}/robot-token")[1], "token") == before

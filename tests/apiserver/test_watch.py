@@ -10,13 +10,13 @@ import pytest
 from bundler.api.resources import BUNDLE
 from bundler.apiserver import ApiServer
 from bundler.store.memory import MemoryStore
-from tests.apiserver.conftest import BUNDLES, MERGE, Http, WatchReader
+from tests.apiserver.conftest import BUNDLES, MERGE, SPEC_CHANGE, Http, WatchReader, bundle_body
 
 OpenWatch = Callable[[str], WatchReader]
 
 
 def add(api: Http, name: str, **labels: str) -> str:
-    code, created = api.call("POST", BUNDLES, {"metadata": {"name": name, "labels": labels}})
+    code, created = api.call("POST", BUNDLES, bundle_body(name, **labels))
     assert code == 201
     return str(created["metadata"]["resourceVersion"])
 
@@ -30,7 +30,7 @@ def test_watch_without_version_starts_with_the_current_objects(
     assert watch.response.status == 200
     assert watch.response.getheader("Content-Type") == "application/json"
     assert watch.events(2) == [("ADDED", "a"), ("ADDED", "b")]
-    api.call("PATCH", f"{BUNDLES}/a", {"spec": {"x": 1}}, headers=MERGE)
+    api.call("PATCH", f"{BUNDLES}/a", SPEC_CHANGE, headers=MERGE)
     api.call("DELETE", f"{BUNDLES}/b")
     assert watch.events(2) == [("MODIFIED", "a"), ("DELETED", "b")]
 
@@ -99,9 +99,7 @@ def test_cluster_wide_watch(api: Http, open_watch: OpenWatch) -> None:
     api.call("POST", "/api/v1/namespaces", {"metadata": {"name": "other"}})
     watch = open_watch("/apis/bundler.dev/v1alpha1/bundles?watch=true")
     add(api, "a")
-    api.call(
-        "POST", "/apis/bundler.dev/v1alpha1/namespaces/other/bundles", {"metadata": {"name": "b"}}
-    )
+    api.call("POST", "/apis/bundler.dev/v1alpha1/namespaces/other/bundles", bundle_body("b"))
     assert watch.events(2) == [("ADDED", "a"), ("ADDED", "b")]
 
 

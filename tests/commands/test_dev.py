@@ -1,5 +1,6 @@
 """`bundler dev` with the real kubectl: CRDs and examples applied, printer columns once the
-simulated fleet converges, Clusters applied later wired, watches, and the command's lifecycle."""
+simulated fleet converges, Clusters applied later wired, watches, objects validated as a real
+server validates them, a pull agent's kubeconfig from its token, and the command's lifecycle."""
 
 from __future__ import annotations
 
@@ -16,9 +17,11 @@ from pathlib import Path
 import pytest
 
 from bundler.commands.dev import Playground
+from bundler.core.naming import cluster_namespace
 from bundler.errors import BundlerError
 from bundler.inputs import World
 from bundler.sim.fleet import FleetOptions
+from tests.cli_helpers import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 KUBECTL = shutil.which("kubectl")
@@ -34,6 +37,18 @@ apiVersion: bundler.dev/v1alpha1
 kind: Cluster
 metadata: {name: dev-2, namespace: fleet-default, labels: {env: dev, region: eu-west}}
 """
+BAD_BUNDLE = """\
+apiVersion: bundler.dev/v1alpha1
+kind: Bundle
+metadata: {name: bad, namespace: fleet-default}
+spec: {helm: {chart: podinfo}, targetMode: Bogus}
+"""
+TYPO_BUNDLE = """\
+apiVersion: bundler.dev/v1alpha1
+kind: Bundle
+metadata: {name: typo, namespace: fleet-default}
+spec: {helm: {chart: podinfo}, tragets: []}
+"""
 
 
 @pytest.fixture
@@ -47,13 +62,20 @@ def playground(tmp_path: Path) -> Iterator[Playground]:
 
 
 class Kubectl:
-    """The real kubectl with the playground's admin kubeconfig."""
+    """The real kubectl with a kubeconfig (the playground's admin one, unless told)."""
 
     def __init__(self, config: Path) -> None:
+        self.config = config
         self.command = [str(KUBECTL), "--kubeconfig", str(config)]
 
     def __call__(self, *args: str, stdin: str | None = None) -> str:
-        done = subprocess.run(
+        done = self.attempt(*args, stdin=stdin)
+        assert done.returncode == 0, f"kubectl {' '.join(args)}: {done.stderr}"
+        return done.stdout
+
+    def attempt(self, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        """kubectl's run, whether it succeeds or not."""
+        return subprocess.run(
             [*self.command, *args],
             input=stdin,
             capture_output=True,
@@ -61,8 +83,6 @@ class Kubectl:
             timeout=WAIT_SECONDS,
             check=False,
         )
-        assert done.returncode == 0, f"kubectl {' '.join(args)}: {done.stderr}"
-        return done.stdout
 
 
 @pytest.fixture
@@ -203,3 +223,73 @@ def test_a_taken_port_names_the_flag(tmp_path: Path) -> None:
             playground.start()
     assert raised.value.field == "--port"
     assert "cannot listen on 127.0.0.1" in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("flags", "document", "applied", "said"),
+    [
+        (
+            (),
+            BAD_BUNDLE,
+            False,
+            'The Bundle "bad" is invalid: spec.targetMode: Unsupported value: "Bogus": '
+            'supported values: "FirstMatch", "AllMatches"',
+        ),
+        (
+            (),
+            TYPO_BUNDLE,
+            False,
+            'Error from server (BadRequest): error when creating "STDIN": Bundle in version '
+            '"v1alpha1" cannot be handled as a Bundle: strict decoding error: '
+            'unknown field "spec.tragets"',
+        ),
+        (("--validate=warn",), TYPO_BUNDLE, True, 'Warning: unknown field "spec.tragets"'),
+        (("--validate=ignore",), TYPO_BUNDLE, True, ""),
+    ],
+    ids=["invalid-object", "unknown-field-strict", "unknown-field-warn", "unknown-field-ignore"],
+)
+def test_kubectl_apply_is_answered_as_a_real_server_answers_it(
+    kubectl: Kubectl, flags: tuple[str, ...], document: str, applied: bool, said: str
+) -> None:
+    kubectl("apply", "-f", str(ROOT / "crds"))
+    kubectl("create", "namespace", "fleet-default")
+    done = kubectl.attempt("apply", *flags, "-f", "-", stdin=document)
+    assert (done.returncode == 0) is applied, done.stderr
+    assert said in done.stderr
+    if applied:
+        stored = kubectl("get", "bundle", "typo", "-n", "fleet-default", "-o", "jsonpath={.spec}")
+        assert "podinfo" in stored and "tragets" not in stored
+
+
+def test_a_registered_pull_cluster_gets_a_kubeconfig_kubectl_uses_with_the_agents_rights(
+    kubectl: Kubectl, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    kubectl("create", "namespace", "fleet-default")
+    admin = str(kubectl.config)
+    registered = run_cli(capsys, "cluster", "register", "edge", "--management-kubeconfig", admin)
+    assert registered.code == 0, registered.stderr
+    agent_config = tmp_path / "edge.kubeconfig"
+    issued = run_cli(
+        capsys,
+        "agent-kubeconfig",
+        "--cluster",
+        "fleet-default/edge",
+        "--kubeconfig",
+        admin,
+        "--output",
+        str(agent_config),
+        "--wait",
+        str(WAIT_SECONDS),
+    )
+    assert issued.code == 0, issued.stderr
+    agent = Kubectl(agent_config)
+    namespace = cluster_namespace("fleet-default", "edge")
+    # TLS is verified against the CA in the token Secret: the playground's own certificate.
+    listed = agent.attempt("get", "bundledeployments", "-n", namespace)
+    assert listed.returncode == 0, listed.stderr
+    denied = agent.attempt("get", "secrets", "-n", namespace)
+    assert denied.returncode != 0
+    assert (
+        f'secrets is forbidden: User "system:serviceaccount:{namespace}:bundler-agent" '
+        f'cannot list resource "secrets" in API group "" in the namespace "{namespace}"'
+    ) in denied.stderr
