@@ -54,16 +54,18 @@ def test_kubectl_get_shows_the_printer_columns(tenancy: Tenancy) -> None:
 @pytest.mark.parametrize(
     ("field", "expected"),
     [
-        ("bundle.spec.targets", "clusterSelector"),
-        ("bundle.spec.helm.version", "DESCRIPTION"),
-        ("cluster.bundler.dev.spec.agentMode", "DESCRIPTION"),
+        ("bundles.spec.targets", "clusterSelector"),
+        ("bundles.spec.helm.version", "DESCRIPTION"),
+        ("clusters.spec.agentMode", "DESCRIPTION"),
     ],
     ids=["bundle-targets", "bundle-helm-version", "cluster-agent-mode"],
 )
 def test_kubectl_explain_finds_descriptions(
     e2e_env: Environment, field: str, expected: str
 ) -> None:
-    explained = e2e_env.management.kubectl("explain", field).stdout
+    explained = e2e_env.management.kubectl(
+        "explain", field, "--api-version=bundler.dev/v1alpha1"
+    ).stdout
     assert expected in explained
     description = explained.split("DESCRIPTION:", 1)[1].split("FIELD", 1)[0].strip()
     assert description and "<empty>" not in description, explained

@@ -134,6 +134,28 @@ class TestCluster:
         items: list[dict[str, Any]] = json.loads(done.stdout)["items"]
         return items
 
+    def install_crds(self, *paths: Path) -> None:
+        """Apply CRD files and wait until the server serves every CRD in them."""
+        for path in paths:
+            self.kubectl("apply", "--server-side", "-f", str(path))
+        names = [
+            line.split("/", 1)[1]
+            for path in paths
+            for line in self.kubectl("get", "-f", str(path), "-o", "name").stdout.split()
+        ]
+
+        def established() -> bool:
+            for name in names:
+                crd = self.get("customresourcedefinition", name) or {}
+                conditions = (crd.get("status") or {}).get("conditions") or []
+                if not any(
+                    c["type"] == "Established" and c["status"] == "True" for c in conditions
+                ):
+                    return False
+            return True
+
+        wait_until(established, f"{', '.join(names)} to be established", timeout=START_TIMEOUT_S)
+
     def token(self, service_account: str, namespace: str, hours: int = 6) -> str:
         """A token for a ServiceAccount from the TokenRequest API."""
         done = self.kubectl(

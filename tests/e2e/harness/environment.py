@@ -62,7 +62,7 @@ def running_environment(tools: Tools, workdir: Path) -> Iterator[Environment]:
         for cluster in (management, *downstream.values()):
             install_flux_crds(cluster, tools)
             fluxes[cluster.name] = start_flux(supervisor, tools, cluster, workdir)
-        management.kubectl("apply", "--server-side", "-f", str(ROOT / "crds"))
+        management.install_crds(*sorted((ROOT / "crds").glob("*.yaml")))
         registry = stack.enter_context(run_registry(workdir / "registry", basic_auth=False))
         repository = stack.enter_context(serve_helm_repository(workdir / "helm-repository"))
         environment = Environment(

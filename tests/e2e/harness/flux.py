@@ -30,18 +30,7 @@ class Flux:
 
 
 def install_flux_crds(cluster: TestCluster, tools: Tools) -> None:
-    for crd in tools.flux_crds:
-        cluster.kubectl("apply", "--server-side", "-f", str(crd))
-    cluster.kubectl(
-        "wait", "--for=condition=Established", "--timeout=60s",
-        *(f"crd/{_crd_name(path)}" for path in tools.flux_crds),
-    )  # fmt: skip
-
-
-def _crd_name(path: Path) -> str:
-    """`buckets.source.toolkit.fluxcd.io` for `source.toolkit.fluxcd.io_buckets.yaml`."""
-    group, plural = path.stem.split("_", 1)
-    return f"{plural}.{group}"
+    cluster.install_crds(*tools.flux_crds)
 
 
 def start_flux(supervisor: Supervisor, tools: Tools, cluster: TestCluster, workdir: Path) -> Flux:

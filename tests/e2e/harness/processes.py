@@ -156,11 +156,13 @@ def wait_until(
     timeout: float,
     supervisor: Supervisor | None = None,
     interval: float = POLL_S,
+    detail: Callable[[], str] | None = None,
 ) -> object:
     """Poll `condition` until it returns something truthy, which is returned.
 
-    Fails with `what` when `timeout` passes, or at once when a supervised component died. An
-    exception from `condition` counts as "not yet" until the deadline, then is reported.
+    Fails with `what` (and what `detail` says then) when `timeout` passes, or at once when a
+    supervised component died. An exception from `condition` counts as "not yet" until the
+    deadline, then is reported.
     """
     deadline = time.monotonic() + timeout
     last_error: Exception | None = None
@@ -174,6 +176,7 @@ def wait_until(
         if result:
             return result
         if time.monotonic() > deadline:
-            detail = f" (last error: {last_error})" if last_error is not None else ""
-            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}{detail}")
+            seen = f"; {detail()}" if detail is not None else ""
+            error = f" (last error: {last_error})" if last_error is not None else ""
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}{seen}{error}")
         time.sleep(interval)

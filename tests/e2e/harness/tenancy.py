@@ -86,11 +86,16 @@ class Tenancy:
         kubeconfig = self.management.service_account_kubeconfig(
             self.install.remote_agent_account, MANAGER_NAMESPACE
         )
-        args = outside_the_pod(self.install.remote_agent_args, {"--workspace": self.workspace})
+        args = outside_the_pod(
+            self.install.remote_agent_args,
+            # valuesFrom objects are read from the test's agent namespace downstream.
+            {"--workspace": self.workspace, "--namespace": self.agent_namespace},
+        )
         return self._start("remote-agent", args, kubeconfig)
 
-    def start_pull_agent(self, cluster: str) -> Process:
-        """Install and start `cluster`'s agent from the values `agent-kubeconfig` prints."""
+    def start_pull_agent(self, cluster: str, *, heartbeat: float | None = None) -> Process:
+        """Install and start `cluster`'s agent from the values `agent-kubeconfig` prints;
+        `heartbeat` overrides the chart's interval (how soon the agent learns a mode change)."""
         downstream = self.env.downstream[cluster]
         printed = bundler_cli(
             "agent-kubeconfig", f"--cluster={self.workspace}/{cluster}",
@@ -104,10 +109,10 @@ class Tenancy:
         management_kubeconfig = rendered_management_kubeconfig(
             objects, self.workdir / f"{cluster}.management.kubeconfig"
         )
-        args = outside_the_pod(
-            container_args(objects, "agent"),
-            {"--management-kubeconfig": str(management_kubeconfig)},
-        )
+        replacements = {"--management-kubeconfig": str(management_kubeconfig)}
+        if heartbeat is not None:
+            replacements["--heartbeat-interval"] = f"{heartbeat:g}"
+        args = outside_the_pod(container_args(objects, "agent"), replacements)
         kubeconfig = downstream.service_account_kubeconfig(account, self.agent_namespace)
         self.agent_kubeconfigs[cluster] = kubeconfig
         return self._start(f"agent-{cluster}", args, kubeconfig)
