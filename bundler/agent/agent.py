@@ -32,10 +32,12 @@ from bundler.agent.caches import AgentCaches, FluxNotInstalledError
 from bundler.agent.config import AgentConfig
 from bundler.agent.dependencies import DependencyIndex
 from bundler.agent.deploy import Deployer, ReportedError
+from bundler.agent.flux_check import flux_status, older_flux_versions
 from bundler.agent.remote_values import DownstreamValues
 from bundler.agent.writer import DownstreamWriter
 from bundler.api.cluster import AgentMode
 from bundler.api.resources import CLUSTER, NAMESPACE
+from bundler.core.flux.requirements import FluxReport, flux_problem
 from bundler.core.handover import pull_agent_lets_go
 from bundler.runtime.controller import Controller, Result
 from bundler.runtime.host import Host
@@ -89,6 +91,8 @@ class Agent:
         # its HelmReleases is left.
         self.learned_mode: AgentMode | None = None
         self.released = False
+        # What the last look at the Flux APIs found wrong (None: all served).
+        self.flux: FluxReport | None = None
         self._controller: Controller | None = None
 
     def start(self) -> None:
@@ -139,9 +143,12 @@ class Agent:
             self._ensure_flux_namespace()
         try:
             self.caches.ensure_downstream()
+            self.flux = None
         except FluxNotInstalledError as missing:
-            # Each BundleDeployment reports it and retries with its own backoff.
-            log.info("agent %s: Flux is not installed (%s)", self.config.ref, missing)
+            # Each BundleDeployment reports it too, and retries with its own backoff.
+            older = older_flux_versions(self.downstream, self.config.flux_namespace, missing)
+            self.flux = flux_problem(missing.kinds, older)
+            log.info("agent %s: %s", self.config.ref, self.flux.message if self.flux else missing)
         self.heartbeat()
         if self.learned_mode is AgentMode.REMOTE and not self.released:
             # Flux has yet to remove its finalizers from the HelmReleases let go of.
@@ -156,6 +163,7 @@ class Agent:
             "lastSeen": rfc3339(now),
             "version": __version__,
             "mode": self.config.mode.value,
+            "flux": flux_status(self.flux),
         }
         if self.config.mode is AgentMode.PULL:
             seen["releasesHandedOver"] = self.released

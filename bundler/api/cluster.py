@@ -63,6 +63,19 @@ class ClusterSpec(ApiModel):
     --bootstrap`)."""
 
 
+class AgentFluxStatus(ApiModel):
+    """What the agent found of the Flux that deploys for it (the cluster's own in pull mode, the
+    management cluster's in remote mode)."""
+
+    supported: bool
+    """Whether Flux serves every API bundler writes: HelmRelease helm.toolkit.fluxcd.io/v2,
+    HelmRepository and OCIRepository source.toolkit.fluxcd.io/v1 (Flux v2.6.0 or later)."""
+    reason: str | None = None
+    """FluxNotInstalled or FluxTooOld when not supported."""
+    message: str | None = None
+    """What is missing or too old, and what to install."""
+
+
 class AgentStatus(ApiModel):
     """What the cluster's agent last reported at its check-in (heartbeat)."""
 
@@ -81,6 +94,9 @@ class AgentStatus(ApiModel):
     handoverPending: str | None = None
     """Why the remote agents do not adopt the releases yet, and how to force it (the annotation
     bundler.dev/force-handover: "true")."""
+    flux: AgentFluxStatus | None = None
+    """Whether the Flux that deploys for this cluster is one bundler can use; the Cluster's
+    FluxSupported condition says the same."""
 
 
 class ClusterDisplay(ApiModel):
@@ -110,8 +126,9 @@ class ClusterStatus(ApiModel):
     """Up to 10 Bundles not Ready on this cluster, worst state first, each with the reason."""
     conditions: Conditions = Field(default_factory=list)
     """Ready (False with the worst state of its Bundles as reason, or InvalidName, Offline, or
-    the Cluster API gate it waits for); with bootstrap, FluxInstalled, AgentConnected and
-    Bootstrapped. At most 32."""
+    the Cluster API gate it waits for); FluxSupported once the agent checked its Flux (False
+    with reason FluxNotInstalled or FluxTooOld); with bootstrap, FluxInstalled, AgentConnected
+    and Bootstrapped. At most 32."""
 
 
 class Cluster(ApiModel):

@@ -48,6 +48,8 @@ class ConditionType(StrEnum):
     # A BundleDeployment's release was changed on its cluster (present only while True): Flux's
     # drift detection says what changed.
     MODIFIED = "Modified"
+    # A Cluster's Flux serves what bundler writes (present once its agent has checked).
+    FLUX_SUPPORTED = "FluxSupported"
 
 
 def deployment_state(bd: BundleDeployment | None, *, offline: bool = False) -> DeploymentState:

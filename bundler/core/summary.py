@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from bundler.api.bundle import BundleDisplay, BundleStatus
 from bundler.api.bundledeployment import BundleDeployment
 from bundler.api.cluster import (
+    AgentFluxStatus,
     AgentStatus,
     ClusterDisplay,
     ClusterGroupDisplay,
@@ -43,8 +44,15 @@ from bundler.api.summary import (
     Summary,
 )
 from bundler.core.bounds import truncated
+from bundler.core.flux.requirements import MINIMUM_FLUX
 from bundler.core.planning import BundlePlan
-from bundler.core.state import ConditionType, condition, deployment_state, state_message
+from bundler.core.state import (
+    UNKNOWN_REASON,
+    ConditionType,
+    condition,
+    deployment_state,
+    state_message,
+)
 
 REASON_NO_TARGETS = "NoTargets"
 
@@ -241,6 +249,23 @@ def cluster_status(
             NonReadyBundle(bundle=r.name, state=r.state, message=r.message) for r in _listed(rows)
         ],
         conditions=_ready_condition(rows, "bundles", "", previous, now),
+    )
+
+
+def flux_supported_condition(
+    conditions: Sequence[Condition], flux: AgentFluxStatus, now: str
+) -> list[Condition]:
+    """`conditions` with FluxSupported as the cluster's agent last found its Flux."""
+    if flux.supported:
+        message = f"Flux serves every API bundler writes (Flux {MINIMUM_FLUX} or later)"
+        return condition(ConditionType.FLUX_SUPPORTED, True, "Supported", message, now, conditions)
+    return condition(
+        ConditionType.FLUX_SUPPORTED,
+        False,
+        flux.reason or UNKNOWN_REASON,
+        flux.message or "",
+        now,
+        conditions,
     )
 
 

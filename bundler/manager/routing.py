@@ -169,7 +169,13 @@ class Router:
             self._expect_namespace(key, event, obj)
             work.add(Stage.CLUSTER, key)
         gate = (meta.get("annotations") or {}).get(ANNOTATION_IMPORT_GATE)
-        status = (identity, self._offline(obj), gate, _owned_status(obj, CLUSTER_FIELDS))
+        status = (
+            identity,
+            self._offline(obj),
+            gate,
+            _owned_status(obj, CLUSTER_FIELDS),
+            _agent_flux(obj),
+        )
         if self._cluster_status.changed(key, event, status):
             work.add(Stage.CLUSTER_STATUS, key)
         targeting = (identity, labels_fingerprint(meta.get("annotations") or {}))
@@ -284,3 +290,11 @@ class Router:
         if cluster is None:
             return None
         return self.ctx.liveness.offline(cluster, last_seen(obj))
+
+
+def _agent_flux(cluster: Obj) -> tuple[object, ...]:
+    """What the agent last found of its Flux (its FluxSupported condition follows it)."""
+    flux = ((cluster.get("status") or {}).get("agent") or {}).get("flux")
+    if not isinstance(flux, dict):
+        return ()
+    return tuple(str(flux.get(field)) for field in ("supported", "reason", "message"))

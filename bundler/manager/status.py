@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from bundler.api.cluster import Cluster
+from bundler.api.cluster import AgentFluxStatus, Cluster
 from bundler.api.images import ResolvedImage
 from bundler.api.meta import Condition
 from bundler.api.resources import BUNDLE, CLUSTER, CLUSTER_GROUP
@@ -25,7 +25,7 @@ from bundler.core.naming import cluster_namespace
 from bundler.core.planning import key as ref
 from bundler.core.selectors import selector_matches
 from bundler.core.state import ConditionType, condition
-from bundler.core.summary import cluster_group_status, cluster_status
+from bundler.core.summary import cluster_group_status, cluster_status, flux_supported_condition
 from bundler.core.validation import cluster_name_problem
 from bundler.manager import placements
 from bundler.manager.context import Context, split_ref
@@ -162,6 +162,18 @@ def _not_ready_cluster(cluster: Cluster, offline: bool, seen: str | None) -> tup
     return None
 
 
+def _agent_flux(observed: Obj) -> AgentFluxStatus | None:
+    """What the agent last found of its Flux (the models leave status out); None when it has
+    not looked, or wrote something unreadable."""
+    found = ((observed.get("status") or {}).get("agent") or {}).get("flux")
+    if not isinstance(found, dict):
+        return None
+    try:
+        return AgentFluxStatus.model_validate(found)
+    except ValidationError:
+        return None
+
+
 def _namespace_shown(scope: Scope, key: Key, observed: Obj) -> str | None:
     """The cluster namespace once it is ready; until then what the status shows (a namespace
     being created again after a namesake Cluster's deletion stays shown)."""
@@ -208,6 +220,9 @@ class ClusterStatusController:
             previous = previous_conditions(observed)
             now = self.ctx.now_iso()
             conditions = condition(ConditionType.READY.value, False, reason, message, now, previous)
+            status = status.model_copy(update={"conditions": conditions})
+        if flux := _agent_flux(observed):
+            conditions = flux_supported_condition(status.conditions, flux, self.ctx.now_iso())
             status = status.model_copy(update={"conditions": conditions})
         patch_status_if_changed(self.ctx.store, CLUSTER, observed, owned(status, CLUSTER_FIELDS))
         return requeue

@@ -325,3 +325,53 @@ def test_huge_agent_messages_are_truncated_in_every_roll_up(
         assert entry["message"].startswith("UpgradeFailed: éé")
         assert entry["message"].endswith(TRUNCATED_MARKER)
         assert len(entry["message"].encode()) <= CONDITION_MESSAGE_MAX
+
+
+@pytest.mark.parametrize(
+    ("flux", "expected"),
+    [
+        ({"supported": True}, ("True", "Supported")),
+        (
+            {"supported": False, "reason": "FluxTooOld", "message": "Flux is too old: upgrade"},
+            ("False", "FluxTooOld"),
+        ),
+        (
+            {"supported": False, "reason": "FluxNotInstalled", "message": "install Flux"},
+            ("False", "FluxNotInstalled"),
+        ),
+    ],
+    ids=["supported", "too-old", "not-installed"],
+)
+def test_the_agents_flux_check_is_a_condition_on_its_cluster(
+    store: MemoryStore, start_manager: StartManager, flux: dict[str, Any], expected: tuple[str, str]
+) -> None:
+    create_world(store, world(cluster("edge"), bundle([{"clusterSelector": {}}])))
+    store.patch_status(CLUSTER, "edge", {"status": {"agent": {"flux": flux}}}, WS)
+    settle(start_manager(store))
+    conditions = {c["type"]: c for c in status_of(store, CLUSTER, "edge")["conditions"]}
+    found = conditions["FluxSupported"]
+    assert (found["status"], found["reason"]) == expected
+    assert found["message"] == flux.get("message", found["message"])
+    assert "Ready" in conditions
+
+
+def test_no_flux_condition_before_an_agent_looked(
+    store: MemoryStore, start_manager: StartManager
+) -> None:
+    create_world(store, world(cluster("edge"), bundle([{"clusterSelector": {}}])))
+    settle(start_manager(store))
+    types = [c["type"] for c in status_of(store, CLUSTER, "edge")["conditions"]]
+    assert types and "FluxSupported" not in types
+
+
+def test_a_later_flux_report_reaches_the_condition(
+    store: MemoryStore, start_manager: StartManager
+) -> None:
+    create_world(store, world(cluster("edge"), bundle([{"clusterSelector": {}}])))
+    manager = start_manager(store)
+    settle(manager)
+    missing = {"supported": False, "reason": "FluxNotInstalled", "message": "install Flux"}
+    store.patch_status(CLUSTER, "edge", {"status": {"agent": {"flux": missing}}}, WS)
+    settle(manager)
+    conditions = {c["type"]: c for c in status_of(store, CLUSTER, "edge")["conditions"]}
+    assert conditions["FluxSupported"]["reason"] == "FluxNotInstalled"

@@ -47,6 +47,18 @@ class Environment:
     def clusters(self) -> list[TestCluster]:
         return [self.management, *self.downstream.values()]
 
+    @contextmanager
+    def bare_cluster(self, name: str) -> Iterator[TestCluster]:
+        """A downstream cluster of one test's own, without Flux, stopped after it."""
+        cluster = start_cluster(self.supervisor, self.tools, self.etcd, self.workdir, name)
+        self.downstream[name] = cluster
+        try:
+            yield cluster
+        finally:
+            del self.downstream[name]
+            for process in cluster.log_sources:
+                self.supervisor.stop(process)
+
 
 @contextmanager
 def running_environment(tools: Tools, workdir: Path) -> Iterator[Environment]:
