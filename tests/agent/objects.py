@@ -26,11 +26,14 @@ def bd_object(
     paused: bool = False,
     secret: str | None = None,
     status: dict[str, Any] | None = None,
+    values_from: list[dict[str, Any]] | None = None,
 ) -> Obj:
     """The BundleDeployment object the manager would write for bundle `name` on `cluster_name`."""
     helm: dict[str, Any] = {"repo": repo, "chart": name, "version": version, "releaseName": name}
     if values:
         helm["values"] = values
+    if values_from:
+        helm["valuesFrom"] = values_from
     if secret:
         helm["secretRef"] = {"name": secret}
     options = DeploymentOptions.model_validate(

@@ -15,17 +15,21 @@ from bundler.api.bundledeployment import BundleDeployment
 from bundler.api.resources import (
     BUNDLE_DEPLOYMENT,
     CLUSTER,
+    CONFIG_MAP,
     HELM_RELEASE,
     HELM_REPOSITORY,
     OCI_REPOSITORY,
     SECRET,
+    Resource,
 )
 from bundler.core.naming import cluster_namespace
 from bundler.runtime.clock import ManualClock
 from bundler.runtime.host import Host
 from bundler.runtime.key import Key
 from bundler.sim.flux import SimulatedFlux
+from bundler.store.errors import NotFound
 from bundler.store.memory import MemoryStore
+from bundler.store.protocol import Obj
 from tests.agent.conftest import WAIT
 from tests.agent.objects import bd_object
 from tests.builders import WS, cluster
@@ -34,11 +38,32 @@ from tests.schemas import validate
 KUBECONFIG = base64.b64encode(b"apiVersion: v1\nkind: Config\n").decode()
 
 
+class DownstreamCluster:
+    """The downstream cluster the remote agents reach through a kubeconfig, for valuesFrom."""
+
+    def __init__(self) -> None:
+        self.store = MemoryStore()
+        self.opened: list[tuple[str, str]] = []
+        self.closed = 0
+
+    def open(self, kubeconfig: str, source: str) -> DownstreamCluster:
+        self.opened.append((kubeconfig, source))
+        return self
+
+    def get(self, res: Resource, name: str, namespace: str | None = None) -> Obj:
+        return self.store.get(res, name, namespace)
+
+    def close(self) -> None:
+        self.closed += 1
+
+
 class RemoteWorld:
-    def __init__(self, clock: ManualClock) -> None:
+    def __init__(self, clock: ManualClock, *, reach_clusters: bool = True) -> None:
         self.store = MemoryStore(clock=clock.now)
         self.host = Host(self.store, clock=clock, workers=2)
-        self.remote = RemoteAgents(self.host, self.store, RemoteSettings(workspaces=(WS,)))
+        self.downstream = DownstreamCluster()
+        opener = self.downstream.open if reach_clusters else None
+        self.remote = RemoteAgents(self.host, self.store, RemoteSettings(workspaces=(WS,)), opener)
         self.flux = SimulatedFlux(self.host, self.store, lambda _: ("remote", {}))
 
     def add_cluster(self, name: str, **spec: Any) -> None:
@@ -55,15 +80,24 @@ class RemoteWorld:
         assert self.host.wait_idle(WAIT)
 
 
-@pytest.fixture
-def remote(clock: ManualClock) -> Iterator[RemoteWorld]:
-    world = RemoteWorld(clock)
+def _running(world: RemoteWorld) -> Iterator[RemoteWorld]:
     world.remote.start()
     world.flux.start()
     world.host.start()
     yield world
     world.host.stop(WAIT)
     world.remote.stop()
+
+
+@pytest.fixture
+def remote(clock: ManualClock) -> Iterator[RemoteWorld]:
+    yield from _running(RemoteWorld(clock))
+
+
+@pytest.fixture
+def unreachable(clock: ManualClock) -> Iterator[RemoteWorld]:
+    """Remote agents with no way to reach the downstream clusters (as in the simulator)."""
+    yield from _running(RemoteWorld(clock, reach_clusters=False))
 
 
 def test_remote_cluster_gets_releases_with_its_kubeconfig(remote: RemoteWorld) -> None:
@@ -168,3 +202,83 @@ def test_leaving_remote_mode_hands_the_release_over_without_uninstalling_it(
     pulled = desired_objects(bd, AgentConfig(workspace=WS, cluster="edge-1"), None).release
     same = ("releaseName", "storageNamespace", "targetNamespace")
     assert [pulled["spec"][k] for k in same] == [handed["spec"][k] for k in same]
+
+
+VALUES_FROM: list[dict[str, Any]] = [
+    {"kind": "ConfigMap", "name": "settings"},
+    {"kind": "Secret", "name": "creds", "valuesKey": "password", "targetPath": "db.password"},
+    {"kind": "Secret", "name": "absent", "optional": True},
+]
+
+
+def _downstream_values(remote: RemoteWorld) -> None:
+    """valuesFrom objects where they live in both modes: the agent namespace downstream."""
+    downstream = remote.downstream.store
+    downstream.create(CONFIG_MAP, {"metadata": {"name": "settings", "namespace": "bundler-system"},
+                                   "data": {"values.yaml": "greeting: hi\n"}})  # fmt: skip
+    password = base64.b64encode(b"s3cret").decode()
+    downstream.create(SECRET, {"metadata": {"name": "creds", "namespace": "bundler-system"},
+                               "data": {"password": password}})  # fmt: skip
+
+
+def test_values_from_objects_are_copied_beside_the_helm_release(remote: RemoteWorld) -> None:
+    _downstream_values(remote)
+    remote.add_cluster("edge-1", agentMode="remote", kubeConfigSecret="edge-1-kubeconfig")
+    remote.store.create(
+        BUNDLE_DEPLOYMENT, bd_object(cluster_name="edge-1", values_from=VALUES_FROM)
+    )
+    remote.settle()
+    namespace = cluster_namespace(WS, "edge-1")
+    release = remote.store.get(HELM_RELEASE, "app", namespace)
+    validate(release)
+    assert release["spec"]["valuesFrom"] == [
+        {"kind": "Secret", "name": "app-configmap-settings"},
+        {"kind": "Secret", "name": "app-secret-creds", "valuesKey": "password",
+         "targetPath": "db.password"},
+        {"kind": "Secret", "name": "app-secret-absent", "optional": True},
+    ]  # fmt: skip
+    settings = remote.store.get(SECRET, "app-configmap-settings", namespace)
+    assert settings["data"] == {"values.yaml": base64.b64encode(b"greeting: hi\n").decode()}
+    creds = remote.store.get(SECRET, "app-secret-creds", namespace)
+    assert creds["data"] == {"password": base64.b64encode(b"s3cret").decode()}
+    assert creds["metadata"]["labels"]["bundler.dev/bundledeployment"] == "app"
+    assert remote.downstream.opened == [
+        ("apiVersion: v1\nkind: Config\n", f"Secret {WS}/edge-1-kubeconfig")
+    ]
+    assert remote.store.get(BUNDLE_DEPLOYMENT, "app", namespace)["status"]["ready"] is True
+
+    # Dropped from the spec, the copies go too.
+    remote.store.delete(BUNDLE_DEPLOYMENT, "app", namespace)
+    remote.settle()
+    copies = remote.store.list(SECRET, namespace, {"bundler.dev/bundledeployment": "app"}).items
+    assert copies == []
+
+
+def _deployed(remote: RemoteWorld) -> dict[str, Any]:
+    bd = remote.store.get(BUNDLE_DEPLOYMENT, "app", cluster_namespace(WS, "edge-1"))
+    (deployed,) = [c for c in bd["status"]["conditions"] if c["type"] == "Deployed"]
+    return dict(deployed)
+
+
+def test_a_missing_values_object_is_reported_not_deployed(remote: RemoteWorld) -> None:
+    remote.add_cluster("edge-1", agentMode="remote", kubeConfigSecret="edge-1-kubeconfig")
+    remote.store.create(
+        BUNDLE_DEPLOYMENT, bd_object(cluster_name="edge-1", values_from=VALUES_FROM[:1])
+    )
+    remote.settle()
+    deployed = _deployed(remote)
+    assert (deployed["status"], deployed["reason"]) == ("False", "ValuesUnavailable")
+    assert "ConfigMap bundler-system/settings does not exist on cluster" in deployed["message"]
+    with pytest.raises(NotFound):
+        remote.store.get(HELM_RELEASE, "app", cluster_namespace(WS, "edge-1"))
+
+
+def test_without_a_way_to_the_cluster_values_from_is_invalid(unreachable: RemoteWorld) -> None:
+    unreachable.add_cluster("edge-1", agentMode="remote", kubeConfigSecret="edge-1-kubeconfig")
+    unreachable.store.create(
+        BUNDLE_DEPLOYMENT, bd_object(cluster_name="edge-1", values_from=VALUES_FROM[:1])
+    )
+    unreachable.settle()
+    deployed = _deployed(unreachable)
+    assert (deployed["status"], deployed["reason"]) == ("False", "InvalidOptions")
+    assert "spec.options.helm.valuesFrom" in deployed["message"]
