@@ -1,0 +1,209 @@
+"""Scenario 8: a cold start of 200 Clusters x 10 Bundles, the manager alone, against the real
+management API server and against the stand-in, side by side.
+
+The manager runs as users run it (the chart's arguments, a ServiceAccount token with exactly the
+chart's RBAC), starting on a workspace that already holds the Clusters and Bundles. Measured until
+every Bundle's status counts its 200 BundleDeployments and the manager's work queues are empty:
+wall time, the manager's CPU, its HTTP requests per BundleDeployment (its own counter) and, on the
+real server, `apiserver_request_total` over the same window (everything the server answered: the
+controller manager's work for 200 new namespaces included). Figures go to build/e2e-figures.json;
+the test asserts only that the cold start completed.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bundler.api.resources import BUNDLE, BUNDLE_DEPLOYMENT, CLUSTER, NAMESPACE
+from bundler.apiserver import ApiServer
+from bundler.core.labels import LABEL_BUNDLE_NAMESPACE
+from bundler.kube.store import KubeStore
+from bundler.store.protocol import Obj
+from tests.e2e.harness.deployment import outside_the_pod, start_bundler
+from tests.e2e.harness.figures import (
+    counter_total,
+    cpu_seconds,
+    gauge_value,
+    record,
+    scrape,
+)
+from tests.e2e.harness.ports import free_port, loopback
+from tests.e2e.harness.processes import Process, wait_until
+from tests.e2e.harness.tenancy import Tenancy
+from tests.identities import manager_kubeconfig
+
+CLUSTERS = 200
+BUNDLES = 10
+REGIONS = ("eu", "us", "ap", "sa")
+COLD_START_PATIENCE = 900.0
+
+
+_EU_OVERRIDE = {
+    "clusterSelector": {"matchLabels": {"region": "eu"}},
+    "helm": {"values": {"replicas": 3}},
+}
+_SCALE_EXPRESSION = {
+    "clusterSelector": {"matchExpressions": [{"key": "env", "operator": "In", "values": ["scale"]}]}
+}
+
+
+def _world(workspace: str, chart_base: str) -> tuple[list[Obj], list[Obj]]:
+    """Clusters with varied labels and values; Bundles whose values read them, some with
+    overrides for a region."""
+    clusters = [
+        {
+            "apiVersion": "bundler.dev/v1alpha1",
+            "kind": "Cluster",
+            "metadata": {
+                "name": f"c{index:03}",
+                "namespace": workspace,
+                "labels": {"env": "scale", "region": REGIONS[index % len(REGIONS)]},
+            },
+            "spec": {"values": {"index": index, "zone": f"z{index % 7}"}},
+        }
+        for index in range(CLUSTERS)
+    ]
+    bundles = [
+        {
+            "apiVersion": "bundler.dev/v1alpha1",
+            "kind": "Bundle",
+            "metadata": {"name": f"b{index:02}", "namespace": workspace},
+            "spec": {
+                "helm": {
+                    "repo": chart_base,
+                    "chart": "e2e-app",
+                    "version": "1.0.0",
+                    "values": {
+                        "cluster": "${ cluster.name }",
+                        "region": "${ cluster.labels.region }",
+                        "zone": "${ cluster.values.zone }",
+                        "bundle": index,
+                    },
+                },
+                "namespace": f"app-{index}",
+                "targets": [_EU_OVERRIDE, _SCALE_EXPRESSION],
+            },
+        }
+        for index in range(BUNDLES)
+    ]
+    return clusters, bundles
+
+
+def _settled(store: KubeStore, workspace: str, metrics: str) -> bool:
+    bundles = store.list(BUNDLE, workspace).items
+    if len(bundles) != BUNDLES:
+        return False
+    for bundle in bundles:
+        summary = (bundle.get("status") or {}).get("summary") or {}
+        if summary.get("desiredReady") != CLUSTERS or summary.get("waitApplied") != CLUSTERS:
+            return False
+    text = scrape(metrics)
+    return (
+        gauge_value(text, "bundler_workqueue_depth")
+        + gauge_value(text, "bundler_workqueue_in_flight")
+        == 0
+    )
+
+
+def _cold_start(
+    store: KubeStore,
+    workspace: str,
+    chart_base: str,
+    start_manager: Callable[[str], Process],
+    server_requests: Callable[[], float] | None,
+) -> dict[str, Any]:
+    clusters, bundles = _world(workspace, chart_base)
+    for obj in clusters:
+        store.create(CLUSTER, obj)
+    for obj in bundles:
+        store.create(BUNDLE, obj)
+    before = server_requests() if server_requests is not None else None
+    metrics = loopback(free_port())
+    started = time.monotonic()
+    manager = start_manager(metrics)
+    wait_until(
+        lambda: _settled(store, workspace, metrics),
+        f"the manager's cold start of {CLUSTERS} x {BUNDLES}",
+        timeout=COLD_START_PATIENCE,
+        interval=0.5,
+    )
+    wall = time.monotonic() - started
+    assert manager.popen is not None
+    cpu = cpu_seconds(manager.popen.pid)
+    text = scrape(metrics)
+    requests = counter_total(text, "bundler_kube_requests")
+    throttled = counter_total(text, "bundler_kube_rate_limiter_wait_seconds")
+    deployments = store.list(BUNDLE_DEPLOYMENT, None, {LABEL_BUNDLE_NAMESPACE: workspace}).items
+    assert len(deployments) == CLUSTERS * BUNDLES
+    figures: dict[str, Any] = {
+        "clusters": CLUSTERS,
+        "bundles": BUNDLES,
+        "bundle_deployments": len(deployments),
+        "wall_seconds": round(wall, 2),
+        "manager_cpu_seconds": round(cpu, 2),
+        "manager_cpu_ms_per_bd": round(1000 * cpu / len(deployments), 3),
+        "manager_requests": int(requests),
+        "manager_requests_per_bd": round(requests / len(deployments), 3),
+        # Seconds requests waited for the client's own rate limit (the chart's --kube-api-qps).
+        "manager_rate_limit_wait_seconds": round(throttled, 2),
+    }
+    if server_requests is not None and before is not None:
+        answered = server_requests() - before
+        figures["apiserver_request_total"] = int(answered)
+        figures["apiserver_requests_per_bd"] = round(answered / len(deployments), 3)
+    return figures
+
+
+def _real_server_requests(tenancy: Tenancy) -> Callable[[], float]:
+    return lambda: counter_total(tenancy.management.raw("/metrics"), "apiserver_request")
+
+
+@pytest.mark.timeout(3600)
+def test_cold_start_figures_real_and_stand_in(tenancy: Tenancy, tmp_path: Path) -> None:
+    tenancy.publish("1.0.0")
+    real_store = KubeStore.from_kubeconfig(tenancy.management.admin_kubeconfig)
+    try:
+        real = _cold_start(
+            real_store,
+            tenancy.workspace,
+            tenancy.chart_base,
+            lambda metrics: tenancy.start_manager(f"--metrics-addr={metrics}"),
+            _real_server_requests(tenancy),
+        )
+    finally:
+        real_store.close()
+    tenancy.stop_all()
+
+    with ApiServer() as stand_in:
+        stand_in.store.create(NAMESPACE, {"metadata": {"name": tenancy.workspace}})
+        kubeconfig = manager_kubeconfig(stand_in, tmp_path)
+        admin = KubeStore.from_kubeconfig(stand_in.kubeconfig(tmp_path / "admin.kubeconfig"))
+        args = outside_the_pod(
+            tenancy.install.manager_args,
+            {"--namespace": tenancy.workspace, "--lease-namespace": tenancy.workspace},
+        )
+        started: list[Process] = []
+
+        def start(metrics: str) -> Process:
+            process = start_bundler(
+                tenancy.env.supervisor,
+                f"{tenancy.workspace}-stand-in-manager",
+                [*args, f"--metrics-addr={metrics}"],
+                kubeconfig,
+            )
+            started.append(process)
+            return process
+
+        try:
+            beside = _cold_start(admin, tenancy.workspace, tenancy.chart_base, start, None)
+        finally:
+            admin.close()
+            for process in started:
+                tenancy.env.supervisor.stop(process)
+    record("cold_start_200x10", {"real_kube_apiserver": real, "stand_in": beside})
+    print(f"\ncold start {CLUSTERS} x {BUNDLES}: real {real}\n  stand-in {beside}")
