@@ -205,4 +205,6 @@ class Tenancy:
         ]
 
 
-_FORBIDDEN = re.compile(r"\bForbidden\b|\bforbidden\b|\b403\b")
+# How a 403 reaches a log: the server's reason (Forbidden) or its message ("... is forbidden: User
+# ..."); a bare "403" would also match a timestamp's milliseconds.
+_FORBIDDEN = re.compile(r"\b[Ff]orbidden\b")
