@@ -21,10 +21,16 @@ _serials = itertools.count(1)
 _HERE = Path(__file__).resolve().parent
 
 
+# The first test also starts the session's clusters and Flux (about a minute on a busy machine).
+DEFAULT_TIMEOUT_S = 600
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if _HERE in Path(str(item.fspath)).resolve().parents:
             item.add_marker(pytest.mark.e2e)
+            if item.get_closest_marker("timeout") is None:
+                item.add_marker(pytest.mark.timeout(DEFAULT_TIMEOUT_S))
 
 
 _REPORTS = pytest.StashKey[dict[str, pytest.TestReport]]()
