@@ -22,6 +22,7 @@ class Verb(StrEnum):
     UPDATE = "update"
     PATCH = "patch"
     DELETE = "delete"
+    DELETE_COLLECTION = "deletecollection"
 
 
 @dataclass(frozen=True)

@@ -49,7 +49,7 @@ from bundler.apiserver.response_warnings import Warnings
 from bundler.apiserver.routing import ResourceRoute
 from bundler.apiserver.schema_validation import validate
 from bundler.apiserver.structural import MISSING, Structural
-from bundler.apiserver.verbs import MERGE_PATCH, ApiRequest
+from bundler.apiserver.verbs import MERGE_PATCH, ApiRequest, check_type
 from bundler.store.errors import NotFound
 from bundler.store.memory import MemoryStore
 from bundler.store.mergepatch import json_copy, merge_patch
@@ -123,6 +123,9 @@ def _admit_custom(
     parsed = field_validation.parse(request.body, directive)
     if parsed is None or not isinstance(parsed.value, dict):
         return Admitted(request)
+    if verb is not Verb.PATCH:
+        # Decoding comes first: a body that is no object of the kind goes no further.
+        check_type(route.resource, parsed.value, request.body)
     stored = from_storage(json_copy(old), schema) if old is not None else None
     written: Obj = merge_patch(stored, parsed.value) if verb is Verb.PATCH else parsed.value
     # The patch handler quotes the patched object as it was before decoding.

@@ -7,7 +7,8 @@ As Kubernetes' RBAC storage checks writes:
   namespace (cluster-wide for a ClusterRole);
 - creating or updating a binding is allowed to `system:masters`, to a user allowed `bind` on the
   role it refers to, or when the user holds every permission of that role (which must exist: 404
-  otherwise) in the binding's namespace;
+  otherwise, naming the binding's resource as kube-apiserver does, `rolebindings.rbac...
+  "missing-role" not found`) in the binding's namespace;
 - an update that changes only what the garbage collector writes (ownerReferences, finalizers) is
   never checked.
 A refusal is 403 with Kubernetes' message listing the missing permissions in compact form, e.g.
@@ -54,7 +55,7 @@ def check_grant(
         role_name = str(role_ref.get("name") or "")
         if authorizer.allows(_rbac_attributes(user, "bind", role_res, role_name, namespace)):
             return
-        granted = _referenced_rules(authorizer, role_ref, role_res, role_name, namespace)
+        granted = _referenced_rules(authorizer, role_ref, res, role_name, namespace)
     held = authorizer.rules_for(user, namespace)
     missing = [atom for rule in granted for atom in breakdown(rule) if not _held(held.rules, atom)]
     if missing:
@@ -66,16 +67,17 @@ def check_grant(
 
 
 def _referenced_rules(
-    authorizer: Authorizer, role_ref: Obj, role_res: Resource, role_name: str, namespace: str
+    authorizer: Authorizer, role_ref: Obj, binding_res: Resource, role_name: str, namespace: str
 ) -> tuple[PolicyRule, ...]:
     try:
         return authorizer.role_reference_rules(role_ref, namespace)
     except NotFound:
+        # kube-apiserver names the binding's resource with the missing role's name.
         raise HttpError(
             404,
-            f'{role_res.plural}.{role_res.group} "{role_name}" not found',
+            f'{binding_res.plural}.{binding_res.group} "{role_name}" not found',
             reason="NotFound",
-            details={"name": role_name, "group": role_res.group, "kind": role_res.plural},
+            details={"name": role_name, "group": binding_res.group, "kind": binding_res.plural},
         ) from None
 
 

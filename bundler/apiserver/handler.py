@@ -26,7 +26,7 @@ from bundler.apiserver.decoding import from_storage
 from bundler.apiserver.discovery import document, is_discovery_path
 from bundler.apiserver.openapi import is_openapi_path, openapi_document
 from bundler.apiserver.response_warnings import Warnings
-from bundler.apiserver.routing import ResourceRoute, resolve, verb_of
+from bundler.apiserver.routing import ResourceRoute, not_found, resolve, verb_of
 from bundler.apiserver.selectors import parse_equality_selector, parse_field_selector
 from bundler.apiserver.statuses import HttpError, from_store_error
 from bundler.apiserver.structural import Structural
@@ -122,6 +122,9 @@ class RequestHandler(BaseHTTPRequestHandler):
         if self._started:  # a watch stream is under way: the status line is long gone
             self.close_connection = True
             return
+        if error.plain:
+            self._send_text(error.code, error.message)
+            return
         headers = {} if error.retry_after is None else {"Retry-After": str(error.retry_after)}
         self._send_json(error.code, error.status(), headers)
 
@@ -141,16 +144,20 @@ class RequestHandler(BaseHTTPRequestHandler):
                 else document(path, context.served(), f"{host}:{port}")
             )
             if found is None:
-                raise HttpError(404, "the server could not find the requested resource")
+                # kube-apiserver's OpenAPI handler answers an unknown document with no body.
+                raise HttpError(404, "", plain=True) if is_openapi_path(path) else not_found(path)
             self._send_json(200, found)
             return
         route = resolve(path, context.served())
         if route is None:
             authorize_path(context.authorizer, user, self.command, path, query)
-            raise HttpError(404, "the server could not find the requested resource")
-        verb = verb_of(self.command, route, query.get("watch") in _TRUE)
-        if verb is None:
-            raise HttpError(405, f"{self.command} is not supported on {path}")
+            raise not_found(path)
+        try:
+            verb = verb_of(self.command, route, query.get("watch") in _TRUE)
+        except HttpError:
+            # Authorization comes before routing in kube-apiserver's handler chain.
+            authorize_path(context.authorizer, user, self.command, path, query)
+            raise
         context.count(verb.value)
         if "dryRun" in query:
             raise HttpError(400, "dryRun is not supported by the test API server")
@@ -175,7 +182,11 @@ class RequestHandler(BaseHTTPRequestHandler):
             if verb not in _READS:
                 context.record_write(Write.of(user.name, verb, route, answer))
         except StoreError as error:
-            raise from_store_error(error, route.resource, route.name) from None
+            creating = verb is Verb.CREATE
+            name = _named(admitted.request) if creating else route.name
+            raise from_store_error(
+                error, route.resource, name, namespace=route.namespace, creating=creating
+            ) from None
         self._send_json(code, answer)
 
     def _admit(self, user: UserInfo, request: ApiRequest) -> Admitted:
@@ -205,10 +216,17 @@ class RequestHandler(BaseHTTPRequestHandler):
     ) -> None:
         resource_version = query.get("resourceVersion") or None
         if resource_version is not None and not resource_version.isdigit():
-            raise HttpError(400, f"invalid resourceVersion {resource_version!r}")
+            # kube-apiserver's watch cache fails to parse it and answers as it does any error
+            # that is no Status: 500, without a reason.
+            raise HttpError(
+                500,
+                f'resourceVersion: Invalid value: "{resource_version}": strconv.ParseUint: '
+                f'parsing "{resource_version}": invalid syntax',
+                reason="",
+            )
         timeout = query.get("timeoutSeconds") or ""
-        if timeout and not timeout.isdigit():
-            raise HttpError(400, f"invalid timeoutSeconds {timeout!r}")
+        if timeout and not _is_int(timeout):
+            raise HttpError(400, f'strconv.ParseInt: parsing "{timeout}": invalid syntax')
         stream = WatchStream(
             self._context,
             self.connection,
@@ -231,10 +249,20 @@ class RequestHandler(BaseHTTPRequestHandler):
         self.send_header("Connection", "close")
         self.end_headers()
 
+    def _send_text(self, code: int, text: str) -> None:
+        self._send(code, text.encode(), "text/plain; charset=utf-8" if text else None, {})
+
     def _send_json(self, code: int, body: Obj, headers: dict[str, str] | None = None) -> None:
-        data = json.dumps(body, separators=(",", ":")).encode()
+        self._send(
+            code, json.dumps(body, separators=(",", ":")).encode(), "application/json", headers
+        )
+
+    def _send(
+        self, code: int, data: bytes, content_type: str | None, headers: dict[str, str] | None
+    ) -> None:
         self.send_response(code)
-        self.send_header("Content-Type", "application/json")
+        if content_type is not None:
+            self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
         for name, value in (headers or {}).items():
             self.send_header(name, value)
@@ -243,6 +271,27 @@ class RequestHandler(BaseHTTPRequestHandler):
             self.send_header("Warning", warning.encode().decode("latin-1"))
         self.end_headers()
         self.wfile.write(data)
+
+
+def _named(request: ApiRequest) -> str | None:
+    """The name the object of a create names (its path names none that counts)."""
+    body = request.decoded
+    if body is None:
+        try:
+            body = json.loads(request.body or b"null")
+        except (ValueError, UnicodeDecodeError):
+            return None
+    meta = body.get("metadata") if isinstance(body, dict) else None
+    name = meta.get("name") if isinstance(meta, dict) else None
+    return name if isinstance(name, str) else None
+
+
+def _is_int(text: str) -> bool:
+    try:
+        int(text, 10)
+    except ValueError:
+        return False
+    return True
 
 
 def _decoded(answer: Obj, schema: Structural) -> Obj:

@@ -7,7 +7,7 @@
   reason and the message `etcdserver: request is too large` (kubernetes/kubernetes#112152). The
   object is measured as compact JSON (what custom resources are stored as).
 - `metadata.name`: a DNS-1123 label for Namespaces, a path segment for RBAC kinds, a DNS-1123
-  subdomain otherwise; label keys are qualified names, label values at most 63 characters of
+  subdomain otherwise; label keys are qualified names, label values at most 63 bytes of
   `[A-Za-z0-9._-]`; annotation keys are qualified names and all annotations together at most
   256 KiB. A violation is 422 Invalid with apimachinery's field paths and messages, e.g.
   `Bundle.bundler.dev "Bad" is invalid: metadata.name: Invalid value: "Bad": a lowercase RFC
@@ -108,7 +108,9 @@ def _name_errors(res: Resource, name: str) -> list[FieldError]:
     if not name:
         return [required("metadata.name", "name or generateName is required")]
     if res == NAMESPACE:
-        messages = dns1123_label(name)
+        # A name that would be a subdomain but for its dots gets a message of its own.
+        dotted = "." in name and not dns1123_subdomain(name)
+        messages = ["must not contain dots"] if dotted else dns1123_label(name)
     elif res.group == RBAC_GROUP:
         messages = path_segment(name)
     else:
@@ -180,8 +182,8 @@ def qualified_name(value: str) -> list[str]:
     name = parts[-1]
     if not name:
         errors.append("name part must be non-empty")
-    elif len(name) > QUALIFIED_NAME_MAX:
-        errors.append(f"name part {_max_len(QUALIFIED_NAME_MAX)}")
+    elif len(name.encode()) > QUALIFIED_NAME_MAX:
+        errors.append(f"name part {_max_bytes(QUALIFIED_NAME_MAX)}")
     if not _matches(_QUALIFIED_FMT, name):
         errors.append(
             "name part "
@@ -191,7 +193,7 @@ def qualified_name(value: str) -> list[str]:
 
 
 def label_value(value: str) -> list[str]:
-    errors = [_max_len(LABEL_VALUE_MAX)] if len(value) > LABEL_VALUE_MAX else []
+    errors = [_max_bytes(LABEL_VALUE_MAX)] if len(value.encode()) > LABEL_VALUE_MAX else []
     if not _matches(_LABEL_VALUE_FMT, value):
         errors.append(
             _regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345")
@@ -205,6 +207,11 @@ def _matches(fmt: str, value: str) -> bool:
 
 def _max_len(limit: int) -> str:
     return f"must be no more than {limit} characters"
+
+
+def _max_bytes(limit: int) -> str:
+    """What kube-apiserver says of a label value or a label key's name part too long."""
+    return f"must be no more than {limit} bytes"
 
 
 def _regex_error(message: str, fmt: str, *examples: str) -> str:

@@ -1,10 +1,14 @@
-"""List paging with `limit` and `continue`, consistent and as strict as the real API server's.
+"""List paging with `limit` and `continue`, consistent and as lenient as the real API server's.
 
-The first page takes a snapshot of the whole list; later pages are served from that snapshot, so
-every page carries the first page's resourceVersion. A continue token names its snapshot and the
-offset of the next item, so, as against kube-apiserver, a token may be sent again (a retried
-request gets the same page). What kube-apiserver refuses, this refuses with the same code:
-- a token that does not decode, or was issued for another collection or selector: 400;
+A continue token is kube-apiserver's: base64 of `{"v":"meta.k8s.io/v1","rv":N,"start":KEY}`, the
+resourceVersion of the first page and the key after which the next page starts, relative to the
+collection listed (`/<name>\\x00` in a namespace, `/<namespace>/<name>\\x00` across namespaces).
+As etcd reads every page at the first page's revision, the first page takes a snapshot of every
+object of the kind; a token names that snapshot by kind and resourceVersion, so it may be sent
+again (a retried request gets the same page) and, as there, with another namespace or selector:
+it continues that list after the same key. What kube-apiserver refuses, this refuses with the
+same code:
+- a token that does not decode: 400 `invalid continue token: ...`;
 - `resourceVersion` together with `continue`: 400;
 - a token whose snapshot is gone (`ttl` old, evicted beyond `max_snapshots`, or dropped by
   `expire_all`, which is what etcd's compaction does to a real one): 410 Expired.
@@ -28,7 +32,7 @@ from bundler.store.status_codes import StatusReason
 
 # etcd is compacted every 5 minutes in a default kube-apiserver: a token lives at least as long.
 DEFAULT_TTL = 300.0
-_TOKEN_VERSION = "bundler.dev/paging/v1"
+_TOKEN_VERSION = "meta.k8s.io/v1"
 _EXPIRED = (
     "The provided continue parameter is too old to display a consistent list result. You can "
     "start a new list without the continue parameter."
@@ -46,22 +50,20 @@ class Page:
 
 @dataclass(frozen=True)
 class ListQuery:
-    """What a paged list was asked for: a continue token is valid only for the same query."""
+    """What one list asks for: a kind (`kind`, the snapshot's key), a namespace (None: every
+    one) and whether a selector filters it (then no remaining count is told)."""
 
-    collection: str
-    label_selector: str = ""
-    field_selector: str = ""
+    kind: str
+    namespace: str | None = None
+    selected: bool = False
 
-    @property
-    def selected(self) -> bool:
-        return bool(self.label_selector or self.field_selector)
+
+Select = Callable[[Obj], bool]
 
 
 @dataclass
 class _Snapshot:
-    query: ListQuery
     items: list[Obj]
-    resource_version: str
     taken: float
 
 
@@ -78,63 +80,91 @@ class Pager:
         self._ttl = ttl
         self._clock = clock
         self._lock = threading.Lock()
-        self._snapshots: OrderedDict[int, _Snapshot] = OrderedDict()
-        self._next_id = 0
+        self._snapshots: OrderedDict[tuple[str, int], _Snapshot] = OrderedDict()
 
-    def first(self, query: ListQuery, items: list[Obj], resource_version: str, limit: int) -> Page:
+    def first(
+        self,
+        query: ListQuery,
+        everything: list[Obj],
+        resource_version: str,
+        limit: int,
+        select: Select,
+    ) -> Page:
+        """The first page of `query` from `everything` of its kind (every namespace), as of
+        `resource_version`; `select` is the list's namespace and selectors."""
+        items = [obj for obj in everything if select(obj)]
         if limit <= 0 or len(items) <= limit:
             return Page(items, resource_version, None, None if query.selected else 0)
+        key = (query.kind, int(resource_version))
         with self._lock:
-            self._next_id += 1
-            snapshot_id = self._next_id
-            self._snapshots[snapshot_id] = _Snapshot(query, items, resource_version, self._clock())
+            self._snapshots[key] = _Snapshot(everything, self._clock())
+            self._snapshots.move_to_end(key)
             while len(self._snapshots) > self._max:
                 self._snapshots.popitem(last=False)
-        return self._page(snapshot_id, self._snapshots[snapshot_id], 0, limit)
+        return _page(query, items, resource_version, "", limit)
 
-    def next(self, query: ListQuery, token: str, limit: int, resource_version: str) -> Page:
+    def next(
+        self, query: ListQuery, token: str, limit: int, resource_version: str, select: Select
+    ) -> Page:
         if resource_version:
             raise HttpError(400, "specifying resource version is not allowed when using continue")
-        snapshot_id, offset = _decode(token)
+        rv, start = _decode(token)
         with self._lock:
-            snapshot = self._snapshots.get(snapshot_id)
+            snapshot = self._snapshots.get((query.kind, rv))
             if snapshot is not None and self._clock() - snapshot.taken >= self._ttl:
-                del self._snapshots[snapshot_id]
+                del self._snapshots[(query.kind, rv)]
                 snapshot = None
         if snapshot is None:
             raise HttpError(410, _EXPIRED, reason=StatusReason.EXPIRED)
-        if snapshot.query != query or offset > len(snapshot.items):
-            raise HttpError(400, "continue key is not valid: it was issued for another list")
-        return self._page(snapshot_id, snapshot, offset, limit)
+        items = [obj for obj in snapshot.items if select(obj)]
+        return _page(query, items, str(rv), start, limit)
 
     def expire_all(self) -> None:
         """Forget every snapshot, as a compaction does: outstanding tokens answer 410."""
         with self._lock:
             self._snapshots.clear()
 
-    def _page(self, snapshot_id: int, snapshot: _Snapshot, offset: int, limit: int) -> Page:
-        end = len(snapshot.items) if limit <= 0 else offset + limit
-        items = snapshot.items[offset:end]
-        rest = len(snapshot.items) - min(end, len(snapshot.items))
-        token = _encode(snapshot_id, end) if rest else None
-        remaining = None if snapshot.query.selected else rest
-        return Page(items, snapshot.resource_version, token, remaining)
+
+def _key(query: ListQuery, obj: Obj) -> str:
+    """An object's key relative to the collection listed, as etcd3's continue keys are."""
+    meta = obj["metadata"]
+    if query.namespace is None and meta.get("namespace"):
+        return f"/{meta['namespace']}/{meta['name']}"
+    return f"/{meta['name']}"
 
 
-def _encode(snapshot_id: int, offset: int) -> str:
-    body = json.dumps({"v": _TOKEN_VERSION, "snapshot": snapshot_id, "start": offset})
+def _page(
+    query: ListQuery, items: list[Obj], resource_version: str, start: str, limit: int
+) -> Page:
+    # Pages follow etcd's key order, which across namespaces is not (namespace, name) order.
+    ordered = sorted(items, key=lambda obj: _key(query, obj))
+    after = [obj for obj in ordered if _key(query, obj) >= start] if start else ordered
+    page = after if limit <= 0 else after[:limit]
+    rest = len(after) - len(page)
+    token = _encode(int(resource_version), _key(query, page[-1]) + "\x00") if rest else None
+    return Page(page, resource_version, token, None if query.selected else rest)
+
+
+def _encode(resource_version: int, start: str) -> str:
+    body = json.dumps({"v": _TOKEN_VERSION, "rv": resource_version, "start": start})
     return base64.urlsafe_b64encode(body.encode()).decode().rstrip("=")
 
 
-def _decode(token: str) -> tuple[int, int]:
+def _decode(token: str) -> tuple[int, str]:
     try:
         padded = token + "=" * (-len(token) % 4)
         body = json.loads(base64.urlsafe_b64decode(padded.encode()))
-    except (ValueError, binascii.Error, UnicodeDecodeError):
-        body = None
+    except (ValueError, binascii.Error, UnicodeDecodeError) as error:
+        raise HttpError(
+            400, f"invalid continue token: continue key is not valid: {error}"
+        ) from None
     if not isinstance(body, dict) or body.get("v") != _TOKEN_VERSION:
-        raise HttpError(400, "continue key is not valid: not a token this server issued")
-    snapshot_id, offset = body.get("snapshot"), body.get("start")
-    if not (isinstance(snapshot_id, int) and isinstance(offset, int) and offset >= 0):
-        raise HttpError(400, "continue key is not valid: malformed")
-    return snapshot_id, offset
+        raise HttpError(
+            400,
+            "invalid continue token: continue key is not valid: incorrect encoded start "
+            f"resourceVersion (version {_TOKEN_VERSION} required)",
+        )
+    rv, start = body.get("rv"), body.get("start")
+    if not isinstance(rv, int) or rv <= 0 or not isinstance(start, str) or not start:
+        raise HttpError(400, "invalid continue token: continue key is not valid: malformed")
+    return rv, start

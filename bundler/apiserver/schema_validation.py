@@ -13,8 +13,9 @@ long`, ...), turned into apimachinery field errors as apiextensions-apiserver tu
   2 items`;
 - the others (minLength, pattern, minimum, maximum, minItems): `Invalid value: <value>: <message>`;
 - a number outside its type's range (an integer that is not whole or beyond int64, or beyond
-  int32 with `format: int32`): kube-openapi's plain error, which lands on the root with an empty
-  value: `: Invalid value: "": Checked value must be of type integer (default format) in spec.x`.
+  int32 with `format: int32`): kube-openapi's plain error, which lands on no path (Go prints a nil
+  path as `<nil>`) with an empty value: `<nil>: Invalid value: "": Checked value must be of type
+  integer (default format) in spec.x`.
 
 Status writes validate `status` alone, their errors under `status.` (the messages name the path
 below status, as the real server's do). Updates ratchet, as Kubernetes does since 1.30: a node
@@ -217,7 +218,8 @@ def _object(value: dict[str, Any], schema: Structural, name: str, old: Any) -> l
 
 def _field_error(failure: _Failure, under: str) -> FieldError:
     if failure.code is _Code.PLAIN:
-        return field_errors.invalid_value(under, "", failure.message)
+        # A nil field.Path: Go prints it as <nil>, in the message and in the cause alike.
+        return field_errors.invalid_value(under or "<nil>", "", failure.message)
     trimmed = failure.name.removeprefix(".")
     path = under if failure.name in ("", ".") else (f"{under}.{trimmed}" if under else trimmed)
     if failure.code is _Code.REQUIRED:

@@ -8,8 +8,9 @@ request by its bearer token (bundler.apiserver.authn: `admin_token`, or a servic
 enforces RBAC (bundler.apiserver.rbac, .escalation) and etcd's and the API's limits
 (bundler.apiserver.limits), and decodes and validates custom resources against their CRD schemas
 (bundler.apiserver.admission: field validation, pruning, defaulting, schema validation). For
-kubectl it answers Tables (bundler.apiserver.tables) and OpenAPI v3 stubs
-(bundler.apiserver.openapi), and speaks HTTPS given a `certificate` (cert and key files).
+kubectl it answers Tables (bundler.apiserver.tables) and OpenAPI v3 documents with the bundler
+kinds' schemas (bundler.apiserver.openapi), and speaks HTTPS given a `certificate` (cert and key
+files). Where it answers otherwise than kube-apiserver on purpose: docs/apiserver-differences.md.
 """
 
 from __future__ import annotations

@@ -1,9 +1,13 @@
 """One watch request, streamed as newline-delimited JSON events with chunked transfer encoding.
 
 Like the real API server: without a resourceVersion (or with "0") the stream starts with an ADDED
-event per existing object; a resourceVersion too old for the store's history answers 200 and a
-single ERROR event carrying a 410 Status; the stream ends at `timeoutSeconds`, when the client goes
-away, or when the server stops. Events reach the stream through a queue, so the store's writers
+event per existing object, then, when bookmarks are allowed, a BOOKMARK annotated
+`k8s.io/initial-events-end: "true"` at the list's resourceVersion; a resourceVersion too old for
+the store's history answers 200 and a single ERROR event carrying a 410 Status (`too old resource
+version: 1 (N)`, N the oldest it still has); the stream ends at `timeoutSeconds`, when the client
+goes away, or when the server stops. Unlike it, an idle stream that allows bookmarks gets one every
+`bookmark_interval` and one as it times out, carrying the last resourceVersion sent
+(docs/apiserver-differences.md). Events reach the stream through a queue, so the store's writers
 never wait on a socket. A `transform` changes what each event carries (a Table for kubectl).
 """
 
@@ -27,6 +31,8 @@ from bundler.store.protocol import Obj, Watch, WatchEvent
 
 # How often an idle stream checks for a departed client, a stopping server, a due bookmark.
 _POLL_SECONDS = 0.2
+# The bookmark that ends a watch's initial events (client-go's watch-list reflector waits for it).
+INITIAL_EVENTS_END = {"k8s.io/initial-events-end": "true"}
 
 _Item = WatchEvent | Exception | None
 
@@ -100,6 +106,10 @@ class WatchStream:
             self._last_rv = listed.resource_version
             for obj in listed.items:
                 self._send_object("ADDED", obj)
+            # The initial events are the list as of its resourceVersion, whatever theirs are.
+            self._last_rv = listed.resource_version
+            if self._bookmarks:
+                self._send_bookmark(INITIAL_EVENTS_END)
             return watch
         try:
             watch = store.watch(
@@ -145,17 +155,16 @@ class WatchStream:
         self._last_rv = obj["metadata"].get("resourceVersion", self._last_rv)
         self._send_event(event_type, obj if self._transform is None else self._transform(obj))
 
-    def _send_bookmark(self) -> None:
+    def _send_bookmark(self, annotations: dict[str, str] | None = None) -> None:
         res = self._route.resource
-        bookmark = {
-            "kind": res.kind,
-            "apiVersion": res.api_version,
-            "metadata": {"resourceVersion": self._last_rv},
-        }
+        meta: Obj = {"resourceVersion": self._last_rv}
+        if annotations:
+            meta = {"annotations": annotations, **meta}
+        bookmark = {"kind": res.kind, "apiVersion": res.api_version, "metadata": meta}
         self._send_event("BOOKMARK", bookmark)
 
     def _send_error(self, error: StoreError) -> None:
-        self._send_event("ERROR", HttpError(error.code, str(error)).status())
+        self._send_event("ERROR", HttpError(error.code, error.message).status())
 
     def _send_event(self, event_type: str, obj: Obj) -> None:
         line = json.dumps({"type": event_type, "object": obj}, separators=(",", ":")) + "\n"

@@ -1,7 +1,9 @@
 """What the API server fills in for particular built-in kinds on every write.
 
 Secrets fold `stringData` into base64 `data`; a Namespace's `status.phase` follows its
-deletionTimestamp (Active, then Terminating).
+deletionTimestamp (Active, then Terminating), it carries the label `kubernetes.io/metadata.name`
+with its name (whatever a write says) and, unless it names others, the `kubernetes` finalizer
+in `spec.finalizers` (which only the namespace controller's removal of its content lifts).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from bundler.store.protocol import Obj
 
 PHASE_ACTIVE = "Active"
 PHASE_TERMINATING = "Terminating"
+NAME_LABEL = "kubernetes.io/metadata.name"
 
 
 def apply_kind_defaults(res: Resource, body: Obj, where: str) -> None:
@@ -22,8 +25,17 @@ def apply_kind_defaults(res: Resource, body: Obj, where: str) -> None:
     if res == SECRET:
         _fold_string_data(body, where)
     elif res == NAMESPACE:
-        terminating = body.get("metadata", {}).get("deletionTimestamp")
+        meta = body.setdefault("metadata", {})
+        terminating = meta.get("deletionTimestamp")
         body["status"] = {"phase": PHASE_TERMINATING if terminating else PHASE_ACTIVE}
+        if isinstance(meta.get("name"), str):
+            meta["labels"] = {**(meta.get("labels") or {}), NAME_LABEL: meta["name"]}
+        spec = body.get("spec")
+        if not isinstance(spec, dict) or "finalizers" not in spec:
+            body["spec"] = {
+                **(spec if isinstance(spec, dict) else {}),
+                "finalizers": ["kubernetes"],
+            }
 
 
 def _fold_string_data(body: Obj, where: str) -> None:

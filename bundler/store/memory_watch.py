@@ -153,8 +153,9 @@ class WatchHub:
         sub = Subscription(self, kind, namespace, labels, on_event, on_error, current_rv)
         with self._lock:
             if since is not None and since < self._floor:
+                # kube-apiserver's words, with the oldest resourceVersion it could resume from.
                 raise Gone(
-                    f"resourceVersion {since} is too old: history starts after {self._floor}",
+                    f"too old resource version: {since} ({self._floor})",
                     obj=f"watch of {'/'.join(kind)}",
                 )
             if since is not None:

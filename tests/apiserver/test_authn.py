@@ -1,25 +1,28 @@
-"""Authentication as kube-apiserver does it with bearer tokens (anonymous access off): the admin
-token is a member of system:masters, a service-account token Secret's token is its ServiceAccount
-while the Secret holds it and the ServiceAccount is the one it was minted for; anything else is
-401 with Kubernetes' Status body."""
+"""Authentication as kube-apiserver does it with bearer tokens (anonymous access off): the admin is
+a member of system:masters, a service-account token is its ServiceAccount (a token Secret's while
+the Secret holds it and the ServiceAccount is the one it was minted for); anything else is 401
+with Kubernetes' Status body."""
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Callable
-from typing import Any
+from pathlib import Path
 
 import pytest
-import requests
 
-from bundler.api.resources import SECRET, SERVICE_ACCOUNT
 from bundler.apiserver import ApiServer
-from bundler.store.memory import MemoryStore
-from tests.apiserver.conftest import Http
+from tests.apiserver.backends import Backend
+from tests.apiserver.support import (
+    ACCOUNTS,
+    MERGE,
+    SECRETS,
+    TOKEN_SECRET_TYPE,
+    Http,
+    eventually,
+    rule,
+    secret_token,
+)
 
-SECRETS = "/api/v1/namespaces/ws/secrets"
-ACCOUNTS = "/api/v1/namespaces/ws/serviceaccounts"
-ROBOT = "system:serviceaccount:ws:robot"
 # kube-apiserver's answer to a request it cannot authenticate, byte for byte as JSON.
 UNAUTHORIZED = {
     "kind": "Status",
@@ -32,24 +35,29 @@ UNAUTHORIZED = {
 }
 
 
-def robot_token(api: Http, server: ApiServer) -> str:
-    """Create ServiceAccount ws/robot and its token Secret as the admin; return the token."""
+def secret_robot_token(api: Http) -> str:
+    """Create ServiceAccount robot and its token Secret as the admin; the token a token
+    controller puts into the Secret."""
     assert api.call("POST", ACCOUNTS, {"metadata": {"name": "robot"}})[0] == 201
     secret = {
         "metadata": {
             "name": "robot-token",
             "annotations": {"kubernetes.io/service-account.name": "robot"},
         },
-        "type": "kubernetes.io/service-account-token",
+        "type": TOKEN_SECRET_TYPE,
     }
     assert api.call("POST", SECRETS, secret)[0] == 201
-    data = server.store.get(SECRET, "robot-token", "ws")["data"]
-    return base64.b64decode(data["token"]).decode()
+    return eventually(lambda: secret_token(api, "robot-token"), "the token controller")
 
 
-def get(server: ApiServer, path: str, authorization: str | None) -> requests.Response:
+def answer(backend: Backend, ns: str, path: str, authorization: str | None) -> tuple[int, object]:
+    client = backend.client(None, ns)
     headers = {} if authorization is None else {"Authorization": authorization}
-    return requests.get(server.url + path, headers=headers, timeout=10)
+    try:
+        response = client.send("GET", path, headers=headers)
+        return response.status_code, response.json()
+    finally:
+        client.close()
 
 
 @pytest.mark.parametrize(
@@ -58,66 +66,88 @@ def get(server: ApiServer, path: str, authorization: str | None) -> requests.Res
     ids=["no-header", "empty", "no-token", "empty-token", "basic", "unknown-token", "other-scheme"],
 )
 def test_requests_without_a_known_token_are_unauthorized(
-    server: ApiServer, authorization: str | None
+    backend: Backend, ns: str, authorization: str | None
 ) -> None:
     for path in ("/api", "/version", SECRETS):
-        response = get(server, path, authorization)
-        assert (response.status_code, response.json()) == (401, UNAUTHORIZED)
+        assert answer(backend, ns, path, authorization) == (401, UNAUTHORIZED), path
 
 
 @pytest.mark.parametrize(
     "scheme", ["Bearer", "bearer", "BEARER"], ids=["canonical", "lower", "upper"]
 )
-def test_the_admin_token_may_do_anything(server: ApiServer, scheme: str) -> None:
-    assert get(server, SECRETS, f"{scheme} {server.admin_token}").status_code == 200
+def test_the_scheme_of_a_bearer_token_is_case_insensitive(
+    backend: Backend, ns: str, scheme: str
+) -> None:
+    token = backend.user(ns, "reader", [rule(["list"], [""], ["secrets"])])
+    assert answer(backend, ns, SECRETS, f"{scheme} {token}")[0] == 200
 
 
-def test_a_service_account_token_is_its_service_account(server: ApiServer, api: Http) -> None:
-    token = robot_token(api, server)
-    allowed = get(server, "/api", f"Bearer {token}")
-    assert allowed.status_code == 200
-    refused = get(server, SECRETS, f"Bearer {token}")
-    assert refused.status_code == 403
-    assert f'User "{ROBOT}" cannot list resource "secrets"' in refused.json()["message"]
+def test_the_admin_may_do_anything(api: Http) -> None:
+    assert api.call("GET", "/api/v1/secrets")[0] == 200
 
 
-Revoke = Callable[[MemoryStore], Any]
+def test_a_service_account_token_is_its_service_account(backend: Backend, api: Http) -> None:
+    token = secret_robot_token(api)
+    robot = f"system:serviceaccount:{api.namespace}:robot"
+    assert answer(backend, api.namespace, "/api", f"Bearer {token}")[0] == 200
+    code, refused = answer(backend, api.namespace, SECRETS, f"Bearer {token}")
+    assert code == 403
+    assert isinstance(refused, dict)
+    assert f'User "{robot}" cannot list resource "secrets"' in refused["message"]
 
 
-def recreate_account(store: MemoryStore) -> None:
+Revoke = Callable[[Http], object]
+
+
+def recreate_account(api: Http) -> None:
     """The same name, a new uid: tokens minted for the old one are void."""
-    store.delete(SERVICE_ACCOUNT, "robot", "ws")
-    store.create(SERVICE_ACCOUNT, {"metadata": {"name": "robot", "namespace": "ws"}})
+    api.call("DELETE", f"{ACCOUNTS}/robot")
+    eventually(lambda: api.call("GET", f"{ACCOUNTS}/robot")[0] == 404 or None, "the deletion")
+    api.call("POST", ACCOUNTS, {"metadata": {"name": "robot"}})
 
 
 REVOCATIONS: list[tuple[str, Revoke]] = [
-    ("secret-deleted", lambda s: s.delete(SECRET, "robot-token", "ws")),
-    ("account-deleted", lambda s: s.delete(SERVICE_ACCOUNT, "robot", "ws")),
-    ("account-recreated", lambda s: recreate_account(s)),
+    ("secret-deleted", lambda api: api.call("DELETE", f"{SECRETS}/robot-token")),
+    ("account-deleted", lambda api: api.call("DELETE", f"{ACCOUNTS}/robot")),
+    ("account-recreated", recreate_account),
     (
         "token-replaced",
-        lambda s: s.patch(SECRET, "robot-token", {"data": {"token": "b3RoZXI="}}, "ws"),
+        lambda api: api.call(
+            "PATCH", f"{SECRETS}/robot-token", {"data": {"token": "b3RoZXI="}}, headers=MERGE
+        ),
     ),
 ]
 
 
 @pytest.mark.parametrize("revoke", [r for _, r in REVOCATIONS], ids=[i for i, _ in REVOCATIONS])
 def test_a_token_dies_with_its_secret_or_account(
-    server: ApiServer, api: Http, revoke: Revoke
+    backend: Backend, api: Http, revoke: Revoke
 ) -> None:
-    token = robot_token(api, server)
-    assert get(server, "/api", f"Bearer {token}").status_code == 200
-    revoke(server.store)
-    response = get(server, "/api", f"Bearer {token}")
-    assert (response.status_code, response.json()) == (401, UNAUTHORIZED)
+    token = secret_robot_token(api)
+    assert answer(backend, api.namespace, "/api", f"Bearer {token}")[0] == 200
+    revoke(api)
+
+    def refused() -> bool | None:
+        # A real server reads Secrets and ServiceAccounts through its caches: soon, not at once.
+        found = answer(backend, api.namespace, "/api", f"Bearer {token}")
+        return found == (401, UNAUTHORIZED) or None
+
+    eventually(refused, "the token to be refused")
 
 
-def test_tokens_outlive_a_restart_of_the_server(server: ApiServer, api: Http) -> None:
-    token = robot_token(api, server)
-    with ApiServer(server.store) as restarted:
-        assert get(restarted, "/api", f"Bearer {token}").status_code == 200
+@pytest.mark.stand_in_only("restarts the stand-in on the same store")
+def test_tokens_outlive_a_restart_of_the_server(
+    server: ApiServer, api: Http, stand_in_certificate: tuple[Path, Path]
+) -> None:
+    token = secret_robot_token(api)
+    server.stop()
+    with ApiServer(server.store, certificate=stand_in_certificate) as restarted:
+        client = Http(restarted.url, token=token, verify=str(stand_in_certificate[0]))
+        assert client.call("GET", "/api")[0] == 200
+        client.close()
 
 
-def test_kubeconfigs_carry_the_admin_token_by_default(server: ApiServer, tmp_path: Any) -> None:
+@pytest.mark.stand_in_only("the stand-in's own kubeconfig writer")
+def test_kubeconfigs_carry_the_admin_token_by_default(server: ApiServer, tmp_path: Path) -> None:
     text = server.kubeconfig(tmp_path / "kubeconfig").read_text()
     assert server.admin_token in text

@@ -7,13 +7,16 @@ import requests
 
 from bundler.api.resources import BUNDLE, NAMESPACE, SECRET
 from bundler.apiserver import ApiServer, Verb
-from tests.apiserver.conftest import BUNDLES, MERGE, Http, bundle_body
+from tests.apiserver.support import BUNDLES, MERGE, Http, bundle_body
+
+# Faults, request counts, tokens and restarts are the stand-in's own controls.
+pytestmark = pytest.mark.stand_in_only("steers the stand-in itself")
 
 
 def test_injected_429_carries_retry_after(server: ApiServer, api: Http) -> None:
     server.inject_failure(429, verb=Verb.LIST, retry_after=3, count=2)
     for _ in range(2):
-        response = api.session.get(server.url + BUNDLES, timeout=10)
+        response = api.send("GET", BUNDLES)
         assert response.status_code == 429
         assert response.headers["Retry-After"] == "3"
         status = response.json()
@@ -37,7 +40,7 @@ def test_injected_codes_have_kubernetes_reasons(
 def test_faults_match_verb_and_resource(server: ApiServer, api: Http) -> None:
     server.inject_failure(503, verb=Verb.PATCH, resource=BUNDLE)
     api.call("POST", BUNDLES, bundle_body("a"))
-    assert api.call("PATCH", "/api/v1/namespaces/ws", {}, headers=MERGE)[0] == 200
+    assert api.call("PATCH", f"/api/v1/namespaces/{api.namespace}", {}, headers=MERGE)[0] == 200
     assert api.call("GET", f"{BUNDLES}/a")[0] == 200
     assert api.call("PATCH", f"{BUNDLES}/a", {}, headers=MERGE)[0] == 503
     assert api.call("PATCH", f"{BUNDLES}/a", {}, headers=MERGE)[0] == 200
@@ -59,7 +62,7 @@ def test_request_counts_by_verb(server: ApiServer, api: Http) -> None:
     api.call("PUT", f"{BUNDLES}/a/status", current)
     api.call("PATCH", f"{BUNDLES}/a/status", {"status": {}}, headers=MERGE)
     api.call("DELETE", f"{BUNDLES}/a")
-    with api.session.get(f"{server.url}{BUNDLES}?watch=true", stream=True, timeout=10) as watch:
+    with api.send("GET", f"{BUNDLES}?watch=true", stream=True) as watch:
         assert watch.status_code == 200
     api.call("GET", "/apis")
     assert server.request_counts() == {

@@ -12,13 +12,13 @@ from bundler.apiserver import ApiServer
 from bundler.apiserver.defaulting import apply_defaults
 from bundler.apiserver.structural import compile_schema
 from bundler.store.protocol import Obj
-from tests.apiserver.conftest import (
+from tests.apiserver.backends import Backend
+from tests.apiserver.support import (
     CRDS,
     WIDGET,
     WIDGET_SCHEMA,
     WIDGETS,
     Http,
-    WatchReader,
     widget_crd,
 )
 
@@ -103,9 +103,12 @@ def test_writes_store_the_defaults(widgets: Http) -> None:
     assert created["spec"] == {"size": 1, "mode": "Slow", "ports": [{"name": "http", "port": 80}]}
 
 
-def test_objects_stored_before_a_default_read_with_it(server: ApiServer, widgets: Http) -> None:
+@pytest.mark.stand_in_only("stores an object directly, and changes the shared Widget CRD")
+def test_objects_stored_before_a_default_read_with_it(
+    backend: Backend, server: ApiServer, widgets: Http
+) -> None:
     server.store.create(
-        WIDGET, {"metadata": {"name": "old", "namespace": "ws"}, "spec": {"size": 2}}
+        WIDGET, {"metadata": {"name": "old", "namespace": widgets.namespace}, "spec": {"size": 2}}
     )
     schema = copy.deepcopy(WIDGET_SCHEMA)
     schema["properties"]["spec"]["properties"]["size"]["default"] = 5
@@ -122,11 +125,11 @@ def test_objects_stored_before_a_default_read_with_it(server: ApiServer, widgets
     expected = {"size": 2, "mode": "Slow", "flavour": "plain"}
     assert widgets.call("GET", f"{WIDGETS}/old")[1]["spec"] == expected
     assert [w["spec"] for w in widgets.call("GET", WIDGETS)[1]["items"]] == [expected]
-    watch = WatchReader(server.url, f"{WIDGETS}?watch=true", server.admin_token)
+    watch = backend.watch(widgets.path(f"{WIDGETS}?watch=true"))
     try:
         event = watch.next()
     finally:
         watch.close()
     assert event is not None
     assert event["object"]["spec"] == expected
-    assert server.store.get(WIDGET, "old", "ws")["spec"] == {"size": 2}
+    assert server.store.get(WIDGET, "old", widgets.namespace)["spec"] == {"size": 2}

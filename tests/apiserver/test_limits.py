@@ -8,10 +8,9 @@ from typing import Any
 
 import pytest
 
-from bundler.apiserver import ApiServer
 from bundler.apiserver.limits import ETCD_MAX_REQUEST_BYTES, MAX_REQUEST_BODY_BYTES
 from bundler.store.protocol import Obj
-from tests.apiserver.conftest import BUNDLES, MERGE, Http
+from tests.apiserver.support import BUNDLES, MERGE, ROLES, Http
 
 SUBDOMAIN = (
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
@@ -127,13 +126,20 @@ INVALID: list[tuple[str, str, Obj, str, list[str]]] = [
     (
         "namespace-name-is-a-label",
         "/api/v1/namespaces",
+        {"metadata": {"name": "a_b"}},
+        'Namespace "a_b" is invalid: metadata.name: Invalid value: "a_b": ' + DNS_LABEL,
+        ["metadata.name"],
+    ),
+    (
+        "namespace-name-without-dots",
+        "/api/v1/namespaces",
         {"metadata": {"name": "a.b"}},
-        'Namespace "a.b" is invalid: metadata.name: Invalid value: "a.b": ' + DNS_LABEL,
+        'Namespace "a.b" is invalid: metadata.name: Invalid value: "a.b": must not contain dots',
         ["metadata.name"],
     ),
     (
         "rbac-name-is-a-path-segment",
-        "/apis/rbac.authorization.k8s.io/v1/namespaces/ws/roles",
+        ROLES,
         {"metadata": {"name": "a%b"}, "rules": []},
         'Role.rbac.authorization.k8s.io "a%b" is invalid: metadata.name: Invalid value: "a%b": '
         "may not contain '%'",
@@ -160,7 +166,7 @@ INVALID: list[tuple[str, str, Obj, str, list[str]]] = [
         BUNDLES,
         bundle(labels={"k": "v" * 64}),
         f'Bundle.bundler.dev "app" is invalid: metadata.labels: Invalid value: "{"v" * 64}": '
-        "must be no more than 63 characters",
+        "must be no more than 63 bytes",
         ["metadata.labels"],
     ),
     (
@@ -199,5 +205,5 @@ def test_labels_are_checked_on_updates_too(api: Http) -> None:
     [{"example.com/MyName": "my_value"}, {"k": ""}, {"a.b-c_d": "1.2-3_4"}],
     ids=["prefixed", "empty-value", "all-characters"],
 )
-def test_valid_labels_are_accepted(server: ApiServer, api: Http, labels: dict[str, str]) -> None:
+def test_valid_labels_are_accepted(api: Http, labels: dict[str, str]) -> None:
     assert api.call("POST", BUNDLES, bundle(labels=labels))[0] == 201

@@ -4,9 +4,7 @@ Roles and bindings."""
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 
@@ -15,17 +13,22 @@ from bundler.api.resources import (
     CLUSTER_ROLE_BINDING,
     ROLE,
     ROLE_BINDING,
-    SECRET,
-    SERVICE_ACCOUNT,
     Resource,
 )
-from bundler.apiserver import ApiServer
 from bundler.apiserver.attributes import Attributes, path_attributes
 from bundler.apiserver.authn import ADMIN, UserInfo, service_account_user
 from bundler.apiserver.rbac import Authorizer
 from bundler.store.memory import MemoryStore
 from bundler.store.protocol import Obj
-from tests.apiserver.conftest import Http
+from tests.apiserver.backends import Backend
+from tests.apiserver.support import (
+    CLUSTER_ROLE_BINDINGS,
+    CLUSTER_ROLES,
+    ROLE_BINDINGS,
+    ROLES,
+    Http,
+    rule,
+)
 
 AUTH = "system:authenticated"
 ALICE = UserInfo("alice", (AUTH,))
@@ -37,10 +40,6 @@ TEAM = UserInfo("tess", ("team", AUTH))
 ROBOT = service_account_user("a", "robot")
 STRANGER = service_account_user("b", "robot")
 BD = "bundledeployments"
-
-
-def rule(verbs: list[str], groups: list[str], resources: list[str], **more: Any) -> Obj:
-    return {"verbs": verbs, "apiGroups": groups, "resources": resources, **more}
 
 
 def subject(kind: str, name: str, namespace: str | None = None) -> Obj:
@@ -242,37 +241,25 @@ def test_unserved_paths_are_read_as_kubernetes_reads_them(
 
 # -- over HTTP ------------------------------------------------------------------------------------
 
-ROBOT_USER = "system:serviceaccount:ws:robot"
-ROBOT_GROUPS = '["system:serviceaccounts" "system:serviceaccounts:ws" "system:authenticated"]'
+ROBOT_RULES = [
+    rule(["get", "create", "update"], ["rbac.authorization.k8s.io"], ["roles", "rolebindings"]),
+    rule(["get"], [""], ["secrets"]),
+]
+
+
+def robot_user(namespace: str) -> str:
+    return f"system:serviceaccount:{namespace}:robot"
+
+
+def robot_groups(namespace: str) -> str:
+    return f'["system:serviceaccounts" "system:serviceaccounts:{namespace}" "system:authenticated"]'
 
 
 @pytest.fixture
-def robot(server: ApiServer, api: Http) -> Iterator[Http]:
-    """An Http client as ServiceAccount ws/robot, which may write Roles and RoleBindings in ws
-    and get Secrets there (nothing else)."""
-    store = server.store
-    store.create(SERVICE_ACCOUNT, {"metadata": {"name": "robot", "namespace": "ws"}})
-    token_secret = {
-        "metadata": {
-            "name": "robot-token",
-            "annotations": {"kubernetes.io/service-account.name": "robot"},
-        },
-        "type": "kubernetes.io/service-account-token",
-    }
-    assert api.call("POST", "/api/v1/namespaces/ws/secrets", token_secret)[0] == 201
-    token = base64.b64decode(store.get(SECRET, "robot-token", "ws")["data"]["token"]).decode()
-    rules = [
-        rule(["get", "create", "update"], ["rbac.authorization.k8s.io"], ["roles", "rolebindings"]),
-        rule(["get"], [""], ["secrets"]),
-    ]
-    store.create(ROLE, {"metadata": {"name": "robot", "namespace": "ws"}, "rules": rules})
-    store.create(
-        ROLE_BINDING,
-        namespaced(
-            binding("robot", "Role", "robot", [subject("ServiceAccount", "robot", "ws")]), "ws"
-        ),
-    )
-    client = Http(server.url, token)
+def robot(backend: Backend, ns: str) -> Iterator[Http]:
+    """A client as ServiceAccount robot of the test namespace, which may write Roles and
+    RoleBindings there and get Secrets there (nothing else)."""
+    client = backend.client(backend.user(ns, "robot", ROBOT_RULES), ns)
     yield client
     client.close()
 
@@ -290,87 +277,77 @@ def forbidden_status(message: str, **details: str) -> Obj:
     }
 
 
-REFUSALS: list[tuple[str, str, str, Obj]] = [
+# Messages and paths name the test namespace as {ns}.
+REFUSALS: list[tuple[str, str, str, str, dict[str, str]]] = [
     (
         "list-in-namespace",
         "GET",
-        "/api/v1/namespaces/ws/secrets",
-        forbidden_status(
-            f'secrets is forbidden: User "{ROBOT_USER}" cannot list resource "secrets" in API '
-            'group "" in the namespace "ws"',
-            kind="secrets",
-        ),
+        "/api/v1/namespaces/{ns}/secrets",
+        'secrets is forbidden: User "{user}" cannot list resource "secrets" in API group "" in '
+        'the namespace "{ns}"',
+        {"kind": "secrets"},
     ),
     (
         "named-in-group",
         "GET",
-        "/apis/bundler.dev/v1alpha1/namespaces/ws/bundles/app",
-        forbidden_status(
-            f'bundles.bundler.dev "app" is forbidden: User "{ROBOT_USER}" cannot get resource '
-            '"bundles" in API group "bundler.dev" in the namespace "ws"',
-            name="app",
-            group="bundler.dev",
-            kind="bundles",
-        ),
+        "/apis/bundler.dev/v1alpha1/namespaces/{ns}/bundles/app",
+        'bundles.bundler.dev "app" is forbidden: User "{user}" cannot get resource "bundles" in '
+        'API group "bundler.dev" in the namespace "{ns}"',
+        {"name": "app", "group": "bundler.dev", "kind": "bundles"},
     ),
     (
         "subresource",
         "PATCH",
-        "/apis/bundler.dev/v1alpha1/namespaces/ws/clusters/c1/status",
-        forbidden_status(
-            f'clusters.bundler.dev "c1" is forbidden: User "{ROBOT_USER}" cannot patch resource '
-            '"clusters/status" in API group "bundler.dev" in the namespace "ws"',
-            name="c1",
-            group="bundler.dev",
-            kind="clusters",
-        ),
+        "/apis/bundler.dev/v1alpha1/namespaces/{ns}/clusters/c1/status",
+        'clusters.bundler.dev "c1" is forbidden: User "{user}" cannot patch resource '
+        '"clusters/status" in API group "bundler.dev" in the namespace "{ns}"',
+        {"name": "c1", "group": "bundler.dev", "kind": "clusters"},
     ),
     (
         "cluster-scope",
         "GET",
         "/api/v1/namespaces",
-        forbidden_status(
-            f'namespaces is forbidden: User "{ROBOT_USER}" cannot list resource "namespaces" in '
-            'API group "" at the cluster scope',
-            kind="namespaces",
-        ),
+        'namespaces is forbidden: User "{user}" cannot list resource "namespaces" in API group '
+        '"" at the cluster scope',
+        {"kind": "namespaces"},
     ),
 ]
 
 
 @pytest.mark.parametrize(
-    ("method", "url", "expected"),
-    [(m, u, e) for _, m, u, e in REFUSALS],
-    ids=[i for i, _, _, _ in REFUSALS],
+    ("method", "url", "message", "details"),
+    [case[1:] for case in REFUSALS],
+    ids=[case[0] for case in REFUSALS],
 )
 def test_refusals_carry_kubernetes_status(
-    robot: Http, method: str, url: str, expected: Obj
+    robot: Http, ns: str, method: str, url: str, message: str, details: dict[str, str]
 ) -> None:
     headers = {"Content-Type": "application/merge-patch+json"} if method == "PATCH" else {}
-    assert robot.call(method, url, {} if method == "PATCH" else None, headers=headers) == (
-        403,
-        expected,
-    )
+    expected = forbidden_status(message.format(user=robot_user(ns), ns=ns), **details)
+    body: Obj | None = {} if method == "PATCH" else None
+    assert robot.call(method, url.format(ns=ns), body, headers=headers) == (403, expected)
 
 
-def test_a_forbidden_path_is_refused_before_it_is_looked_up(robot: Http) -> None:
-    message = f'forbidden: User "{ROBOT_USER}" cannot get path "/metrics"'
+def test_a_forbidden_path_is_refused_before_it_is_looked_up(robot: Http, ns: str) -> None:
+    message = f'forbidden: User "{robot_user(ns)}" cannot get path "/metrics"'
     assert robot.call("GET", "/metrics") == (403, forbidden_status(message))
-
-
-ROLES = "/apis/rbac.authorization.k8s.io/v1/namespaces/ws/roles"
-BINDINGS = "/apis/rbac.authorization.k8s.io/v1/namespaces/ws/rolebindings"
 
 
 def role(name: str, *rules: Obj) -> Obj:
     return {"metadata": {"name": name}, "rules": list(rules)}
 
 
+def created(api: Http, path: str, body: Obj) -> Obj:
+    code, answer = api.call("POST", path, body)
+    assert code == 201, answer
+    return answer
+
+
 def test_a_role_granting_only_held_permissions_is_created(robot: Http) -> None:
     assert robot.call("POST", ROLES, role("ok", rule(["get"], [""], ["secrets"])))[0] == 201
 
 
-def test_a_role_granting_more_is_refused_with_the_missing_rules(robot: Http) -> None:
+def test_a_role_granting_more_is_refused_with_the_missing_rules(robot: Http, ns: str) -> None:
     wanted = role(
         "more",
         rule(["get", "list", "watch"], [""], ["secrets"]),
@@ -379,8 +356,8 @@ def test_a_role_granting_more_is_refused_with_the_missing_rules(robot: Http) -> 
     code, status = robot.call("POST", ROLES, wanted)
     assert code == 403
     assert status["message"] == (
-        f'roles.rbac.authorization.k8s.io "more" is forbidden: user "{ROBOT_USER}" '
-        f"(groups={ROBOT_GROUPS}) is attempting to grant RBAC permissions not currently held:\n"
+        f'roles.rbac.authorization.k8s.io "more" is forbidden: user "{robot_user(ns)}" '
+        f"(groups={robot_groups(ns)}) is attempting to grant RBAC permissions not currently held:\n"
         '{APIGroups:[""], Resources:["secrets"], Verbs:["list" "watch"]}\n'
         '{APIGroups:["bundler.dev"], Resources:["clusters/status"], ResourceNames:["c1"], '
         'Verbs:["patch"]}'
@@ -392,31 +369,33 @@ def test_a_role_granting_more_is_refused_with_the_missing_rules(robot: Http) -> 
     }
 
 
-def test_escalate_lets_a_role_grant_more(server: ApiServer, robot: Http) -> None:
-    server.store.create(
-        ROLE,
-        {
-            "metadata": {"name": "escalator", "namespace": "ws"},
-            "rules": [rule(["escalate"], ["rbac.authorization.k8s.io"], ["roles"])],
-        },
-    )
-    server.store.create(
-        ROLE_BINDING,
-        namespaced(binding("escalator", "Role", "escalator", [subject("User", ROBOT_USER)]), "ws"),
+def test_escalate_lets_a_role_grant_more(api: Http, robot: Http, ns: str) -> None:
+    escalate = rule(["escalate"], ["rbac.authorization.k8s.io"], ["roles"])
+    created(api, ROLES, role("escalator", escalate))
+    created(
+        api,
+        ROLE_BINDINGS,
+        binding("escalator", "Role", "escalator", [subject("User", robot_user(ns))]),
     )
     assert robot.call("POST", ROLES, role("more", rule(["*"], ["*"], ["*"])))[0] == 201
 
 
 def test_an_update_of_garbage_collector_fields_only_is_never_checked(
-    server: ApiServer, robot: Http
+    api: Http, robot: Http, ns: str
 ) -> None:
-    big = server.store.create(
-        ROLE, {"metadata": {"name": "big", "namespace": "ws"}, "rules": [rule(["*"], ["*"], ["*"])]}
-    )
-    owner = {"apiVersion": "v1", "kind": "Namespace", "name": "ws", "uid": "u-1"}
+    big = created(api, ROLES, role("big", rule(["*"], ["*"], ["*"])))
+    # The owner exists, so the garbage collector of a real cluster leaves the Role alone.
+    namespace = api.call("GET", f"/api/v1/namespaces/{ns}")[1]
+    owner = {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "name": ns,
+        "uid": namespace["metadata"]["uid"],
+    }
     owned = {**big, "metadata": {**big["metadata"], "ownerReferences": [owner]}}
     assert robot.call("PUT", f"{ROLES}/big", owned)[0] == 200
-    widened = {**owned, "rules": [*owned["rules"], rule(["get"], [""], ["pods"])]}
+    current = api.call("GET", f"{ROLES}/big")[1]
+    widened = {**current, "rules": [*current["rules"], rule(["get"], [""], ["pods"])]}
     assert robot.call("PUT", f"{ROLES}/big", widened)[0] == 403
 
 
@@ -432,37 +411,38 @@ def test_an_update_of_garbage_collector_fields_only_is_never_checked(
     ids=["held", "more-than-held", "bind-verb", "missing-role", "clusterrole-more-than-held"],
 )
 def test_a_binding_grants_only_held_permissions_unless_bind(
-    server: ApiServer, robot: Http, role_kind: str, role_name: str, setup: str, expected: int
+    api: Http, robot: Http, ns: str, role_kind: str, role_name: str, setup: str, expected: int
 ) -> None:
-    store = server.store
+    # ClusterRoles are cluster-wide: named after the test namespace, as tests share a server.
+    cluster_role = f"{ns}-{role_name}"
     roles = {
-        "small": (ROLE, [rule(["get"], [""], ["secrets"])]),
-        "big": (ROLE, [rule(["delete"], [""], ["secrets"])]),
-        "cluster-big": (CLUSTER_ROLE, [rule(["list"], [""], ["secrets"])]),
+        "small": (ROLES, role("small", rule(["get"], [""], ["secrets"]))),
+        "big": (ROLES, role("big", rule(["delete"], [""], ["secrets"]))),
+        "cluster-big": (CLUSTER_ROLES, role(cluster_role, rule(["list"], [""], ["secrets"]))),
     }
     name = setup.split("+")[0]
     if name:
-        res, rules = roles[name]
-        meta = {"name": name, "namespace": "ws"} if res == ROLE else {"name": name}
-        store.create(res, {"metadata": meta, "rules": rules})
+        created(api, *roles[name])
     if setup.endswith("+bind"):
         binder = rule(["bind"], ["rbac.authorization.k8s.io"], ["roles"], resourceNames=[name])
-        store.create(ROLE, {"metadata": {"name": "binder", "namespace": "ws"}, "rules": [binder]})
-        store.create(
-            ROLE_BINDING,
-            namespaced(binding("binder", "Role", "binder", [subject("User", ROBOT_USER)]), "ws"),
+        created(api, ROLES, role("binder", binder))
+        created(
+            api,
+            ROLE_BINDINGS,
+            binding("binder", "Role", "binder", [subject("User", robot_user(ns))]),
         )
-    wanted = binding("b", role_kind, role_name, [subject("User", "someone")])
-    code, status = robot.call("POST", BINDINGS, wanted)
+    referred = cluster_role if role_kind == "ClusterRole" else role_name
+    wanted = binding("b", role_kind, referred, [subject("User", "someone")])
+    code, status = robot.call("POST", ROLE_BINDINGS, wanted)
     assert code == expected, status
     if expected == 404:
-        assert status["message"] == 'roles.rbac.authorization.k8s.io "nope" not found'
+        assert status["message"] == 'rolebindings.rbac.authorization.k8s.io "nope" not found'
 
 
-def test_the_admin_is_never_checked_for_escalation(api: Http, server: ApiServer) -> None:
-    everything = role("all", rule(["*"], ["*"], ["*"]))
-    assert api.call("POST", ROLES, everything)[0] == 201
-    cluster_binding = binding("all", "ClusterRole", "all", [subject("User", "x")])
-    path = "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings"
-    server.store.create(CLUSTER_ROLE, {"metadata": {"name": "all"}, "rules": everything["rules"]})
-    assert api.call("POST", path, cluster_binding)[0] == 201
+def test_the_admin_is_never_checked_for_escalation(api: Http, ns: str) -> None:
+    everything = [rule(["*"], ["*"], ["*"])]
+    assert api.call("POST", ROLES, role("all", *everything))[0] == 201
+    name = f"{ns}-all"
+    created(api, CLUSTER_ROLES, role(name, *everything))
+    cluster_binding = binding(name, "ClusterRole", name, [subject("User", "x")])
+    assert api.call("POST", CLUSTER_ROLE_BINDINGS, cluster_binding)[0] == 201

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bundler.api.resources import ALL_KINDS, BUNDLE, LEASE, NAMESPACE, SECRET, Verb
+from bundler.api.resources import ALL_KINDS, BUNDLE, LEASE, NAMESPACE, SECRET, Resource, Verb
 from bundler.apiserver.routing import ResourceRoute, resolve, verb_of
 from bundler.apiserver.selectors import parse_equality_selector
 from bundler.apiserver.statuses import HttpError
@@ -58,20 +58,28 @@ def test_resolve(path: str, expected: ResourceRoute | None) -> None:
     assert resolve(path, ALL_KINDS) == expected
 
 
+WIDGET = Resource("example.com", "v1", "Widget", "widgets", status_subresource=True)
+
+
 @pytest.mark.parametrize(
     ("method", "route", "watch", "expected"),
     [
         ("GET", ResourceRoute(BUNDLE, "ws", None), False, Verb.LIST),
         ("GET", ResourceRoute(BUNDLE, None, None), True, Verb.WATCH),
         ("POST", ResourceRoute(BUNDLE, "ws", None), False, Verb.CREATE),
-        ("POST", ResourceRoute(BUNDLE, None, None), False, None),
+        ("POST", ResourceRoute(BUNDLE, None, None), False, 404),
         ("POST", ResourceRoute(NAMESPACE, None, None), False, Verb.CREATE),
-        ("DELETE", ResourceRoute(BUNDLE, "ws", None), False, None),
+        ("DELETE", ResourceRoute(BUNDLE, "ws", None), False, Verb.DELETE_COLLECTION),
+        ("DELETE", ResourceRoute(SECRET, "ws", None), False, Verb.DELETE_COLLECTION),
+        ("PUT", ResourceRoute(BUNDLE, "ws", None), False, 400),
+        ("PUT", ResourceRoute(SECRET, "ws", None), False, 405),
         ("GET", ResourceRoute(BUNDLE, "ws", "b"), True, Verb.GET),
         ("PUT", ResourceRoute(BUNDLE, "ws", "b", True), False, Verb.UPDATE),
         ("PATCH", ResourceRoute(BUNDLE, "ws", "b", True), False, Verb.PATCH),
-        ("DELETE", ResourceRoute(BUNDLE, "ws", "b", True), False, None),
+        ("DELETE", ResourceRoute(BUNDLE, "ws", "b", True), False, 405),
         ("DELETE", ResourceRoute(BUNDLE, "ws", "b"), False, Verb.DELETE),
+        ("POST", ResourceRoute(WIDGET, "ws", "w"), False, Verb.CREATE),
+        ("POST", ResourceRoute(SECRET, "ws", "s"), False, 405),
     ],
     ids=[
         "list",
@@ -79,16 +87,26 @@ def test_resolve(path: str, expected: ResourceRoute | None) -> None:
         "create",
         "create-needs-namespace",
         "create-cluster-scoped",
-        "no-delete-collection",
+        "delete-collection",
+        "delete-collection-of-a-built-in-kind",
+        "put-to-a-custom-collection-needs-a-name",
+        "put-to-a-built-in-collection",
         "get-ignores-watch-on-objects",
         "update-status",
         "patch-status",
         "no-delete-on-status",
         "delete",
+        "post-to-a-custom-object-creates",
+        "no-post-to-a-built-in-object",
     ],
 )
-def test_verb_of(method: str, route: ResourceRoute, watch: bool, expected: Verb | None) -> None:
-    assert verb_of(method, route, watch) == expected
+def test_verb_of(method: str, route: ResourceRoute, watch: bool, expected: Verb | int) -> None:
+    if isinstance(expected, Verb):
+        assert verb_of(method, route, watch) == expected
+        return
+    with pytest.raises(HttpError) as refused:
+        verb_of(method, route, watch)
+    assert refused.value.code == expected
 
 
 @pytest.mark.parametrize(

@@ -3,12 +3,10 @@ get, list and watch requests kubectl makes with its Accept header."""
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-import requests
 
 from bundler.api.resources import (
     BUNDLE,
@@ -19,7 +17,6 @@ from bundler.api.resources import (
     SECRET,
     Resource,
 )
-from bundler.apiserver import ApiServer
 from bundler.apiserver.statuses import HttpError
 from bundler.apiserver.tables import (
     IncludeObject,
@@ -29,7 +26,8 @@ from bundler.apiserver.tables import (
     wants_table,
 )
 from bundler.store.protocol import Obj
-from tests.apiserver.conftest import BUNDLES, Http, bundle_body
+from tests.apiserver.backends import Backend
+from tests.apiserver.support import BUNDLES, NS, SECRETS, Http, bundle_body
 
 KUBECTL_TABLE = (
     "application/json;as=Table;v=v1;g=meta.k8s.io,"
@@ -55,8 +53,8 @@ def obj(name: str, status: Obj | None = None, spec: Obj | None = None) -> Obj:
         (CLUSTER, ["Name", "Bundles-Ready", "State", "Last-Seen", "Age"]),
         (CLUSTER_GROUP, ["Name", "Clusters", "Non-Ready", "State", "Age"]),
         (BUNDLE_DEPLOYMENT, ["Name", "Deployment-ID", "Applied", "Ready", "Age"]),
-        (SECRET, ["Name", "Age"]),
-        (NAMESPACE, ["Name", "Age"]),
+        (SECRET, ["Name", "Type", "Data", "Age"]),
+        (NAMESPACE, ["Name", "Status", "Age"]),
     ],
     ids=["bundle", "cluster", "cluster-group", "bundle-deployment", "secret", "namespace"],
 )
@@ -99,7 +97,11 @@ def test_columns_are_name_then_the_crd_printer_columns_or_age(
             obj("c", {"agent": {"lastSeen": "yesterday"}}),
             ["c", None, None, "<invalid>", "5m"],
         ),
-        (SECRET, obj("creds"), ["creds", "5m"]),
+        (
+            SECRET,
+            {**obj("creds"), "type": "Opaque", "data": {"a": "Yg=="}},
+            ["creds", "Opaque", 1, "5m"],
+        ),
     ],
     ids=[
         "bundle-ready-and-state",
@@ -108,12 +110,12 @@ def test_columns_are_name_then_the_crd_printer_columns_or_age(
         "booleans-stay-booleans",
         "dates-print-as-ages",
         "a-bad-date-is-invalid",
-        "built-in-name-and-age",
+        "built-in-printer",
     ],
 )
 def test_cells_follow_the_column_types(res: Resource, given: Obj, cells: list[Any]) -> None:
     table = TableView(res, IncludeObject.NONE).of_answer(given, NOW)
-    assert table["rows"] == [{"cells": cells}]
+    assert table["rows"] == [{"cells": cells, "object": None}]
 
 
 @pytest.mark.parametrize(
@@ -201,31 +203,30 @@ def test_an_unknown_include_object_is_a_bad_request() -> None:
 
 # -- over HTTP ------------------------------------------------------------------------------------
 
-
-def get_table(server: ApiServer, path: str) -> tuple[int, Obj]:
-    headers = {"Authorization": f"Bearer {server.admin_token}", "Accept": KUBECTL_TABLE}
-    response = requests.get(server.url + path, headers=headers, timeout=10)
-    return response.status_code, response.json()
+TABLE = {"Accept": KUBECTL_TABLE}
 
 
 @pytest.mark.parametrize(
-    ("path", "names"),
+    ("path", "names", "columns"),
     [
-        (BUNDLES, ["a", "b"]),
-        (f"{BUNDLES}/b", ["b"]),
-        ("/api/v1/namespaces", ["ws"]),
-        ("/api/v1/namespaces/ws", ["ws"]),
+        (BUNDLES, ["a", "b"], ["Name", "Ready", "State", "Version", "Age"]),
+        (f"{BUNDLES}/b", ["b"], ["Name", "Ready", "State", "Version", "Age"]),
+        (f"/api/v1/namespaces?fieldSelector=metadata.name%3D{NS}", [NS], ["Name", "Status", "Age"]),
+        (f"/api/v1/namespaces/{NS}", [NS], ["Name", "Status", "Age"]),
+        (f"{SECRETS}/s", ["s"], ["Name", "Type", "Data", "Age"]),
     ],
-    ids=["crd-list", "crd-get", "built-in-list", "built-in-get"],
-)
+    ids=["crd-list", "crd-get", "built-in-list", "built-in-get", "secret"],
+)  # fmt: skip
 def test_get_and_list_answer_tables_to_kubectl(
-    server: ApiServer, api: Http, path: str, names: list[str]
+    api: Http, path: str, names: list[str], columns: list[str]
 ) -> None:
     for name in ("a", "b"):
         api.call("POST", BUNDLES, bundle_body(name))
-    code, table = get_table(server, path)
+    api.call("POST", SECRETS, {"metadata": {"name": "s"}})
+    code, table = api.call("GET", path, headers=TABLE)
     assert (code, table["kind"]) == (200, "Table")
-    assert [row["cells"][0] for row in table["rows"]] == names
+    assert [c["name"] for c in table["columnDefinitions"]] == columns
+    assert [row["cells"][0] for row in table["rows"]] == [api.path(n) for n in names]
     assert table["rows"][0]["object"]["kind"] == "PartialObjectMetadata"
 
 
@@ -234,38 +235,37 @@ def test_get_and_list_answer_tables_to_kubectl(
     [("includeObject=Object", "Bundle"), ("includeObject=None", None)],
     ids=["object", "none"],
 )
-def test_include_object_is_read_from_the_query(
-    server: ApiServer, api: Http, query: str, kind: str | None
-) -> None:
+def test_include_object_is_read_from_the_query(api: Http, query: str, kind: str | None) -> None:
     api.call("POST", BUNDLES, bundle_body("a"))
-    _, table = get_table(server, f"{BUNDLES}?{query}")
-    assert table["rows"][0].get("object", {}).get("kind") == kind
+    _, table = api.call("GET", f"{BUNDLES}?{query}", headers=TABLE)
+    assert (table["rows"][0]["object"] or {}).get("kind") == kind
 
 
-def test_a_bad_include_object_is_a_400_status(server: ApiServer) -> None:
-    code, status = get_table(server, f"{BUNDLES}?includeObject=All")
+def test_a_bad_include_object_is_a_400_status(api: Http) -> None:
+    code, status = api.call("GET", f"{BUNDLES}?includeObject=All", headers=TABLE)
     assert (code, status["kind"], status["reason"]) == (400, "Status", "BadRequest")
 
 
-def test_plain_json_requests_still_get_objects(server: ApiServer, api: Http) -> None:
+def test_plain_json_requests_still_get_objects(api: Http) -> None:
     api.call("POST", BUNDLES, bundle_body("a"))
     code, listed = api.call("GET", BUNDLES, headers={"Accept": "application/json"})
     assert (code, listed["kind"]) == (200, "BundleList")
 
 
 def test_a_table_watch_sends_one_row_tables_with_the_columns_first(
-    server: ApiServer, api: Http
+    backend: Backend, api: Http
 ) -> None:
     api.call("POST", BUNDLES, bundle_body("a"))
-    headers = {"Authorization": f"Bearer {server.admin_token}", "Accept": KUBECTL_TABLE}
-    url = f"{server.url}{BUNDLES}?watch=true&timeoutSeconds=30"
-    with requests.get(url, headers=headers, stream=True, timeout=10) as response:
-        lines = response.iter_lines()
-        first = json.loads(next(lines))
+    watch = backend.watch(api.path(f"{BUNDLES}?watch=true&timeoutSeconds=30"), accept=KUBECTL_TABLE)
+    try:
+        first = watch.next()
         api.call("POST", BUNDLES, bundle_body("b"))
-        second = json.loads(next(lines))
+        second = watch.next()
+    finally:
+        watch.close()
+    assert first is not None and second is not None
     assert [e["type"] for e in (first, second)] == ["ADDED", "ADDED"]
     assert [e["object"]["kind"] for e in (first, second)] == ["Table", "Table"]
     assert [c["name"] for c in first["object"]["columnDefinitions"]][:2] == ["Name", "Ready"]
-    assert second["object"]["columnDefinitions"] == []
+    assert second["object"]["columnDefinitions"] is None
     assert [e["object"]["rows"][0]["cells"][0] for e in (first, second)] == ["a", "b"]

@@ -1,7 +1,7 @@
-"""The emulated token controller: service-account token Secrets get a token when their
-ServiceAccount exists, whoever stores them (a client of the server, or a controller writing to the
-store directly), with the server's certificate as their CA when it serves HTTPS; other Secrets,
-and servers without it, are left alone, and a token once given is never replaced."""
+"""The token controller (kube-controller-manager's on the real server, emulated by the stand-in):
+service-account token Secrets get a token when their ServiceAccount exists, whoever stores them,
+with the server's CA; other Secrets, and servers without it, are left alone, and a token once
+given is never replaced."""
 
 from __future__ import annotations
 
@@ -14,14 +14,20 @@ import pytest
 
 from bundler.api.resources import NAMESPACE, SECRET, SERVICE_ACCOUNT
 from bundler.apiserver import ApiServer
-from bundler.apiserver.certificates import self_signed_certificate
-from bundler.apiserver.tokens import TEST_CA_PEM, TokenController
+from bundler.apiserver.tokens import TokenController
 from bundler.store.protocol import Obj
-from tests.apiserver.conftest import MERGE, Http
+from tests.apiserver.backends import Backend
+from tests.apiserver.support import (
+    ACCOUNTS,
+    MERGE,
+    SECRETS,
+    TOKEN_SECRET_TYPE,
+    Http,
+    eventually,
+    secret_token,
+)
 
-SECRETS = "/api/v1/namespaces/ws/secrets"
-ACCOUNTS = "/api/v1/namespaces/ws/serviceaccounts"
-TOKEN_TYPE = "kubernetes.io/service-account-token"
+UID = "kubernetes.io/service-account.uid"
 
 
 def token_secret(account: str = "robot", namespace: str | None = None, **fields: Any) -> Obj:
@@ -31,7 +37,7 @@ def token_secret(account: str = "robot", namespace: str | None = None, **fields:
     }
     if namespace is not None:
         meta["namespace"] = namespace
-    return {"metadata": meta, "type": TOKEN_TYPE, **fields}
+    return {"metadata": meta, "type": TOKEN_SECRET_TYPE, **fields}
 
 
 def decoded(secret: Obj, key: str) -> str:
@@ -45,15 +51,22 @@ def account(api: Http) -> Obj:
     return created
 
 
-def test_token_secret_of_an_existing_account_is_filled(api: Http, account: Obj) -> None:
+def filled(api: Http, name: str = "robot-token") -> Obj:
+    """Secret `name` once a token controller has given it a token."""
+    eventually(lambda: secret_token(api, name), f"a token in Secret {name}")
+    return api.call("GET", f"{SECRETS}/{name}")[1]
+
+
+def test_token_secret_of_an_existing_account_is_filled(
+    backend: Backend, api: Http, account: Obj
+) -> None:
     assert api.call("POST", SECRETS, token_secret())[0] == 201
-    code, secret = api.call("GET", f"{SECRETS}/robot-token")
-    assert code == 200
+    secret = filled(api)
     assert decoded(secret, "token")
-    assert decoded(secret, "ca.crt") == TEST_CA_PEM
-    assert decoded(secret, "namespace") == "ws"
+    assert decoded(secret, "ca.crt") == backend.ca_file.read_text()
+    assert decoded(secret, "namespace") == api.namespace
     annotations = secret["metadata"]["annotations"]
-    assert annotations["kubernetes.io/service-account.uid"] == account["metadata"]["uid"]
+    assert annotations[UID] == account["metadata"]["uid"]
     assert annotations["kubernetes.io/service-account.name"] == "robot"
 
 
@@ -63,68 +76,80 @@ def test_every_secret_gets_its_own_token(api: Http, account: Obj) -> None:
         body = token_secret()
         body["metadata"]["name"] = name
         api.call("POST", SECRETS, body)
-        tokens.add(decoded(api.call("GET", f"{SECRETS}/{name}")[1], "token"))
+        tokens.add(decoded(filled(api, name), "token"))
     assert len(tokens) == 2
 
 
 def test_emptied_token_is_filled_again(api: Http, account: Obj) -> None:
     api.call("POST", SECRETS, token_secret())
+    before = decoded(filled(api), "token")
     code, _ = api.call("PATCH", f"{SECRETS}/robot-token", {"data": {"token": None}}, headers=MERGE)
     assert code == 200
-    assert decoded(api.call("GET", f"{SECRETS}/robot-token")[1], "token")
+    assert decoded(filled(api), "token") != before
 
 
-@pytest.mark.parametrize(
-    "body",
-    [
-        token_secret(account="nobody"),
-        {**token_secret(), "type": "Opaque"},
-        token_secret(data={"token": base64.b64encode(b"mine").decode()}),
-    ],
-    ids=["account-missing", "opaque-secret", "token-already-there"],
-)
-def test_other_secrets_are_left_alone(api: Http, account: Obj, body: Obj) -> None:
+def test_an_opaque_secret_is_left_alone(api: Http, account: Obj) -> None:
+    body = {**token_secret(), "type": "Opaque"}
     api.call("POST", SECRETS, body)
     secret = api.call("GET", f"{SECRETS}/robot-token")[1]
-    assert secret.get("data") == body.get("data")
-    assert "kubernetes.io/service-account.uid" not in secret["metadata"]["annotations"]
+    assert "data" not in secret
+    assert UID not in secret["metadata"]["annotations"]
+
+
+@pytest.mark.deliberate_difference(
+    "kube-controller-manager deletes a token Secret whose ServiceAccount does not exist; the "
+    "stand-in leaves it as it is"
+)
+def test_a_token_secret_of_a_missing_account_is_left_alone(api: Http) -> None:
+    api.call("POST", SECRETS, token_secret(account="nobody"))
+    secret = api.call("GET", f"{SECRETS}/robot-token")[1]
+    assert "data" not in secret
+
+
+@pytest.mark.deliberate_difference(
+    "kube-controller-manager completes a token Secret that came with a token (ca.crt, namespace, "
+    "the account's uid); the stand-in leaves it as it is"
+)
+def test_a_token_secret_with_a_token_is_left_alone(api: Http, account: Obj) -> None:
+    mine = base64.b64encode(b"mine").decode()
+    api.call("POST", SECRETS, token_secret(data={"token": mine}))
+    secret = api.call("GET", f"{SECRETS}/robot-token")[1]
+    assert secret["data"] == {"token": mine}
+    assert UID not in secret["metadata"]["annotations"]
 
 
 @pytest.fixture
-def without_tokens() -> Iterator[Http]:
-    with ApiServer(token_controller=False) as running:
+def without_tokens(stand_in_certificate: tuple[Path, Path]) -> Iterator[Http]:
+    with ApiServer(token_controller=False, certificate=stand_in_certificate) as running:
         running.store.create(NAMESPACE, {"metadata": {"name": "ws"}})
-        client = Http(running.url, running.admin_token)
+        client = Http(
+            running.url,
+            namespace="ws",
+            token=running.admin_token,
+            verify=str(stand_in_certificate[0]),
+        )
         yield client
         client.close()
 
 
+@pytest.mark.stand_in_only("turns the stand-in's token controller off")
 def test_token_controller_can_be_turned_off(without_tokens: Http) -> None:
     without_tokens.call("POST", ACCOUNTS, {"metadata": {"name": "robot"}})
     without_tokens.call("POST", SECRETS, token_secret())
     assert "data" not in without_tokens.call("GET", f"{SECRETS}/robot-token")[1]
 
 
-def test_a_token_secret_stored_directly_is_filled(server: ApiServer) -> None:
-    server.store.create(SERVICE_ACCOUNT, {"metadata": {"name": "robot", "namespace": "ws"}})
-    server.store.create(
-        SECRET, {**token_secret(), "metadata": {**token_secret()["metadata"], "namespace": "ws"}}
-    )
-    assert decoded(server.store.get(SECRET, "robot-token", "ws"), "token")
+@pytest.mark.stand_in_only("writes to the stand-in's store directly, as `bundler dev`'s manager")
+def test_a_token_secret_stored_directly_is_filled(server: ApiServer, api: Http) -> None:
+    ns = api.namespace
+    server.store.create(SERVICE_ACCOUNT, {"metadata": {"name": "robot", "namespace": ns}})
+    server.store.create(SECRET, token_secret(namespace=ns))
+    assert decoded(server.store.get(SECRET, "robot-token", ns), "token")
 
 
-def test_an_https_server_gives_its_own_certificate_as_the_ca(tmp_path: Path) -> None:
-    certificate = self_signed_certificate(tmp_path)
-    with ApiServer(certificate=certificate) as running:
-        running.store.create(NAMESPACE, {"metadata": {"name": "ws"}})
-        running.store.create(SERVICE_ACCOUNT, {"metadata": {"name": "robot", "namespace": "ws"}})
-        running.store.create(SECRET, token_secret(namespace="ws"))
-        secret = running.store.get(SECRET, "robot-token", "ws")
-    assert decoded(secret, "ca.crt") == certificate[0].read_text()
-
-
+@pytest.mark.stand_in_only("runs a second token controller on the stand-in's store")
 def test_a_token_once_given_is_never_replaced(server: ApiServer, api: Http, account: Obj) -> None:
     api.call("POST", SECRETS, token_secret())
-    before = decoded(api.call("GET", f"{SECRETS}/robot-token")[1], "token")
-    TokenController(server.store).fill(token_secret(namespace="ws"))
+    before = decoded(filled(api), "token")
+    TokenController(server.store).fill(token_secret(namespace=api.namespace))
     assert decoded(api.call("GET", f"{SECRETS}/robot-token")[1], "token") == before

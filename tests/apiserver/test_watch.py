@@ -1,4 +1,4 @@
-"""Watch streams of the test API server, read line by line over plain HTTP."""
+"""Watch streams, read line by line over HTTP, on both backends."""
 
 from __future__ import annotations
 
@@ -9,8 +9,15 @@ import pytest
 
 from bundler.api.resources import BUNDLE
 from bundler.apiserver import ApiServer
-from bundler.store.memory import MemoryStore
-from tests.apiserver.conftest import BUNDLES, MERGE, SPEC_CHANGE, Http, WatchReader, bundle_body
+from tests.apiserver.backends import Backend
+from tests.apiserver.support import (
+    BUNDLES,
+    MERGE,
+    SPEC_CHANGE,
+    Http,
+    WatchReader,
+    bundle_body,
+)
 
 OpenWatch = Callable[[str], WatchReader]
 
@@ -19,6 +26,11 @@ def add(api: Http, name: str, **labels: str) -> str:
     code, created = api.call("POST", BUNDLES, bundle_body(name, **labels))
     assert code == 201
     return str(created["metadata"]["resourceVersion"])
+
+
+def now(api: Http) -> str:
+    """The resourceVersion of the test namespace's Bundles as of now (a list's)."""
+    return str(api.call("GET", BUNDLES)[1]["metadata"]["resourceVersion"])
 
 
 def test_watch_without_version_starts_with_the_current_objects(
@@ -44,39 +56,56 @@ def test_watch_from_a_version_replays_what_followed_it(api: Http, open_watch: Op
 
 
 def test_watch_objects_carry_their_resource_version(api: Http, open_watch: OpenWatch) -> None:
-    watch = open_watch(f"{BUNDLES}?watch=true&resourceVersion=1")
+    watch = open_watch(f"{BUNDLES}?watch=true&resourceVersion={now(api)}")
     rv = add(api, "a")
     event = watch.next()
     assert event is not None
     assert event["object"]["metadata"]["resourceVersion"] == rv
 
 
-def test_too_old_version_is_a_410_error_event() -> None:
-    with ApiServer(MemoryStore(history_size=1)) as server:
-        api = Http(server.url, server.admin_token)
-        for name in ("ws", "other", "third"):
-            api.call("POST", "/api/v1/namespaces", {"metadata": {"name": name}})
-        watch = WatchReader(
-            server.url, f"{BUNDLES}?watch=true&resourceVersion=1", server.admin_token
-        )
-        try:
-            assert watch.response.status == 200
-            event = watch.next()
-            assert event is not None
-            assert event["type"] == "ERROR"
-            assert event["object"]["kind"] == "Status"
-            assert event["object"]["code"] == 410
-            assert event["object"]["reason"] == "Expired"
-            assert watch.next() is None
-        finally:
-            watch.close()
-            api.close()
+@pytest.mark.stand_in_history(1)
+def test_too_old_version_is_a_410_error_event(api: Http, open_watch: OpenWatch) -> None:
+    # Writes elsewhere push resourceVersion 1 out of any history a server keeps for watches.
+    for suffix in ("x", "y", "z"):
+        api.call("POST", "/api/v1/namespaces", {"metadata": {"name": f"{api.namespace}-{suffix}"}})
+    watch = open_watch(f"{BUNDLES}?watch=true&resourceVersion=1")
+    assert watch.response.status == 200
+    event = watch.next()
+    assert event is not None
+    assert event["type"] == "ERROR"
+    assert event["object"]["kind"] == "Status"
+    assert event["object"]["code"] == 410
+    assert event["object"]["reason"] == "Expired"
+    assert event["object"]["message"].startswith("too old resource version: 1 (")
+    assert watch.next() is None
 
 
-def test_watch_ends_at_timeout_with_a_bookmark(api: Http, open_watch: OpenWatch) -> None:
-    add(api, "a")
+def test_initial_events_end_with_a_bookmark_when_bookmarks_are_allowed(
+    api: Http, open_watch: OpenWatch
+) -> None:
+    rv = add(api, "a")
     watch = open_watch(f"{BUNDLES}?watch=true&timeoutSeconds=1&allowWatchBookmarks=true")
-    assert watch.rest() == [("ADDED", "a"), ("BOOKMARK", "2")]
+    assert watch.events(1) == [("ADDED", "a")]
+    bookmark = watch.next()
+    assert bookmark is not None
+    assert bookmark["type"] == "BOOKMARK"
+    assert bookmark["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
+    assert int(bookmark["object"]["metadata"]["resourceVersion"]) >= int(rv)
+
+
+@pytest.mark.deliberate_difference(
+    "the stand-in sends an idle watch a bookmark every bookmark_interval and one as it times out, "
+    "carrying the last resourceVersion sent; kube-apiserver sends one about 2 s before the "
+    "timeout and once a minute, and only when the kind's resourceVersion has moved on"
+)
+def test_an_idle_watch_ends_at_its_timeout_with_a_bookmark(
+    api: Http, open_watch: OpenWatch
+) -> None:
+    since = now(api)
+    watch = open_watch(
+        f"{BUNDLES}?watch=true&timeoutSeconds=1&allowWatchBookmarks=true&resourceVersion={since}"
+    )
+    assert watch.rest() == [("BOOKMARK", since)]
 
 
 def test_label_selected_watch(api: Http, open_watch: OpenWatch) -> None:
@@ -96,10 +125,11 @@ def test_field_selected_watch(api: Http, open_watch: OpenWatch) -> None:
 
 
 def test_cluster_wide_watch(api: Http, open_watch: OpenWatch) -> None:
-    api.call("POST", "/api/v1/namespaces", {"metadata": {"name": "other"}})
-    watch = open_watch("/apis/bundler.dev/v1alpha1/bundles?watch=true")
+    other = f"{api.namespace}-other"
+    api.call("POST", "/api/v1/namespaces", {"metadata": {"name": other}})
+    watch = open_watch(f"/apis/bundler.dev/v1alpha1/bundles?watch=true&resourceVersion={now(api)}")
     add(api, "a")
-    api.call("POST", "/apis/bundler.dev/v1alpha1/namespaces/other/bundles", bundle_body("b"))
+    api.call("POST", f"/apis/bundler.dev/v1alpha1/namespaces/{other}/bundles", bundle_body("b"))
     assert watch.events(2) == [("ADDED", "a"), ("ADDED", "b")]
 
 
@@ -107,29 +137,63 @@ def test_open_watches_do_not_block_other_requests(api: Http, open_watch: OpenWat
     watches = [open_watch(f"{BUNDLES}?watch=true") for _ in range(5)]
     add(api, "a")
     assert api.call("GET", f"{BUNDLES}/a")[0] == 200
+    assert watches, "watches were opened"
     for watch in watches:
         assert watch.events(1) == [("ADDED", "a")]
 
 
-@pytest.mark.parametrize(
-    "query",
-    ["resourceVersion=abc", "timeoutSeconds=soon", "labelSelector=a!%3Db"],
-    ids=["bad-resource-version", "bad-timeout", "bad-selector"],
+SET_BASED = (
+    "the stand-in understands equality selectors only (the store contract's), and refuses the "
+    "others with 400 so that a client relying on them fails in tests"
 )
-def test_bad_watch_parameters_are_bad_requests(api: Http, query: str) -> None:
-    code, status = api.call("GET", f"{BUNDLES}?watch=true&{query}")
-    assert (code, status["reason"]) == (400, "BadRequest")
 
 
-def test_store_writes_reach_http_watchers(server: ApiServer, open_watch: OpenWatch) -> None:
+@pytest.mark.parametrize(
+    ("query", "code", "message"),
+    [
+        pytest.param(
+            "resourceVersion=abc",
+            500,
+            'resourceVersion: Invalid value: "abc": strconv.ParseUint: parsing "abc": '
+            "invalid syntax",
+            id="bad-resource-version",
+        ),
+        pytest.param(
+            "timeoutSeconds=soon",
+            400,
+            'strconv.ParseInt: parsing "soon": invalid syntax',
+            id="bad-timeout",
+        ),
+        pytest.param(
+            "labelSelector=a!%3Db",
+            400,
+            None,
+            id="set-based-selector",
+            marks=pytest.mark.deliberate_difference(SET_BASED),
+        ),
+    ],
+)
+def test_bad_watch_parameters_are_refused(
+    api: Http, query: str, code: int, message: str | None
+) -> None:
+    answer_code, status = api.call("GET", f"{BUNDLES}?watch=true&{query}")
+    assert (answer_code, status["kind"]) == (code, "Status")
+    if message is not None:
+        assert status["message"] == message
+
+
+@pytest.mark.stand_in_only("writes to the stand-in's store directly, as `bundler dev`'s manager")
+def test_store_writes_reach_http_watchers(
+    server: ApiServer, api: Http, open_watch: OpenWatch
+) -> None:
     watch = open_watch(f"{BUNDLES}?watch=true")
-    server.store.create(BUNDLE, {"metadata": {"name": "direct", "namespace": "ws"}})
+    server.store.create(BUNDLE, {"metadata": {"name": "direct", "namespace": api.namespace}})
     assert watch.events(1) == [("ADDED", "direct")]
 
 
-def test_stop_ends_open_watch_streams() -> None:
-    server = ApiServer().start()
-    watch = WatchReader(server.url, "/api/v1/namespaces?watch=true", server.admin_token)
+@pytest.mark.stand_in_only("stops the stand-in while a watch is open")
+def test_stop_ends_open_watch_streams(backend: Backend, server: ApiServer) -> None:
+    watch = backend.watch("/api/v1/namespaces?watch=true")
     assert watch.response.status == 200
     ended = threading.Event()
 

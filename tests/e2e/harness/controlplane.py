@@ -13,6 +13,7 @@ import json
 import ssl
 import subprocess
 import urllib.request
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -189,9 +190,16 @@ class TestCluster:
 
 
 def start_cluster(
-    supervisor: Supervisor, tools: Tools, etcd: Etcd, workdir: Path, name: str
+    supervisor: Supervisor,
+    tools: Tools,
+    etcd: Etcd,
+    workdir: Path,
+    name: str,
+    *,
+    apiserver_args: Sequence[str] = (),
 ) -> TestCluster:
-    """A kube-apiserver and kube-controller-manager for cluster `name`, ready to serve."""
+    """A kube-apiserver and kube-controller-manager for cluster `name`, ready to serve;
+    `apiserver_args` are added to kube-apiserver's flags."""
     home = workdir / name
     pki = make_cluster_pki(home / "pki", name)
     port = free_port()
@@ -223,6 +231,7 @@ def start_cluster(
             # No Endpoints for the `kubernetes` Service: nothing runs in these clusters.
             "--endpoint-reconciler-type=none",
             "--allow-privileged=true",
+            *apiserver_args,
         ],
     )
     context = ssl.create_default_context(cafile=str(pki.ca_cert))
