@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -9,8 +10,11 @@ import pytest
 
 from tests.cli_helpers import CliResult, run_cli
 from tests.manager.registry_charts import docker_config_json
+from tests.oci.hostile_server import HostileServer, Out, hostile, whole
 from tests.registry_fixtures import LocalRegistry, closed_port
 from tests.registry_images import PushedManifest, push_image, push_index, repository_path
+
+__all__ = ["hostile"]
 
 BUNDLE = """\
 apiVersion: bundler.dev/v1alpha1
@@ -293,3 +297,26 @@ def test_files_are_replaced_whole_never_written_through_a_hard_link(
     assert elsewhere.read_text() == original  # a temporary file renamed over the name
     assert oct(values.stat().st_mode & 0o777) == oct(0o640)
     assert sorted(p.name for p in inputs.iterdir()) == ["bundle.yaml", "values.yaml"]
+
+
+def test_a_hostile_tag_list_never_reaches_the_values_file(
+    capsys: pytest.CaptureFixture[str], hostile: HostileServer, tmp_path: Path
+) -> None:
+    def registry(path: str, out: Out) -> None:
+        tags = ["1.0.0", "evil:\ttrue"]  # the highest, alphabetically
+        whole(out, json.dumps({"name": "t/web", "tags": tags}).encode())
+
+    hostile.answer = registry
+    repository = f"{hostile.host}/t/web"
+    inputs = write_inputs(tmp_path / "in", repository)
+    bundle = inputs / "bundle.yaml"
+    bundle.write_text(
+        bundle.read_text().replace('semver:\n          range: "^1"', "alphabetical: {}")
+    )
+    before = (inputs / "values.yaml").read_text()
+
+    result = update(capsys, "-f", str(inputs))
+
+    assert result.code == 1  # the registry's fault: a failure, not invalid input
+    assert "1 tag(s) that are not OCI tags (first: 'evil:\\ttrue')" in result.stderr
+    assert (inputs / "values.yaml").read_text() == before
