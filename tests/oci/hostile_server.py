@@ -126,10 +126,20 @@ def chart_manifest(layer_size: int, layer_digest: str = "sha256:" + "a" * 64) ->
     ).encode()
 
 
-@pytest.fixture
-def hostile() -> Iterator[HostileServer]:
+def _serving() -> Iterator[HostileServer]:
     server = HostileServer()
     try:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture
+def hostile() -> Iterator[HostileServer]:
+    yield from _serving()
+
+
+@pytest.fixture
+def elsewhere() -> Iterator[HostileServer]:
+    """A second server: where a hostile registry's links lead."""
+    yield from _serving()

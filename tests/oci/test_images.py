@@ -4,7 +4,7 @@ against a scripted registry for what that one does not do (tag list pages)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -15,11 +15,11 @@ from bundler.errors import InvalidInputError, RegistryAnswerError, TransientErro
 from bundler.oci.credentials import Credentials
 from bundler.oci.images import ImageResolver, ImageResolverSettings
 from tests.manager.registry_charts import docker_config_json
-from tests.oci.hostile_server import HostileServer, Out, hostile, whole
+from tests.oci.hostile_server import HostileServer, Out, elsewhere, hostile, whole
 from tests.registry_fixtures import LocalRegistry, closed_port
 from tests.registry_images import push_image, push_index, push_tags, repository_path
 
-__all__ = ["hostile"]
+__all__ = ["elsewhere", "hostile"]
 
 
 def image(repository: str, policy: dict[str, Any], **fields: Any) -> BundleImage:
@@ -366,16 +366,6 @@ def _challenging_registry(server: HostileServer, next_page: str) -> Callable[[st
             whole(out, INDEX, Docker_Content_Digest=DIGEST)
 
     return answer
-
-
-@pytest.fixture
-def elsewhere() -> Iterator[HostileServer]:
-    """A second server: where a hostile registry's links lead."""
-    server = HostileServer()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 # (id, where the next page is: the registry or elsewhere, and how it is written)
