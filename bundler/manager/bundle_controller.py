@@ -198,6 +198,10 @@ class BundleController:
             return read_sources(scope.secrets, bundle, names, kubeconfig_secrets(scope, workspace))
         except CredentialsRefusedError as refused:
             why = Rejection(REASON_CREDENTIALS_REFUSED, str(refused))
+            if withdrawn := self.copies.withdraw(workspace, refused.secret):
+                log.info(
+                    "%s: deleted %d copies of Secret %s", bundle_ref, withdrawn, refused.secret
+                )
         except InvalidInputError as missing:
             why = Rejection(REASON_CREDENTIALS, str(missing))
         self._reject(scope, bundle_ref, bundle.metadata.generation or 0, why)

@@ -20,7 +20,8 @@ copy at once, and a missing one rejects the Bundle, naming it, until it exists a
 Only registry credentials are read and copied (bundler.core.credentials): a Bundle naming any
 other Secret of its workspace - a Cluster's kubeconfig, a ServiceAccount or bootstrap token, an
 unlabelled Opaque Secret - is refused (CredentialsRefusedError, naming the Secret and the rule)
-before the Secret's data is used at all.
+before the Secret's data is used at all, and any copy of it made earlier (before the Secret's
+type changed, say) is deleted from every cluster namespace.
 
 A Secret of that name in the cluster namespace that bundler did not copy is never taken over: the
 copy is blocked (CopyBlockedError), and that cluster keeps what it runs. Blocks are remembered, so
@@ -73,7 +74,12 @@ class CopyBlockedError(InvalidInputError):
 
 
 class CredentialsRefusedError(InvalidInputError):
-    """The Secret a Bundle names is not one meant as registry credentials."""
+    """The Secret a Bundle names (`secret`, in the Bundle's workspace) is not one meant as
+    registry credentials."""
+
+    def __init__(self, message: str, *, secret: str, obj: str, field: str) -> None:
+        super().__init__(message, obj=obj, field=field)
+        self.secret = secret
 
 
 def read_sources(
@@ -100,6 +106,7 @@ def read_sources(
         if why is not None:
             raise CredentialsRefusedError(
                 refusal_message(workspace, name, why),
+                secret=name,
                 obj=bundle_ref(bundle),
                 field="spec.helm.secretRef",
             )
@@ -141,6 +148,20 @@ class CredentialCopies:
         did not copy is in the way."""
         for name in secret_names(planned.options):
             self._put(planned, name, sources[name], current)
+
+    def withdraw(self, workspace: str, name: str) -> int:
+        """Delete every copy of the workspace Secret `workspace/name`, one refused as registry
+        credentials; how many were deleted."""
+        source = f"{workspace}/{name}"
+        found = [
+            (copy["metadata"]["namespace"], copy["metadata"]["name"])
+            for informer in self._informers.values()
+            for copy in informer.views()
+            if (copy["metadata"].get("annotations") or {}).get(ANNOTATION_COPIED_FROM) == source
+        ]
+        for namespace, copy_name in found:
+            delete_if_present(self._store, SECRET, copy_name, namespace)
+        return len(found)
 
     def blocked(self, planned: PlannedDeployment) -> str | None:
         """Why the copy `planned` needs was blocked the last time it was tried, if it was."""

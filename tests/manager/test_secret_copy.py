@@ -355,3 +355,21 @@ def test_a_refused_image_secret_is_never_read_nor_sent(
         in (images["message"])
     )
     assert asked == []
+
+
+def test_copies_of_a_secret_that_is_no_longer_credentials_are_deleted(
+    store: MemoryStore, start_manager: StartManager
+) -> None:
+    store.create(SECRET, basic_auth_secret(CREDS, "u", "p"))
+    create_world(store, world(cluster("a"), cluster("b"), bundle(ALL, helm=WITH_CREDS)))
+    manager = start_manager(store)
+    settle(manager)
+    assert copy_in(store, "a") is not None and copy_in(store, "b") is not None
+    # The same name now holds a cluster's kubeconfig (the type of a Secret cannot change).
+    store.delete(SECRET, CREDS, WS)
+    kubeconfig = typed_secret(CREDS, "cluster.x-k8s.io/secret", {"value": "KUBECONFIG"})
+    store.create(SECRET, kubeconfig)
+    settle(manager)
+    assert ready_condition(store)["reason"] == "CredentialsRefused"
+    assert (copy_in(store, "a"), copy_in(store, "b")) == (None, None)
+    assert set(deployments(store)) == {("a", "app"), ("b", "app")}  # they keep what they run
