@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: demo dev test e2e e2e-tools lint crds charts bench registry kubectl clean
+.PHONY: demo dev test fuzz e2e e2e-tools lint crds charts bench registry kubectl clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -31,6 +31,13 @@ lint: $(STAMP)
 
 test: $(STAMP) registry kubectl lint
 	$(BIN)/pytest -m "not e2e"
+
+# The fuzzing harness of the input paths (tests/fuzz) for FUZZ_EXAMPLES examples per target
+# instead of `make test`'s bounded, reproducible few; what it finds is replayed first next time
+# (.hypothesis/), and kept for good by adding the input to tests/fuzz/corpus/.
+FUZZ_EXAMPLES ?= 20000
+fuzz: $(STAMP)
+	BUNDLER_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/pytest tests/fuzz -o timeout=0 $(FUZZ_ARGS)
 
 # The real components (kube-apiserver, kube-controller-manager, kubectl, etcd, Flux's
 # source-controller and helm-controller), built from their Go modules into a cache; see README

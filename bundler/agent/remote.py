@@ -8,8 +8,11 @@ into the downstream cluster, which needs nothing installed. Clusters that leave 
 away, have their Agent stopped.
 
 A Cluster coming from pull mode gets its Agent (and its kubeconfig copy) only once its pull agent
-let go of its releases (bundler.core.handover), so no two controllers ever manage a release; until
-then the Cluster's status.agent.handoverPending says why, and how to force it. The Agent's
+let go of its releases (bundler.core.handover), so no two controllers ever manage a release, and
+only once the manager found the pull agent's identity gone from the cluster namespace (its
+annotation on the Cluster, for the Cluster's current generation), so no pull agent token can ever
+read the copy; every copy and refresh waits for that. Until then the Cluster's
+status.agent.handoverPending says why, and how to force it. The Agent's
 HelmReleases name the same releases in the same storage namespaces, so Flux adopts them.
 
 A Cluster that leaves remote mode (to pull mode, say) hands its releases over without uninstalling
@@ -47,7 +50,13 @@ from bundler.api.resources import (
     SECRET,
 )
 from bundler.core.flux import DEFAULT_AGENT_NAMESPACE
-from bundler.core.handover import HandoverStep, remote_gate
+from bundler.core.handover import (
+    KUBECONFIG_COPY_MARK,
+    LABEL_KUBECONFIG_COPY,
+    HandoverStep,
+    pull_identity_removed,
+    remote_gate,
+)
 from bundler.core.labels import ANNOTATION_CLUSTER
 from bundler.errors import InvalidInputError, TransientError
 from bundler.runtime.controller import Result
@@ -60,9 +69,6 @@ from bundler.store.protocol import Obj, Store
 log = logging.getLogger(__name__)
 
 CONTROLLER_NAME = "remote-agents"
-# Marks the kubeconfig copy in a cluster namespace, so it can be found once the spec changed.
-LABEL_KUBECONFIG_COPY = "bundler.dev/kubeconfig-copy"
-KUBECONFIG_COPY_MARK = "true"
 
 
 @dataclass(frozen=True)
@@ -138,7 +144,9 @@ class RemoteAgents:
         self._ensure_agent(key, config)
         with self._lock:
             self._without_copy.discard(key)
-        self._copy_kubeconfig(config)
+        if cluster is not None and pull_identity_removed(cluster):
+            # A running Agent keeps the copy it has while the manager stamps a new generation.
+            self._copy_kubeconfig(config)
         return Result(requeue_after=config.heartbeat_interval)
 
     def _may_adopt(self, key: Key, cluster: Obj) -> bool:

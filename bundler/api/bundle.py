@@ -230,10 +230,10 @@ class BundleStatus(ApiModel):
     """Up to 10 targeted clusters that are not Ready, worst state first, each with the reason."""
     conditions: Conditions = Field(default_factory=list)
     """Ready (False with the worst state as reason, or NoTargets, InvalidSpec,
-    VersionNotResolved, CredentialsNotFound, CredentialsCopyBlocked, DeletionHeld,
-    RolloutHalted, RolledBack); References (present only while False, ReferenceNotFound: a
-    clusterGroup or dependsOn names nothing in the workspace); ImagesResolved (only with
-    spec.images). At most 32."""
+    VersionNotResolved, CredentialsNotFound, CredentialsRefused, CredentialsCopyBlocked,
+    DeletionHeld, RolloutHalted, RolledBack); References (present only while False,
+    ReferenceNotFound: a clusterGroup or dependsOn names nothing in the workspace);
+    ImagesResolved (only with spec.images). At most 32."""
 
 
 class Bundle(ApiModel):

@@ -69,8 +69,21 @@ def split_documents(text: str, source: str) -> list[Document]:
                 f"expected a mapping (a Kubernetes object), got {yaml_type(body)}",
                 obj=f"{source}:{located.line}",
             )
-        docs.append(Document(source, index, body, located.line, located.lines))
+        doc = Document(source, index, body, located.line, located.lines)
+        _check_type_fields(doc)
+        docs.append(doc)
     return docs
+
+
+def _check_type_fields(doc: Document) -> None:
+    """`apiVersion` and `kind` are strings where a document writes them: `kind: [Bundle]` is an
+    input error naming the field, not something every later reader must survive."""
+    for name in ("apiVersion", "kind"):
+        value = doc.body.get(name)
+        if value is not None and not isinstance(value, str):
+            raise InvalidInputError(
+                f"must be a string, got {yaml_type(value)}", obj=doc.at(name), field=name
+            )
 
 
 def field_path(loc: tuple[int | str, ...]) -> str:

@@ -6,6 +6,11 @@ git repository holding the current directory (`main`, `origin/main`, `HEAD~1`, a
 is exported with `git archive` into a temporary directory and read at the same paths as the other
 side (relative to the repository's top), or whole when both sides are revisions. A path the
 revision does not have yet is an empty side: everything under it is created.
+
+A revision's symbolic links are extracted only where they stay inside its tree (tarfile's `data`
+filter): one that is absolute or leads out of the tree is left out, and when it is an input file
+of the side (a `.yaml` or `.yml` under the paths read) the side is refused in one line naming the
+link, since what it points at is no part of the revision.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bundler.errors import BundlerError, InvalidInputError
+from bundler.inputs import YAML_SUFFIXES
 
 GIT_TIMEOUT_S = 120.0
 
@@ -63,10 +69,39 @@ def side_paths(side: Side, other: Side) -> Iterator[list[str]]:
     relative = "." if other.is_revision else _inside(top, Path(other.text), other.flag)
     archive = _git_bytes("archive", "--format=tar", side.revision or "")
     with tempfile.TemporaryDirectory(prefix="bundler-diff-") as scratch:
+        links = _OutsideLinks()
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-            tar.extractall(scratch, filter="data")
+            tar.extractall(scratch, filter=links.filter)
+        links.check(side, relative)
         path = Path(scratch, relative)
         yield [str(path)] if path.exists() else []
+
+
+class _OutsideLinks:
+    """tarfile's `data` filter, leaving out (and remembering) the links it refuses."""
+
+    def __init__(self) -> None:
+        self.skipped: list[tuple[str, str]] = []
+
+    def filter(self, member: tarfile.TarInfo, destination: str) -> tarfile.TarInfo | None:
+        try:
+            return tarfile.data_filter(member, destination)
+        except (tarfile.AbsoluteLinkError, tarfile.LinkOutsideDestinationError):
+            self.skipped.append((member.name, member.linkname))
+            return None
+        except tarfile.FilterError as err:  # git archive writes none of these: a broken archive
+            raise BundlerError(f"git archive wrote an entry tar refuses: {err}") from None
+
+    def check(self, side: Side, relative: str) -> None:
+        """InvalidInputError for the first left-out link that the side would read as input."""
+        under = "" if relative == "." else relative.rstrip("/") + "/"
+        for name, target in self.skipped:
+            if name.startswith(under) and name.endswith(YAML_SUFFIXES):
+                raise InvalidInputError(
+                    f"{side.text}:{name} is a symbolic link out of the repository (to {target}); "
+                    "a revision is read only inside its tree",
+                    field=side.flag,
+                )
 
 
 def _inside(top: Path, path: Path, flag: str) -> str:

@@ -12,7 +12,11 @@ without a notice (`--strict` still refuses them).
 Only the value on a marked line changes (bundler.core.images.markers.rewrite): comments, quoting,
 layout and line endings stay. Each change prints as `FILE:LINE: OLD -> NEW`. Exit 0 when every
 marked value is already current, 1 when something changed (or would, with --dry-run) or failed,
-2 for invalid input. Credentials: the image's `secretRef` Secret when the inputs hold it, else
+2 for invalid input. A file found in a directory given with `-f` must lie inside it: a symbolic
+link out of the directory is invalid input before anything is read. Files are written whole: the
+new text goes to a temporary file beside the file's real place, renamed over it (its mode kept),
+so a reader never sees half a file, and a hard link elsewhere keeps the old text. Credentials:
+the image's `secretRef` Secret when the inputs hold it, else
 the Docker config (`--registry-config PATH`, else `$DOCKER_CONFIG/config.json`, else
 `~/.docker/config.json`).
 """
@@ -20,7 +24,10 @@ the Docker config (`--registry-config PATH`, else `$DOCKER_CONFIG/config.json`, 
 from __future__ import annotations
 
 import argparse
+import os
+import stat
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -75,14 +82,17 @@ class MarkedFile:
     path: Path
     text: str
     markers: list[Marker]
+    # where the text is written: the file itself, or the target of the link `path` is
+    real_path: Path
 
 
 def run_update(args: argparse.Namespace) -> int:
     if STDIN in args.paths:
         raise InvalidInputError("cannot write back to standard input: give files", field="-f")
     # Markers live in documents of other kinds (values, Deployments): no notice for skipping them.
+    inside = _files_inside_directories(args.paths)
     world = load_world(args.paths, strict=args.strict)
-    files = [_marked_file(path) for path in dict.fromkeys(input_files(args.paths))]
+    files = [_marked_file(path, real) for path, real in inside.items()]
     resolver = ImageResolver(_settings(args))
     resolved: dict[ImageAddress, ResolvedImage] = {}
     for marked in files:
@@ -96,9 +106,44 @@ def run_update(args: argparse.Namespace) -> int:
     return EXIT_CHANGED if changed else EXIT_CURRENT
 
 
-def _marked_file(path: Path) -> MarkedFile:
+def _files_inside_directories(paths: list[str]) -> dict[Path, Path]:
+    """Every input file with its real path; InvalidInputError for a file found in a directory
+    whose real path is outside that directory (a symbolic link out of it)."""
+    found: dict[Path, Path] = {}
+    for raw in paths:
+        root = Path(raw).resolve() if Path(raw).is_dir() else None
+        for path in input_files([raw]):
+            real = path.resolve()
+            if root is not None and not real.is_relative_to(root):
+                raise InvalidInputError(
+                    f"a symbolic link out of the directory {raw} (to {real}): images update "
+                    "reads and writes only files inside the directories it is given",
+                    obj=str(path),
+                )
+            found.setdefault(path, real)
+    return found
+
+
+def _marked_file(path: Path, real: Path) -> MarkedFile:
     text = read_input_text(path)
-    return MarkedFile(path, text, find_markers(text, str(path)))
+    return MarkedFile(path, text, find_markers(text, str(path)), real)
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """`text` as the whole content of `path` (a real path, no link): written to a temporary
+    file in the same directory with `path`'s mode, then renamed over it."""
+    mode = stat.S_IMODE(path.stat().st_mode)
+    handle, scratch = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        os.chmod(scratch, mode)
+        os.replace(scratch, path)
+    except BaseException:
+        Path(scratch).unlink(missing_ok=True)
+        raise
 
 
 def _settings(args: argparse.Namespace) -> ImageResolverSettings:
@@ -161,5 +206,9 @@ def _update(
         print(f"{marked.path}:{marker.line}: {marker.value} -> {value}")
         changed += 1
     if changed and not dry_run:
-        marked.path.write_text("".join(lines), encoding="utf-8", newline="")
+        try:
+            write_atomically(marked.real_path, "".join(lines))
+        except OSError as err:
+            why = err.strerror or str(err)
+            raise BundlerError(f"cannot write: {why}", obj=str(marked.path)) from None
     return changed

@@ -54,7 +54,13 @@ from bundler.manager.outcomes import Outcome, Rejection
 from bundler.manager.resolve import query_for
 from bundler.manager.rows import BundleRows, Row
 from bundler.manager.scope import Scope
-from bundler.manager.secret_copy import CredentialCopies, Sources, read_sources, secret_names
+from bundler.manager.secret_copy import (
+    CredentialCopies,
+    CredentialsRefusedError,
+    Sources,
+    read_sources,
+    secret_names,
+)
 from bundler.manager.work import Stage
 from bundler.manager.writes import (
     adding_finalizer,
@@ -77,6 +83,7 @@ REASON_INVALID = "InvalidSpec"
 REASON_UNRESOLVED = "VersionNotResolved"
 REASON_CREDENTIALS = "CredentialsNotFound"
 REASON_COPY_BLOCKED = "CredentialsCopyBlocked"
+REASON_CREDENTIALS_REFUSED = "CredentialsRefused"
 REASON_DELETION_HELD = "DeletionHeld"
 
 SpecFor = Callable[[Obj | None], Obj]
@@ -164,8 +171,13 @@ class BundleController:
             if isinstance(failed, TransientError):
                 raise
             return None
+        kubeconfigs = (
+            kubeconfig_secrets(scope, workspace)
+            if any(image.secretRef for image in bundle.spec.images)
+            else None
+        )
         images = self.ctx.images.resolve(
-            bundle, decided.image_queries, partial(scope.secrets.get, workspace)
+            bundle, decided.image_queries, partial(scope.secrets.get, workspace), kubeconfigs
         )
         try:
             return self.ctx.memo.render(bundle, decided, resolved, images)
@@ -176,13 +188,24 @@ class BundleController:
     def _sources(
         self, scope: Scope, bundle_ref: str, bundle: Bundle, names: Iterable[str]
     ) -> Sources | None:
-        """The credentials Secrets named, or None after rejecting the bundle for a missing one."""
+        """The credentials Secrets named, or None after rejecting the bundle for a missing one, or
+        one that is not registry credentials."""
+        names = set(names)
+        if not names:
+            return {}
+        workspace = bundle.metadata.namespace or ""
         try:
-            return read_sources(scope.secrets, bundle, names)
+            return read_sources(scope.secrets, bundle, names, kubeconfig_secrets(scope, workspace))
+        except CredentialsRefusedError as refused:
+            why = Rejection(REASON_CREDENTIALS_REFUSED, str(refused))
+            if withdrawn := self.copies.withdraw(workspace, refused.secret):
+                log.info(
+                    "%s: deleted %d copies of Secret %s", bundle_ref, withdrawn, refused.secret
+                )
         except InvalidInputError as missing:
             why = Rejection(REASON_CREDENTIALS, str(missing))
-            self._reject(scope, bundle_ref, bundle.metadata.generation or 0, why)
-            return None
+        self._reject(scope, bundle_ref, bundle.metadata.generation or 0, why)
+        return None
 
     def _reject(self, scope: Scope, bundle_ref: str, generation: int, why: Rejection) -> None:
         log.info("%s rejected: %s", bundle_ref, why.message)
@@ -357,6 +380,15 @@ def _parse(observed: Obj) -> Bundle:
         raise InvalidInputError(
             first["msg"], obj=f"Bundle {meta.get('namespace')}/{meta['name']}", field=where
         ) from None
+
+
+def kubeconfig_secrets(scope: Scope, workspace: str) -> dict[str, str]:
+    """The kubeconfig Secrets the Clusters of `workspace` name, with the Cluster naming each."""
+    return {
+        cluster.spec.kubeConfigSecret: f"{workspace}/{cluster.metadata.name}"
+        for cluster in scope.cluster_models.in_namespace(workspace)
+        if cluster.spec.kubeConfigSecret
+    }
 
 
 def _poll_again(bundle: Bundle) -> Result | None:

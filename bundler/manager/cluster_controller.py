@@ -5,7 +5,10 @@ namespace and, in pull mode, the agent identity (bundler.core.agent.identity) fr
 informers show (before the first identity, the ClusterRole every agent's binding names, read by
 name once per start and resync), deleting what an older manager made in its place; in remote
 mode delete that identity once the pull agent's handover is done
-(bundler.core.handover.pull_identity_step); and delete BundleDeployments in the namespace whose
+(bundler.core.handover.pull_identity_step), then read each of its objects back and, once none is
+left, say so on the Cluster (the annotation the remote agent waits for before it copies the
+kubeconfig there); in pull mode make no identity while a remote kubeconfig copy is still in the
+namespace; and delete BundleDeployments in the namespace whose
 Bundle is gone or no longer targets the cluster (`status.namespace` is the Cluster status
 roll-up's, written with it: bundler.manager.status). Repairs touch only what the manager owns (its
 labels and annotations, owners, the body fields it sets), so the token Secret's data and the
@@ -42,7 +45,15 @@ from bundler.core.agent.identity import (
     retired_identity,
     workspace_role_name,
 )
-from bundler.core.handover import PullIdentityStep, pull_identity_step
+from bundler.core.handover import (
+    ANNOTATION_PULL_IDENTITY_REMOVED,
+    KUBECONFIG_COPY_MARK,
+    LABEL_KUBECONFIG_COPY,
+    PullIdentityStep,
+    identity_removed_stamp,
+    pull_identity_removed,
+    pull_identity_step,
+)
 from bundler.core.naming import cluster_namespace, is_dns1123_label
 from bundler.core.planning import key as ref
 from bundler.manager.context import Context, split_ref
@@ -67,6 +78,8 @@ CLUSTER_FINALIZER = "bundler.dev/cluster-cleanup"
 
 # How long to wait for the namespace of a deleted namesake Cluster to finish terminating.
 TERMINATING_NAMESPACE_RETRY = 5.0
+# How soon to look again at a handover: identity objects still there, a kubeconfig copy not gone.
+HANDOVER_RETRY = 2.0
 
 _ENVELOPE = ("apiVersion", "kind", "metadata")
 
@@ -120,13 +133,66 @@ class ClusterController:
         identity = agent_identity(key.namespace, key.name, observed["metadata"].get("uid"))
         retired = retired_identity(key.namespace, key.name)
         step = pull_identity_step(observed)
+        result = None
         if step is PullIdentityStep.ENSURE:
-            self._ensure_identity(scope, identity)
+            if self._kubeconfig_copied(scope, observed, identity, namespace):
+                result = Result(requeue_after=HANDOVER_RETRY)
+            else:
+                self._ensure_identity(scope, identity)
             self._remove_identity(scope, retired)
         elif step is PullIdentityStep.REMOVE:
             self._remove_identity(scope, (*retired, *identity))
+            if not self._say_identity_removed(observed, (*retired, *identity)):
+                result = Result(requeue_after=HANDOVER_RETRY)
         self._remove_strays(scope, key, namespace)
-        return None
+        return result
+
+    def _kubeconfig_copied(
+        self, scope: Scope, observed: Obj, identity: tuple[IdentityObject, ...], namespace: str
+    ) -> bool:
+        """Whether a remote agent's kubeconfig copy is still in the cluster namespace, where a pull
+        identity is about to be made: seen in the cache (whose deletion event wakes the Cluster
+        again), else asked of the API server. Neither is asked for an identity that is all
+        there (it was made after the copy had gone), nor the API server for a Cluster the
+        manager never said had no pull identity (none was ever copied for it)."""
+        if all(_observed(scope, wanted) is not None for wanted in identity):
+            return False
+        if scope.kubeconfig_copies.views(namespace):
+            return True
+        annotations = observed["metadata"].get("annotations") or {}
+        if ANNOTATION_PULL_IDENTITY_REMOVED not in annotations:
+            return False
+        marked = {LABEL_KUBECONFIG_COPY: KUBECONFIG_COPY_MARK}
+        return bool(self.ctx.store.list(SECRET, namespace=namespace, labels=marked).items)
+
+    def _say_identity_removed(self, observed: Obj, identity: tuple[IdentityObject, ...]) -> bool:
+        """Once the API server has none of the pull identity's objects, annotate the Cluster with
+        its generation (the remote agent copies the kubeconfig only then); False while some
+        object is still there."""
+        if pull_identity_removed(observed):
+            return True
+        for wanted in identity:
+            try:
+                self.ctx.store.get(wanted.res, wanted.name, wanted.namespace)
+            except NotFound:
+                continue
+            return False
+        stamp = identity_removed_stamp(observed)
+
+        def stamping(obj: Obj) -> bool:
+            # Only for the generation verified: a Cluster changed meanwhile is looked at again.
+            if identity_removed_stamp(obj) != stamp or pull_identity_step(obj) is not (
+                PullIdentityStep.REMOVE
+            ):
+                return False
+            annotations = obj["metadata"].setdefault("annotations", {})
+            if annotations.get(ANNOTATION_PULL_IDENTITY_REMOVED) == stamp:
+                return False
+            annotations[ANNOTATION_PULL_IDENTITY_REMOVED] = stamp
+            return True
+
+        update_with_retry(self.ctx.store, CLUSTER, observed, stamping)
+        return True
 
     def _ensure_identity(self, scope: Scope, identity: tuple[IdentityObject, ...]) -> None:
         self._ensure_agent_role()

@@ -8,7 +8,9 @@ exception here but an ImageFailure answer: the clusters whose values read that i
 the image and the cause. Successful answers are kept for the Bundle's generation until its
 `spec.helm.pollInterval` has passed (then every image is asked again, so a newly pushed tag rolls
 out); failures are asked again on the next pass, and for an unreachable registry the controller
-retries the Bundle with backoff (`first_unavailable`).
+retries the Bundle with backoff (`first_unavailable`). A `secretRef` naming a Secret that is not
+registry credentials (bundler.core.credentials) is refused before its data is read:
+`CredentialsRefused`, naming the Secret and the rule.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 from bundler.api.bundle import Bundle
 from bundler.api.images import BundleImage, ResolvedImage
+from bundler.core.credentials import credentials_refusal, refusal_message
 from bundler.core.images.wanted import ImageAnswer, ImageFailure, ImageKey, ImageQuery
 from bundler.core.validation import bundle_ref
 from bundler.errors import InvalidInputError, TransientError
@@ -29,6 +32,7 @@ from bundler.store.protocol import Obj
 REASON_UNAVAILABLE = "RegistryUnavailable"
 REASON_REJECTED = "ImageRejected"
 REASON_CREDENTIALS = "CredentialsNotFound"
+REASON_CREDENTIALS_REFUSED = "CredentialsRefused"
 REASON_NO_RESOLVER = "NoImageResolver"
 
 # A workspace Secret by name, or None (the bundle controller reads its informer).
@@ -43,9 +47,14 @@ class ImageResolution:
         self._kept: PollCache[Mapping[ImageKey, ResolvedImage]] = PollCache(clock)
 
     def resolve(
-        self, bundle: Bundle, queries: Iterable[ImageQuery], secrets: SecretLookup
+        self,
+        bundle: Bundle,
+        queries: Iterable[ImageQuery],
+        secrets: SecretLookup,
+        kubeconfig_of: Mapping[str, str] | None = None,
     ) -> dict[ImageKey, ImageAnswer]:
-        """An answer for every query: kept ones as they are, the others asked now."""
+        """An answer for every query: kept ones as they are, the others asked now
+        (`kubeconfig_of`: the workspace's kubeconfig Secrets, never used as credentials)."""
         wanted = {q.key: q.image for q in queries}
         if not wanted:
             return {}
@@ -57,7 +66,7 @@ class ImageResolution:
                 answers[key] = kept[key]
                 continue
             try:
-                kept[key] = answers[key] = self._resolve_one(bundle, image, secrets)
+                kept[key] = answers[key] = self._resolve_one(bundle, image, secrets, kubeconfig_of)
             except TransientError as error:
                 answers[key] = ImageFailure(REASON_UNAVAILABLE, error.message)
             except InvalidInputError as error:
@@ -74,7 +83,11 @@ class ImageResolution:
         self._kept.forget(bundle)
 
     def _resolve_one(
-        self, bundle: Bundle, image: BundleImage, secrets: SecretLookup
+        self,
+        bundle: Bundle,
+        image: BundleImage,
+        secrets: SecretLookup,
+        kubeconfig_of: Mapping[str, str] | None,
     ) -> ResolvedImage:
         if self._resolver is None:
             raise _NoResolverError(
@@ -89,6 +102,13 @@ class ImageResolution:
                 raise _MissingSecretError(
                     f"Secret {bundle.metadata.namespace}/{image.secretRef.name} with the "
                     "registry credentials does not exist",
+                    field=f"spec.images[{image.name}].secretRef",
+                )
+            why = credentials_refusal(found, kubeconfig_of)
+            if why is not None:
+                workspace = bundle.metadata.namespace or ""
+                raise _RefusedSecretError(
+                    refusal_message(workspace, image.secretRef.name, why),
                     field=f"spec.images[{image.name}].secretRef",
                 )
             secret = decoded_data(found)
@@ -111,6 +131,10 @@ class _MissingSecretError(InvalidInputError):
     """The image's secretRef names no Secret (its creation wakes the Bundle)."""
 
 
+class _RefusedSecretError(InvalidInputError):
+    """The image's secretRef names a Secret that is not registry credentials."""
+
+
 class _NoResolverError(InvalidInputError):
     """The manager was started without an image resolver."""
 
@@ -118,6 +142,8 @@ class _NoResolverError(InvalidInputError):
 def _rejected(error: InvalidInputError) -> ImageFailure:
     if isinstance(error, _MissingSecretError):
         return ImageFailure(REASON_CREDENTIALS, error.message)
+    if isinstance(error, _RefusedSecretError):
+        return ImageFailure(REASON_CREDENTIALS_REFUSED, error.message)
     if isinstance(error, _NoResolverError):
         return ImageFailure(REASON_NO_RESOLVER, error.message)
     return ImageFailure(REASON_REJECTED, error.message)

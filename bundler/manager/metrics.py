@@ -2,13 +2,16 @@
 the manager did (version and image resolutions, registry errors, rollout steps).
 
 Labels name bundles, clusters and groups, never BundleDeployments: a fleet of N clusters and M
-bundles exports O(N + M) series, not O(N x M). The fleet state is read from the informer caches at
-scrape time, and only while leading: a standby replica would otherwise export a second, stale copy
-of the same numbers.
+bundles exports O(N + M) series, not O(N x M). The `registry` label is a host a Bundle author
+chose: the first MAX_REGISTRY_LABELS hosts seen keep their name, every later one counts as
+`other`, so no tenant can grow the series without limit (RegistryLabels). The fleet state is read
+from the informer caches at scrape time, and only while leading: a standby replica would otherwise
+export a second, stale copy of the same numbers.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 from urllib.parse import urlsplit
@@ -29,12 +32,49 @@ from bundler.manager.scope import Scopes
 from bundler.runtime.key import Key
 from bundler.store.protocol import Obj
 
+# Registry hosts that get a series of their own; later ones are counted as OTHER_REGISTRY.
+MAX_REGISTRY_LABELS = 20
+OTHER_REGISTRY = "other"
+
+
+class RegistryLabels:
+    """The `registry` label of a host: the host itself for the first `limit` hosts seen (in
+    lowercase), `other` for any later one and for anything that names no host."""
+
+    def __init__(self, limit: int = MAX_REGISTRY_LABELS) -> None:
+        self._limit = limit
+        self._known: set[str] = set()
+        self._lock = threading.Lock()
+
+    def __call__(self, host: str | None) -> str:
+        if not host:
+            return OTHER_REGISTRY
+        host = host.lower()
+        with self._lock:
+            if host in self._known:
+                return host
+            if len(self._known) < self._limit:
+                self._known.add(host)
+                return host
+        return OTHER_REGISTRY
+
+
+def _hostname(url: str) -> str | None:
+    """The host of `url`, without user information or port; None when it names none."""
+    try:
+        return urlsplit(url).hostname
+    except ValueError:  # an unclosed IPv6 bracket
+        return None
+
 
 class ManagerMetrics:
     """Counters the controllers bump. Without a registry they count into a private one."""
 
-    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+    def __init__(
+        self, registry: CollectorRegistry | None = None, registry_labels: int = MAX_REGISTRY_LABELS
+    ) -> None:
         registry = registry or CollectorRegistry()
+        self._registry_label = RegistryLabels(registry_labels)
         self.resolutions = Counter(
             "bundler_version_resolutions",
             "Version ranges asked of a chart repository, by registry host and result "
@@ -75,7 +115,7 @@ class ManagerMetrics:
         def resolve(
             repo: str, chart: str, constraint: str, secret: Mapping[str, str] | None
         ) -> str:
-            host = urlsplit(repo).hostname or repo
+            host = self._registry_label(_hostname(repo))
             try:
                 version = inner(repo, chart, constraint, secret)
             except TransientError:
@@ -96,7 +136,7 @@ class ManagerMetrics:
         inner = resolver
 
         def resolve(image: BundleImage, secret: Mapping[str, str] | None) -> ResolvedImage:
-            host = urlsplit(f"//{image.repository}").hostname or image.repository
+            host = self._registry_label(_hostname(f"//{image.repository}"))
             try:
                 resolved = inner(image, secret)
             except TransientError:

@@ -19,7 +19,7 @@ from collections.abc import Hashable, Iterable
 from typing import Any
 
 from bundler.core.deletion_guard import ALLOW_DELETION
-from bundler.core.handover import pull_identity_step
+from bundler.core.handover import ANNOTATION_PULL_IDENTITY_REMOVED, pull_identity_step
 from bundler.core.labels import ANNOTATION_IMPORT_GATE
 from bundler.core.naming import cluster_namespace, is_dns1123_label
 from bundler.core.rollout_failures import RESUME
@@ -106,6 +106,15 @@ def _identity(obj: Obj) -> tuple[Any, ...]:
     )
 
 
+def _targeting_annotations(meta: Obj) -> dict[str, str]:
+    """A Cluster's annotations as templates see them, less the manager's own handover mark (its
+    writing must not replan every Bundle of the workspace)."""
+    annotations = meta.get("annotations") or {}
+    if ANNOTATION_PULL_IDENTITY_REMOVED not in annotations:
+        return dict(annotations)
+    return {k: v for k, v in annotations.items() if k != ANNOTATION_PULL_IDENTITY_REMOVED}
+
+
 class Router:
     """The event handlers of one scope's informers."""
 
@@ -136,7 +145,14 @@ class Router:
         scope.deployments.add_handler(self.on_deployment)
         scope.namespaces.add_handler(self.on_namespace)
         scope.secrets.add_handler(self.on_secret)
-        identities = (scope.service_accounts, scope.agent_tokens, scope.roles, scope.role_bindings)
+        identities = (
+            scope.service_accounts,
+            scope.agent_tokens,
+            scope.roles,
+            scope.role_bindings,
+            # a kubeconfig copy gone lets a pull identity be made
+            scope.kubeconfig_copies,
+        )
         for informer in identities:
             informer.add_handler(self.on_identity)
 
@@ -178,7 +194,7 @@ class Router:
         )
         if self._cluster_status.changed(key, event, status):
             work.add(Stage.CLUSTER_STATUS, key)
-        targeting = (identity, labels_fingerprint(meta.get("annotations") or {}))
+        targeting = (identity, labels_fingerprint(_targeting_annotations(meta)))
         if self._cluster_targeting.changed(key, event, targeting):
             self.ctx.continuations.cluster_changed(key.namespace, f"{key.namespace}/{key.name}")
             work.add_all(Stage.BUNDLE, self.scope.keys_in(self.scope.bundles, key.namespace))

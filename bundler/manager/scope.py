@@ -26,6 +26,7 @@ from bundler.api.resources import (
     SERVICE_ACCOUNT,
 )
 from bundler.core.agent.identity import AGENT_TOKEN_MARK, LABEL_AGENT_TOKEN
+from bundler.core.handover import KUBECONFIG_COPY_MARK, LABEL_KUBECONFIG_COPY
 from bundler.core.labels import (
     LABEL_BUNDLE_NAMESPACE,
     LABEL_CLUSTER_NAMESPACE,
@@ -72,6 +73,10 @@ class Scope:
         self.agent_tokens = host.informer(
             SECRET, None, {**managed, LABEL_AGENT_TOKEN: AGENT_TOKEN_MARK}
         )
+        # The remote agent's kubeconfig copies: no pull identity is made beside one.
+        self.kubeconfig_copies = host.informer(
+            SECRET, None, {**managed, LABEL_KUBECONFIG_COPY: KUBECONFIG_COPY_MARK}
+        )
         self.cluster_models: ModelIndex[Cluster] = ModelIndex(
             parse_cluster, lambda c: identity_fingerprint(c.metadata)
         )
@@ -107,6 +112,7 @@ class Scope:
             self.roles,
             self.role_bindings,
             self.agent_tokens,
+            self.kubeconfig_copies,
         )
 
     # -- reads the controllers share ------------------------------------------------------------

@@ -17,6 +17,12 @@ the manager's watch of the workspace's Secrets (bundler.manager.scope), which wa
 that name a Secret whenever it changes (bundler.manager.routing): a changed Secret reaches every
 copy at once, and a missing one rejects the Bundle, naming it, until it exists again.
 
+Only registry credentials are read and copied (bundler.core.credentials): a Bundle naming any
+other Secret of its workspace - a Cluster's kubeconfig, a ServiceAccount or bootstrap token, an
+unlabelled Opaque Secret - is refused (CredentialsRefusedError, naming the Secret and the rule)
+before the Secret's data is used at all, and any copy of it made earlier (before the Secret's
+type changed, say) is deleted from every cluster namespace.
+
 A Secret of that name in the cluster namespace that bundler did not copy is never taken over: the
 copy is blocked (CopyBlockedError), and that cluster keeps what it runs. Blocks are remembered, so
 the Bundle shows them from the start of its next pass, and a blocked copy costs a read, not a
@@ -32,6 +38,7 @@ from typing import Any
 from bundler.api.bundle import Bundle
 from bundler.api.bundledeployment import BundleDeployment, DeploymentOptions
 from bundler.api.resources import BUNDLE_DEPLOYMENT, SECRET
+from bundler.core.credentials import credentials_refusal, refusal_message
 from bundler.core.labels import (
     LABEL_CLUSTER_NAME,
     LABEL_CLUSTER_NAMESPACE,
@@ -66,9 +73,25 @@ class CopyBlockedError(InvalidInputError):
     """A Secret that bundler did not copy has the copy's name in the cluster namespace."""
 
 
-def read_sources(secrets: Informer, bundle: Bundle, names: Iterable[str]) -> dict[str, Obj]:
+class CredentialsRefusedError(InvalidInputError):
+    """The Secret a Bundle names (`secret`, in the Bundle's workspace) is not one meant as
+    registry credentials."""
+
+    def __init__(self, message: str, *, secret: str, obj: str, field: str) -> None:
+        super().__init__(message, obj=obj, field=field)
+        self.secret = secret
+
+
+def read_sources(
+    secrets: Informer,
+    bundle: Bundle,
+    names: Iterable[str],
+    kubeconfig_of: Mapping[str, str] | None = None,
+) -> dict[str, Obj]:
     """The workspace Secrets `names`, from `secrets` (the informer of the Bundle's workspace);
-    InvalidInputError naming the first one missing."""
+    InvalidInputError naming the first one missing, CredentialsRefusedError the first one that
+    is not registry credentials (`kubeconfig_of`: the workspace's kubeconfig Secrets, by name,
+    with their Cluster)."""
     workspace = bundle.metadata.namespace or ""
     found = {}
     for name in sorted(set(names)):
@@ -76,6 +99,14 @@ def read_sources(secrets: Informer, bundle: Bundle, names: Iterable[str]) -> dic
         if secret is None:
             raise InvalidInputError(
                 f"Secret {workspace}/{name} with the repository credentials does not exist",
+                obj=bundle_ref(bundle),
+                field="spec.helm.secretRef",
+            )
+        why = credentials_refusal(secret, kubeconfig_of)
+        if why is not None:
+            raise CredentialsRefusedError(
+                refusal_message(workspace, name, why),
+                secret=name,
                 obj=bundle_ref(bundle),
                 field="spec.helm.secretRef",
             )
@@ -117,6 +148,20 @@ class CredentialCopies:
         did not copy is in the way."""
         for name in secret_names(planned.options):
             self._put(planned, name, sources[name], current)
+
+    def withdraw(self, workspace: str, name: str) -> int:
+        """Delete every copy of the workspace Secret `workspace/name`, one refused as registry
+        credentials; how many were deleted."""
+        source = f"{workspace}/{name}"
+        found = [
+            (copy["metadata"]["namespace"], copy["metadata"]["name"])
+            for informer in self._informers.values()
+            for copy in informer.views()
+            if (copy["metadata"].get("annotations") or {}).get(ANNOTATION_COPIED_FROM) == source
+        ]
+        for namespace, copy_name in found:
+            delete_if_present(self._store, SECRET, copy_name, namespace)
+        return len(found)
 
     def blocked(self, planned: PlannedDeployment) -> str | None:
         """Why the copy `planned` needs was blocked the last time it was tried, if it was."""

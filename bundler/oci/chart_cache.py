@@ -11,7 +11,9 @@ cache, `<root>/sha256/<hex>.tgz`, downloading it only when the digest is not the
   each time, and its archive is cached under the digest it turns out to have).
 
 Files are written to a temporary name beside their place and renamed into it, so a reader never
-sees half a chart and two concurrent commands never corrupt the cache.
+sees half a chart and two concurrent commands never corrupt the cache. A cached file is checked
+against its digest each time it is read, not only when it was written: one that does not match
+(changed on disk, cut short, larger than the chart cap) is removed and fetched again.
 """
 
 from __future__ import annotations
@@ -67,14 +69,15 @@ class ChartCache:
 
     def _fetch_oci(self, repo: str, chart: str, version: str, options: RegistryOptions) -> Path:
         tag = parse_location(repo).repository(chart).tagged(version_to_tag(version))
-        path = self.path_of(check_chart(tag, options).layer.digest)
-        if not path.is_file():
+        digest = check_chart(tag, options).layer.digest
+        path = self.path_of(digest)
+        if not _verified(path, digest):
             self._store(path, pull_chart(tag, options).archive)
         return path
 
     def _fetch_http(self, repo: str, chart: str, version: str, options: RegistryOptions) -> Path:
         url, digest = _index_entry(repo, chart, version, options)
-        if digest is not None and self.path_of(digest).is_file():
+        if digest is not None and _verified(self.path_of(digest), digest):
             return self.path_of(digest)
         data = fetch_bounded(url, options, f"chart {chart} {version}", MAX_CHART_BYTES)
         actual = f"{DIGEST_ALGORITHM}:{hashlib.sha256(data).hexdigest()}"
@@ -119,6 +122,22 @@ def _index_entry(
             digest = raw_digest if ":" in raw_digest else f"{DIGEST_ALGORITHM}:{raw_digest}"
         return urljoin(f"{repo.rstrip('/')}/", urls[0]), digest
     raise RegistryAnswerError(f"chart {chart!r} has no version {version!r} in index.yaml", obj=repo)
+
+
+def _verified(path: Path, digest: str) -> bool:
+    """Whether the cached file `path` holds the archive of `digest`; one that does not is
+    removed (a later fetch stores it again)."""
+    try:
+        with path.open("rb") as cached:
+            data = cached.read(MAX_CHART_BYTES + 1)
+    except FileNotFoundError:
+        return False
+    except IsADirectoryError:
+        raise RegistryAnswerError(f"the chart cache entry {path} is a directory") from None
+    if f"{DIGEST_ALGORITHM}:{hashlib.sha256(data).hexdigest()}" == digest:
+        return True
+    path.unlink(missing_ok=True)
+    return False
 
 
 def _is_hex(text: str) -> bool:

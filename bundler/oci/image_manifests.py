@@ -26,6 +26,7 @@ from oras.container import Container
 from bundler.errors import RegistryAnswerError, TransientError
 from bundler.oci import layout
 from bundler.oci.client import RegistryClient
+from bundler.oci.grammar import checked_digest
 from bundler.oci.limits import MAX_METADATA_BYTES, read_body
 
 _ACCEPT = {"Accept": ", ".join(layout.ACCEPTED_MANIFEST_MEDIA_TYPES)}
@@ -63,7 +64,9 @@ def manifest_digest(client: RegistryClient, container: Container) -> str:
     if response.status_code == 404:
         raise _vanished(client)
     digest = response.headers.get(DIGEST_HEADER)
-    return digest or _read_manifest(client, container)[0]
+    if not digest:
+        return _read_manifest(client, container)[0]
+    return checked_digest(digest, "the manifest digest", client.reference)
 
 
 def platform_digest(client: RegistryClient, container: Container, platform: Platform) -> str | None:
@@ -85,7 +88,8 @@ def _read_manifest(client: RegistryClient, container: Container) -> tuple[str, d
     digest = response.headers.get(DIGEST_HEADER)
     body = read_body(response, MAX_METADATA_BYTES, client.transfer("the manifest"))
     manifest = _json_object(body, "the manifest", client.reference)
-    return digest or f"sha256:{hashlib.sha256(body).hexdigest()}", manifest
+    digest = digest or f"sha256:{hashlib.sha256(body).hexdigest()}"
+    return checked_digest(digest, "the manifest digest", client.reference), manifest
 
 
 def _image_config(

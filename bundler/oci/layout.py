@@ -16,6 +16,7 @@ from typing import Any
 
 from bundler.errors import RegistryAnswerError
 from bundler.oci.chart import ChartMetadata
+from bundler.oci.grammar import is_digest
 
 MANIFEST_MEDIA_TYPE = "application/vnd.oci.image.manifest.v1+json"
 # An image index (multi-platform image), in OCI's and in Docker's spelling.
@@ -80,7 +81,7 @@ def _descriptor(raw: Any) -> Descriptor | None:
     if not isinstance(raw, Mapping):
         return None
     media_type, digest, size = raw.get("mediaType"), raw.get("digest"), raw.get("size")
-    if isinstance(media_type, str) and isinstance(digest, str) and isinstance(size, int):
+    if isinstance(media_type, str) and is_digest(digest) and isinstance(size, int):
         return Descriptor(media_type, digest, size)
     return None
 

@@ -24,13 +24,14 @@ import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
 import requests
 import urllib3.exceptions
 
 from bundler.errors import RegistryAnswerError, TransientError
 from bundler.oci.deadline import Deadline
+from bundler.oci.grammar import same_origin
 
 MiB = 1 << 20
 MAX_CHART_BYTES = 100 * MiB
@@ -123,7 +124,7 @@ def send(
         if not location:
             break
         following = urljoin(url, location)
-        if urlsplit(following).netloc != urlsplit(url).netloc:
+        if not same_origin(following, url):
             sent = {k: v for k, v in sent.items() if k.lower() != "authorization"}
             request.pop("auth", None)
         url = following

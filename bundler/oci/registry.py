@@ -28,6 +28,7 @@ from bundler.errors import RegistryAnswerError, TransientError
 from bundler.oci import layout
 from bundler.oci.client import DEFAULT_DEADLINE_S, DEFAULT_TIMEOUT_S, RegistryClient
 from bundler.oci.credentials import Credentials
+from bundler.oci.grammar import checked_digest, checked_tags, origin, same_origin
 from bundler.oci.limits import (
     MAX_CHART_BYTES,
     MAX_METADATA_BYTES,
@@ -127,7 +128,7 @@ def push_chart(
     digest = response.headers.get("Docker-Content-Digest") or (
         f"sha256:{hashlib.sha256(sent).hexdigest()}"
     )
-    return PushedChart(reference=tag, digest=digest)
+    return PushedChart(reference=tag, digest=checked_digest(digest, "the digest", tag.url))
 
 
 @dataclass(frozen=True)
@@ -163,6 +164,7 @@ def _fetch_manifest(client: RegistryClient, tag: ChartTag) -> ChartManifest:
     digest = response.headers.get("Docker-Content-Digest") or (
         f"sha256:{hashlib.sha256(body).hexdigest()}"
     )
+    digest = checked_digest(digest, "the manifest digest", tag.url)
     return ChartManifest(digest=digest, layer=layer)
 
 
@@ -225,10 +227,24 @@ def list_tags(
             following = response.links.get("next", {}).get("url")
             if not following:
                 return tags
-            url = urllib.parse.urljoin(url, following)
+            url = _next_page(url, following, repository.url)
     raise RegistryAnswerError(
         f"the registry lists the tags on more than {MAX_TAG_PAGES} pages", obj=repository.url
     )
+
+
+def _next_page(url: str, link: str, reference: str) -> str:
+    """The next page of a tag list: `link` (a `Link: <...>; rel="next"`) read against `url`,
+    on the same scheme, host and port only, where the credentials sent are meant to go."""
+    following = urllib.parse.urljoin(url, link)
+    if not same_origin(following, url):
+        scheme, host, port = origin(following)
+        raise RegistryAnswerError(
+            f"the registry's next page of the tag list is on {scheme}://{host}:{port}, not on "
+            f"the registry: not followed (it would be sent the registry's credentials)",
+            obj=reference,
+        )
+    return following
 
 
 def _page_tags(page: bytes, reference: str) -> list[str]:
@@ -246,4 +262,4 @@ def _page_tags(page: bytes, reference: str) -> list[str]:
         raise RegistryAnswerError(
             "the registry's tag list holds tags that are not text", obj=reference
         )
-    return list(tags or [])
+    return checked_tags(tags or [], reference)

@@ -180,6 +180,11 @@ class HttpFleet:
         for server in self.servers:
             server.stop()
 
+    def open_as(self, kubeconfig: Path) -> KubeStore:
+        """A store on the server `kubeconfig` names, as the identity it holds (closed with the
+        fleet)."""
+        return self._open(kubeconfig)
+
     def _server(self, name: str) -> ApiServer:
         server = ApiServer().start()
         self.servers.append(server)

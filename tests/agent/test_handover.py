@@ -7,6 +7,7 @@ their real identity."""
 from __future__ import annotations
 
 import base64
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,13 +16,15 @@ import pytest
 
 from bundler.api.resources import BUNDLE, CLUSTER, HELM_RELEASE, SECRET
 from bundler.core.agent.identity import agent_identity
-from bundler.core.handover import ANNOTATION_FORCE_HANDOVER
+from bundler.core.handover import ANNOTATION_FORCE_HANDOVER, ANNOTATION_PULL_IDENTITY_REMOVED
 from bundler.core.naming import cluster_namespace
+from bundler.kube.store import KubeStore
 from bundler.sim.flux import SimulatedFlux
-from bundler.store.errors import NotFound
+from bundler.store.errors import NotFound, StoreError
 from bundler.store.protocol import EventType, Obj
 from tests.agent.http_fleet import Downstream, HttpFleet, eventually
 from tests.builders import WS, bundle
+from tests.identities import agent_kubeconfig
 from tests.schemas import validate
 from tests.stores import exists
 
@@ -174,3 +177,51 @@ def test_pull_agent_deploys_again_once_its_cluster_is_back_in_pull_mode(
     eventually(lambda: handover.remote_release() is None, "the remote HelmRelease gone")
     assert handover.agent_status()["releasesHandedOver"] is False
     assert set(handover.downstream.flux.releases()) == set(installed)
+
+
+def _kubeconfig_copy_as(store: KubeStore) -> str:
+    """What reading the kubeconfig copy in the cluster namespace as `store`'s identity gives."""
+    try:
+        store.get(SECRET, f"{EDGE}-kubeconfig", NAMESPACE)
+    except NotFound:
+        return "not found"
+    except StoreError as refused:
+        return f"refused: {type(refused).__name__}"
+    return "READ"
+
+
+def test_with_the_manager_stopped_the_kubeconfig_waits_and_no_pull_token_reads_it(
+    handover: Handover, tmp_path: Path
+) -> None:
+    handover.start()
+    fleet = handover.fleet
+    token = fleet.open_as(agent_kubeconfig(fleet.management, tmp_path, WS, EDGE))
+    assert _kubeconfig_copy_as(token) == "not found"  # the pull agent may get Secrets there
+    fleet.manager.stop()
+
+    handover.switch_to_remote()
+    # The pull agent lets go and says so in its Cluster's status: not the word that counts.
+    eventually(lambda: handover.agent_status().get("releasesHandedOver") is True, "its handover")
+    eventually(
+        lambda: "waiting for the manager" in (handover.agent_status().get("handoverPending") or ""),
+        "the remote side waiting for the manager's word",
+    )
+    remote = fleet.remote
+    assert remote is not None and remote.agents() == {}
+    for _ in range(10):  # several heartbeats of the remote side: it still waits
+        assert _kubeconfig_copy_as(token) == "not found"
+        time.sleep(HEARTBEAT)
+    assert len(handover.pull_identity()) == len(agent_identity(WS, EDGE))
+
+
+def test_once_adopted_the_old_pull_token_reads_nothing(handover: Handover, tmp_path: Path) -> None:
+    handover.start()
+    fleet = handover.fleet
+    token = fleet.open_as(agent_kubeconfig(fleet.management, tmp_path, WS, EDGE))
+    handover.switch_to_remote()
+    eventually(handover.remote_ready, "the remote HelmRelease Ready")
+    cluster = fleet.management.store.get(CLUSTER, EDGE, WS)
+    stamp = cluster["metadata"]["annotations"][ANNOTATION_PULL_IDENTITY_REMOVED]
+    assert stamp == str(cluster["metadata"]["generation"])
+    assert fleet.management.store.get(SECRET, f"{EDGE}-kubeconfig", NAMESPACE)  # copied
+    assert _kubeconfig_copy_as(token).startswith("refused")

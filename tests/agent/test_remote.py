@@ -22,6 +22,7 @@ from bundler.api.resources import (
     SECRET,
     Resource,
 )
+from bundler.core.handover import ANNOTATION_PULL_IDENTITY_REMOVED
 from bundler.core.naming import cluster_namespace
 from bundler.runtime.clock import ManualClock
 from bundler.runtime.host import Host
@@ -75,6 +76,13 @@ class RemoteWorld:
             },
         )
         self.store.create(CLUSTER, cluster(name, **spec).to_wire())
+        self.identity_removed(name)
+
+    def identity_removed(self, name: str) -> None:
+        """What the manager (not running here) says of a Cluster with no pull identity left."""
+        generation = self.store.get(CLUSTER, name, WS)["metadata"]["generation"]
+        stamp = {ANNOTATION_PULL_IDENTITY_REMOVED: str(generation)}
+        self.store.patch(CLUSTER, name, {"metadata": {"annotations": stamp}}, WS)
 
     def settle(self) -> None:
         assert self.host.wait_idle(WAIT)
@@ -173,6 +181,10 @@ def test_every_exit_from_remote_mode_removes_the_copy(remote: RemoteWorld) -> No
     remote.store.patch(CLUSTER, "edge-1", {"spec": {"agentMode": "pull"}}, WS)
     remote.settle()
     remote.store.patch(CLUSTER, "edge-1", {"spec": {"agentMode": "remote"}}, WS)
+    remote.settle()
+    # The manager's word was for the generation before pull mode: nothing is copied on it.
+    assert remote.store.list(SECRET, namespace).items == []
+    remote.identity_removed("edge-1")
     remote.settle()
     assert remote.store.get(SECRET, "edge-1-kubeconfig", namespace)
     remote.store.patch(CLUSTER, "edge-1", {"spec": {"agentMode": "pull"}}, WS)

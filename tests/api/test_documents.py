@@ -41,6 +41,9 @@ CASES = [
         "kind",
         "unsupported kind 'Pod'",
     ),
+    ("kind-a-list", HEAD.replace("Bundle", "[Bundle]"), "f.yaml:2", "kind", "a list"),
+    ("kind-a-mapping", HEAD.replace("Bundle", "{a: 1}"), "f.yaml:2", "kind", "a mapping"),
+    ("api-version-a-number", "apiVersion: 1\nkind: Bundle\n", "f.yaml:1", "apiVersion", "number"),
     (
         "wrong-api-version",
         "apiVersion: fleet.cattle.io/v1alpha1\nkind: Bundle\nmetadata: {name: p}",

@@ -93,6 +93,9 @@ DOCUMENT_CASES = [
         "in.yaml:6: malformed YAML (line 6)",
     ),
     case("tab-indent", HEAD + "kind: Bundle\nmetadata:\n\tname: b\n", 2, "(line 4)", "'\\t'"),
+    case("kind-a-list", HEAD + "kind: [Bundle]\n", 2, "in.yaml:2: kind: must be a string"),
+    case("kind-a-mapping", HEAD + "kind: {a: 1}\n", 2, "in.yaml:2: kind: must be a string"),
+    case("api-version-a-list", "apiVersion: [v1]\nkind: Secret\n", 2, "in.yaml:1: apiVersion"),
     case("control-character", CLUSTER + "x: \x07\n", 2, "in.yaml:4", "control character"),
     case(
         "spec-null",

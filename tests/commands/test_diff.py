@@ -167,6 +167,48 @@ def test_bad_sides_are_invalid_input(
     assert err.startswith(f"error: {message}")
 
 
+# Links a revision holds that lead out of its tree: (id, link path, target, what stderr says).
+OUTSIDE_LINKS = [
+    ("absolute-link-elsewhere", "other/passwd", "/etc/passwd", None),
+    ("escaping-link-elsewhere", "fleet/notes", "../../outside", None),
+    (
+        "absolute-yaml-link-read",
+        "fleet/abs.yaml",
+        "/etc/hosts",
+        "--from: main:fleet/abs.yaml is a symbolic link out of the repository (to /etc/hosts)",
+    ),
+    (
+        "escaping-yaml-link-read",
+        "fleet/up.yaml",
+        "../../outside.yaml",
+        "--from: main:fleet/up.yaml is a symbolic link out of the repository "
+        "(to ../../outside.yaml)",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("link", "target", "message"),
+    [c[1:] for c in OUTSIDE_LINKS],
+    ids=[c[0] for c in OUTSIDE_LINKS],
+)
+def test_links_out_of_a_revision_are_left_out_or_named_in_one_line(
+    capsys: pytest.CaptureFixture[str], repo: Path, link: str, target: str, message: str | None
+) -> None:
+    write_fleet(repo / "fleet/fleet.yaml", PROD, bundle("web", REPO, "web", "1.0.0"))
+    (repo / link).parent.mkdir(parents=True, exist_ok=True)
+    (repo / link).symlink_to(target)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "with a link")
+    (repo / link).unlink()
+    code, out, err = diff(capsys, "--from", "main", "--to", "fleet", "-o", "json")
+    if message is None:
+        assert (code, err) == (0, ""), err
+        assert json.loads(out)["bundles"] == {}
+    else:
+        assert (code, err) == (2, f"error: {message}; a revision is read only inside its tree\n")
+
+
 def test_manifests_show_objects_changed_with_a_unified_diff(
     capsys: pytest.CaptureFixture[str], repo: Path, helm_repo: HelmRepository, tmp_path: Path
 ) -> None:

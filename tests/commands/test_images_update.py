@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -9,8 +10,11 @@ import pytest
 
 from tests.cli_helpers import CliResult, run_cli
 from tests.manager.registry_charts import docker_config_json
+from tests.oci.hostile_server import HostileServer, Out, hostile, whole
 from tests.registry_fixtures import LocalRegistry, closed_port
 from tests.registry_images import PushedManifest, push_image, push_index, repository_path
+
+__all__ = ["hostile"]
 
 BUNDLE = """\
 apiVersion: bundler.dev/v1alpha1
@@ -223,3 +227,96 @@ def test_an_unreachable_registry_fails_and_writes_nothing(
 def test_standard_input_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     result = update(capsys, "-f", "-")
     assert result.code == 2 and "cannot write back to standard input" in result.stderr
+
+
+# The values file of the directory given with -f is a link: (id, its target, whether the target
+# is inside the directory, the refusal or None when the target is updated).
+LINK_CASES = [
+    ("link-out-of-the-directory", "../outside/values.yaml", False, "a symbolic link out of"),
+    ("absolute-link-out", "{outside}/values.yaml", False, "a symbolic link out of"),
+    ("link-inside-the-directory", "real/values.yaml", True, None),
+]
+
+
+@pytest.mark.parametrize(
+    ("target", "inside", "message"),
+    [c[1:] for c in LINK_CASES],
+    ids=[c[0] for c in LINK_CASES],
+)
+def test_links_out_of_the_directory_are_refused_before_anything_is_written(
+    capsys: pytest.CaptureFixture[str],
+    oci_registry: LocalRegistry,
+    repository: str,
+    tmp_path: Path,
+    docker_config: Path,
+    target: str,
+    inside: bool,
+    message: str | None,
+) -> None:
+    pushed = push_image(oci_registry, repository_path(repository), "1.4.0")
+    inputs = write_inputs(tmp_path / "in", repository)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    original = (inputs / "values.yaml").read_text()
+    real = (inputs / target) if inside else outside / "values.yaml"
+    real.parent.mkdir(parents=True, exist_ok=True)
+    real.write_text(original)
+    (inputs / "values.yaml").unlink()
+    (inputs / "values.yaml").symlink_to(target.format(outside=outside))
+
+    result = update(capsys, "-f", str(inputs))
+
+    if message is None:
+        assert result.code == 1, result.stderr
+        assert real.read_text() == expected_values(repository, "1.4.0", pushed.digest)
+        assert (inputs / "values.yaml").is_symlink()  # the link stays, its target changed
+    else:
+        assert result.code == 2
+        assert result.stderr.startswith(f"error: {inputs / 'values.yaml'}: {message}")
+        assert real.read_text() == original
+
+
+def test_files_are_replaced_whole_never_written_through_a_hard_link(
+    capsys: pytest.CaptureFixture[str],
+    oci_registry: LocalRegistry,
+    repository: str,
+    tmp_path: Path,
+    docker_config: Path,
+) -> None:
+    pushed = push_image(oci_registry, repository_path(repository), "1.6.0")
+    inputs = write_inputs(tmp_path / "in", repository)
+    values = inputs / "values.yaml"
+    values.chmod(0o640)
+    elsewhere = tmp_path / "elsewhere.yaml"
+    elsewhere.hardlink_to(values)  # the same inode outside the directory
+    original = values.read_text()
+
+    assert update(capsys, "-f", str(inputs)).code == 1
+
+    assert values.read_text() == expected_values(repository, "1.6.0", pushed.digest)
+    assert elsewhere.read_text() == original  # a temporary file renamed over the name
+    assert oct(values.stat().st_mode & 0o777) == oct(0o640)
+    assert sorted(p.name for p in inputs.iterdir()) == ["bundle.yaml", "values.yaml"]
+
+
+def test_a_hostile_tag_list_never_reaches_the_values_file(
+    capsys: pytest.CaptureFixture[str], hostile: HostileServer, tmp_path: Path
+) -> None:
+    def registry(path: str, out: Out) -> None:
+        tags = ["1.0.0", "evil:\ttrue"]  # the highest, alphabetically
+        whole(out, json.dumps({"name": "t/web", "tags": tags}).encode())
+
+    hostile.answer = registry
+    repository = f"{hostile.host}/t/web"
+    inputs = write_inputs(tmp_path / "in", repository)
+    bundle = inputs / "bundle.yaml"
+    bundle.write_text(
+        bundle.read_text().replace('semver:\n          range: "^1"', "alphabetical: {}")
+    )
+    before = (inputs / "values.yaml").read_text()
+
+    result = update(capsys, "-f", str(inputs))
+
+    assert result.code == 1  # the registry's fault: a failure, not invalid input
+    assert "1 tag(s) that are not OCI tags (first: 'evil:\\ttrue')" in result.stderr
+    assert (inputs / "values.yaml").read_text() == before

@@ -83,6 +83,94 @@ def basic_auth_secret(name: str, username: str, password: str) -> dict[str, Any]
     }
 
 
+USER_PASS = {"username": "tenant", "password": "s3cret-password"}
+DOCKER_CONFIG = {".dockerconfigjson": docker_config_json("registry.example.com", "u", "s3cret")}
+
+
+def typed_secret(
+    name: str, kind: str | None, data: dict[str, str], labels: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """A Secret of the workspace of type `kind` (None: no type, which the API server makes
+    Opaque), its `data` given decoded."""
+    secret: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": name, "namespace": WS, "labels": labels or {}},
+        "data": _encoded(data),
+    }
+    if kind is not None:
+        secret["type"] = kind
+    return secret
+
+
+KUBECONFIG = "apiVersion: v1\nkind: Config\nusers: [{name: admin, user: {token: ADMIN-TOKEN}}]\n"
+
+# Secrets a Bundle may name as registry credentials, and those it may not:
+# (id, the Secret, a Cluster naming it as its kubeconfig, refused because ...; None: used).
+CREDENTIALS_RULE_CASES: list[tuple[str, dict[str, Any], bool, str | None]] = [
+    ("basic-auth", typed_secret("creds", "kubernetes.io/basic-auth", USER_PASS), False, None),
+    (
+        "dockerconfigjson",
+        typed_secret("creds", "kubernetes.io/dockerconfigjson", DOCKER_CONFIG),
+        False,
+        None,
+    ),
+    (
+        "opaque-labelled",
+        typed_secret("creds", "Opaque", USER_PASS, {"bundler.dev/registry-credentials": "true"}),
+        False,
+        None,
+    ),
+    (
+        "capi-kubeconfig",
+        typed_secret("creds", "cluster.x-k8s.io/secret", {"value": KUBECONFIG}),
+        False,
+        "it is a Cluster API Secret (a kubeconfig or certificates) (type cluster.x-k8s.io/secret)",
+    ),
+    (
+        "service-account-token",
+        typed_secret("creds", "kubernetes.io/service-account-token", {"token": "SA-TOKEN"}),
+        False,
+        "it is a ServiceAccount token",
+    ),
+    (
+        "bootstrap-token",
+        typed_secret(
+            "creds",
+            "bootstrap.kubernetes.io/token",
+            {"token-id": "abcdef", "token-secret": "0123456789abcdef"},
+        ),
+        False,
+        "it is a bootstrap token",
+    ),
+    (
+        "opaque-unlabelled",
+        typed_secret("creds", "Opaque", USER_PASS),
+        False,
+        "it is of type Opaque without the label bundler.dev/registry-credentials=true",
+    ),
+    ("no-type", typed_secret("creds", None, USER_PASS), False, "of type Opaque without the label"),
+    (
+        "another-clusters-kubeconfig",
+        typed_secret("creds", "Opaque", {"value": KUBECONFIG}),
+        True,
+        "it is the kubeconfig Secret of Cluster {ws}/victim",
+    ),
+    (
+        "kubeconfig-typed-as-basic-auth",
+        typed_secret("creds", "kubernetes.io/basic-auth", USER_PASS),
+        True,
+        "it is the kubeconfig Secret of Cluster {ws}/victim",
+    ),
+    (
+        "tls",
+        typed_secret("creds", "kubernetes.io/tls", {"tls.key": "KEY"}),
+        False,
+        "type kubernetes.io/tls",
+    ),
+]
+
+
 def push_not_a_chart(registry: LocalRegistry, path: str, tag: str) -> None:
     """Push an artifact that is not a Helm chart (an OCI image config) under `path/demo:tag`."""
     repository = f"{path}/{CHART}"

@@ -228,7 +228,11 @@ def test_the_secret_ref_is_read_from_the_workspace_and_its_creation_wakes_the_bu
     assert (condition["status"], condition["reason"]) == ("False", "CredentialsNotFound")
     assert f"Secret {WS}/pull with the registry credentials does not exist" in condition["message"]
     assert registry.asked == []
-    secret = {"metadata": {"name": "pull", "namespace": WS}, "data": encoded({"username": "u"})}
+    secret = {
+        "metadata": {"name": "pull", "namespace": WS},
+        "type": "kubernetes.io/basic-auth",
+        "data": encoded({"username": "u"}),
+    }
     store.create(SECRET, secret)
     settle(manager)
     assert registry.asked == [("web", "semver ^1.0", {"username": "u"})]

@@ -171,3 +171,42 @@ def test_rollout_actions(decision: RolloutDecision, action: str | None) -> None:
         for found in ("created", "promoted", "staged")
     }
     assert written == {found: 1.0 if found == action else None for found in written}
+
+
+def test_registry_hosts_beyond_the_limit_are_counted_as_other() -> None:
+    registry = CollectorRegistry()
+    resolve = ManagerMetrics(registry, registry_labels=3).counting(_answer("1.0.0"))
+    assert resolve is not None
+    hosts = [f"h{n}.example" for n in range(10)]
+    for host in [*hosts, "H0.EXAMPLE"]:
+        resolve(f"oci://{host}/charts", "app", "^1", None)
+    counted = {
+        sample.labels["registry"]: sample.value
+        for metric in registry.collect()
+        if metric.name == "bundler_version_resolutions"
+        for sample in metric.samples
+        if sample.name.endswith("_total")
+    }
+    assert counted == {"h0.example": 2, "h1.example": 1, "h2.example": 1, "other": 7}
+
+
+# (id, repository a Bundle names, the registry label it is counted under)
+REGISTRY_LABELS = [
+    ("host", "https://charts.example/stable", "charts.example"),
+    ("credentials-in-the-url", "https://user:s3cret@charts.example/x", "charts.example"),
+    ("port", "oci://charts.example:5000/x", "charts.example"),
+    ("no-host", "oci:///charts", "other"),
+    ("unclosed-ipv6", "oci://[::1/charts", "other"),
+]
+
+
+@pytest.mark.parametrize(
+    ("repo", "label"), [c[1:] for c in REGISTRY_LABELS], ids=[c[0] for c in REGISTRY_LABELS]
+)
+def test_the_registry_label_is_a_host_and_nothing_else(repo: str, label: str) -> None:
+    registry = CollectorRegistry()
+    resolve = ManagerMetrics(registry).counting(_answer("1.0.0"))
+    assert resolve is not None
+    resolve(repo, "app", "^1", None)
+    labels = {"registry": label, "result": "resolved"}
+    assert registry.get_sample_value("bundler_version_resolutions_total", labels) == 1

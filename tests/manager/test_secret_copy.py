@@ -9,6 +9,9 @@ import base64
 from collections.abc import Mapping
 from typing import Any
 
+import pytest
+
+from bundler.api.images import BundleImage, ResolvedImage
 from bundler.api.resources import (
     BUNDLE,
     BUNDLE_DEPLOYMENT,
@@ -34,12 +37,18 @@ from tests.manager.conftest import (
     status_of,
     world,
 )
-from tests.manager.registry_charts import basic_auth_secret, dockerconfig_secret
+from tests.manager.registry_charts import (
+    CREDENTIALS_RULE_CASES,
+    basic_auth_secret,
+    dockerconfig_secret,
+    typed_secret,
+)
 from tests.manager.sim_driver import run_until, running_fleet
 
 ALL: list[dict[str, Any]] = [{"clusterSelector": {}}]
 CREDS = "registry-creds"
 WITH_CREDS = {"secretRef": {"name": CREDS}}
+WITH_CREDS_NAMED = {"secretRef": {"name": "creds"}}
 
 
 def copy_in(store: MemoryStore, cluster_name: str, name: str = CREDS) -> Obj | None:
@@ -282,3 +291,85 @@ def test_a_staged_deployment_keeps_both_secrets_until_it_is_promoted(
     settle(manager)
     assert copy_in(store, "a", CREDS) is None
     assert copy_in(store, "a", "new-creds") is not None
+
+
+@pytest.mark.parametrize(
+    ("secret", "is_a_kubeconfig", "refusal"),
+    [c[1:] for c in CREDENTIALS_RULE_CASES],
+    ids=[c[0] for c in CREDENTIALS_RULE_CASES],
+)
+def test_only_registry_credentials_are_used_and_copied(
+    store: MemoryStore,
+    start_manager: StartManager,
+    secret: Obj,
+    is_a_kubeconfig: bool,
+    refusal: str | None,
+) -> None:
+    store.create(SECRET, secret)
+    victim = cluster("victim", kubeConfigSecret="creds" if is_a_kubeconfig else None)
+    create_world(store, world(cluster("a"), victim, bundle(ALL, helm=WITH_CREDS_NAMED)))
+    settle(start_manager(store))
+    ready = ready_condition(store)
+    if refusal is None:
+        assert ready["reason"] != "CredentialsRefused"
+        assert copy_in(store, "a", "creds") is not None
+        return
+    assert (ready["status"], ready["reason"]) == ("False", "CredentialsRefused")
+    assert ready["message"].startswith(
+        f"Bundle {WS}/app: spec.helm.secretRef: Secret {WS}/creds is not used as registry "
+        "credentials: "
+    )
+    assert refusal.format(ws=WS) in ready["message"]
+    assert "only Secrets of type kubernetes.io/dockerconfigjson or" in ready["message"]
+    assert deployments(store) == {}
+    assert store.list(SECRET, labels={LABEL_SECRET_COPY: "repository-credentials"}).items == []
+    for value in secret["data"].values():
+        assert value not in ready["message"]
+        assert base64.b64decode(value).decode() not in ready["message"]
+
+
+def test_a_refused_image_secret_is_never_read_nor_sent(
+    store: MemoryStore, start_manager: StartManager
+) -> None:
+    asked: list[Mapping[str, str] | None] = []
+
+    def resolver(image: BundleImage, secret: Mapping[str, str] | None) -> ResolvedImage:
+        asked.append(secret)
+        return ResolvedImage(name="web", repository=image.repository, tag="1.0.0", digest="x")
+
+    store.create(SECRET, typed_secret("pull", "cluster.x-k8s.io/secret", {"value": "KUBECONFIG"}))
+    image = {
+        "name": "web",
+        "repository": "registry.example.com/web",
+        "policy": {"semver": {"range": "^1"}},
+        "secretRef": {"name": "pull"},
+    }
+    values = {"tag": "${ images.web.tag }"}
+    create_world(store, world(cluster("a"), bundle(ALL, helm={"values": values}, images=[image])))
+    settle(start_manager(store, image_resolver=resolver))
+    conditions = status_of(store, BUNDLE, "app")["conditions"]
+    images = next(c for c in conditions if c["type"] == "ImagesResolved")
+    assert (images["status"], images["reason"]) == ("False", "CredentialsRefused")
+    assert (
+        f"Secret {WS}/pull is not used as registry credentials: it is a Cluster API"
+        in (images["message"])
+    )
+    assert asked == []
+
+
+def test_copies_of_a_secret_that_is_no_longer_credentials_are_deleted(
+    store: MemoryStore, start_manager: StartManager
+) -> None:
+    store.create(SECRET, basic_auth_secret(CREDS, "u", "p"))
+    create_world(store, world(cluster("a"), cluster("b"), bundle(ALL, helm=WITH_CREDS)))
+    manager = start_manager(store)
+    settle(manager)
+    assert copy_in(store, "a") is not None and copy_in(store, "b") is not None
+    # The same name now holds a cluster's kubeconfig (the type of a Secret cannot change).
+    store.delete(SECRET, CREDS, WS)
+    kubeconfig = typed_secret(CREDS, "cluster.x-k8s.io/secret", {"value": "KUBECONFIG"})
+    store.create(SECRET, kubeconfig)
+    settle(manager)
+    assert ready_condition(store)["reason"] == "CredentialsRefused"
+    assert (copy_in(store, "a"), copy_in(store, "b")) == (None, None)
+    assert set(deployments(store)) == {("a", "app"), ("b", "app")}  # they keep what they run

@@ -39,6 +39,11 @@ class _Handler(BaseHTTPRequestHandler):
             pass
         self.close_connection = True
 
+    # HEAD is answered as GET: the connection closes after each answer, and a client reads no
+    # body on HEAD (a test that cares writes only `head`).
+    def do_HEAD(self) -> None:  # the name http.server dispatches to
+        self.do_GET()
+
     def log_message(self, format: str, *args: Any) -> None:
         pass
 
@@ -121,10 +126,20 @@ def chart_manifest(layer_size: int, layer_digest: str = "sha256:" + "a" * 64) ->
     ).encode()
 
 
-@pytest.fixture
-def hostile() -> Iterator[HostileServer]:
+def _serving() -> Iterator[HostileServer]:
     server = HostileServer()
     try:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture
+def hostile() -> Iterator[HostileServer]:
+    yield from _serving()
+
+
+@pytest.fixture
+def elsewhere() -> Iterator[HostileServer]:
+    """A second server: where a hostile registry's links lead."""
+    yield from _serving()

@@ -4,7 +4,7 @@ by digest, fetched once."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -78,9 +78,44 @@ def test_a_chart_from_the_registry_is_kept_by_its_layer_digest_and_not_pulled_ag
     path = cache.fetch(location, "ocidemo", "2.0.0+b.1", PLAIN)
     assert path == cache.path_of(archive.digest)
     assert path.read_bytes() == archive.data
-    # The cache is trusted by digest: what sits there is what the next fetch returns.
-    path.write_bytes(b"kept")
-    assert cache.fetch(location, "ocidemo", "2.0.0+b.1", PLAIN).read_bytes() == b"kept"
+
+
+# What sits in the cache under a chart's digest when it is read again: (id, how it was changed).
+CACHE_DAMAGE = [
+    ("replaced", lambda data: b"another archive"),
+    ("cut-short", lambda data: data[: len(data) // 2]),
+    ("one-byte-flipped", lambda data: bytes([data[0] ^ 1]) + data[1:]),
+    ("emptied", lambda data: b""),
+]
+
+
+@pytest.mark.parametrize("damage", [c[1] for c in CACHE_DAMAGE], ids=[c[0] for c in CACHE_DAMAGE])
+@pytest.mark.parametrize("source", ["oci", "index-yaml"])
+def test_a_cached_chart_is_checked_against_its_digest_when_read(
+    oci_registry: LocalRegistry,
+    helm_repo: HelmRepository,
+    tmp_path: Path,
+    damage: Callable[[bytes], bytes],
+    source: str,
+) -> None:
+    chart = write_chart(tmp_path / "src", "ocidemo", "2.0.0")
+    if source == "oci":
+        archive = package.build_archive(chart)
+        repo = oci_registry.oci("cache-verify")
+        registry.push_chart(archive, parse_location(repo), PLAIN)
+        options = PLAIN
+    else:
+        repo, options = helm_repo.url, HTTP
+        helm_repo.publish(chart)
+    cache = ChartCache(tmp_path / "cache")
+    path = cache.fetch(repo, "ocidemo", "2.0.0", options)
+    good = path.read_bytes()
+    path.write_bytes(damage(good))
+
+    again = cache.fetch(repo, "ocidemo", "2.0.0", options)
+
+    assert again == path
+    assert again.read_bytes() == good  # fetched again, never handed out as it was
 
 
 def test_a_repository_of_another_scheme_is_invalid_input(tmp_path: Path) -> None:

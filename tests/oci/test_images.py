@@ -4,6 +4,7 @@ against a scripted registry for what that one does not do (tag list pages)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -14,11 +15,11 @@ from bundler.errors import InvalidInputError, RegistryAnswerError, TransientErro
 from bundler.oci.credentials import Credentials
 from bundler.oci.images import ImageResolver, ImageResolverSettings
 from tests.manager.registry_charts import docker_config_json
-from tests.oci.hostile_server import HostileServer, Out, hostile, whole
+from tests.oci.hostile_server import HostileServer, Out, elsewhere, hostile, whole
 from tests.registry_fixtures import LocalRegistry, closed_port
 from tests.registry_images import push_image, push_index, push_tags, repository_path
 
-__all__ = ["hostile"]
+__all__ = ["elsewhere", "hostile"]
 
 
 def image(repository: str, policy: dict[str, Any], **fields: Any) -> BundleImage:
@@ -297,3 +298,101 @@ def test_a_bad_policy_is_told_before_any_registry_is_asked() -> None:
     )
     with pytest.raises(InvalidInputError, match=r"spec.images\[web\].filterTags.pattern"):
         ImageResolver().resolve(bad, None)
+
+
+# -- what a hostile registry answers --------------------------------------------------------------
+
+DIGEST = "sha256:" + "d" * 64
+
+
+def _registry_answering(tags: list[str], digest: str) -> Callable[[str, Out], None]:
+    """A registry listing `tags` on one page, whose manifests all have the digest `digest`."""
+
+    def answer(path: str, out: Out) -> None:
+        if urlsplit(path).path.endswith("/tags/list"):
+            whole(out, json.dumps({"name": "t/web", "tags": tags}).encode())
+        else:
+            whole(out, INDEX, Docker_Content_Digest=digest)
+
+    return answer
+
+
+# (id, tags listed, manifest digest header, what the error says; None: resolved)
+HOSTILE_ANSWERS: list[tuple[str, list[str], str, str | None]] = [
+    ("valid", ["1.0.0", "2.0.0"], DIGEST, None),
+    ("tab-in-a-tag", ["1.0.0", "evil:\ttrue"], DIGEST, "1 tag(s) that are not OCI tags"),
+    ("newline-in-a-tag", ["1.0.0\nkey: x"], DIGEST, "(first: '1.0.0\\nkey: x')"),
+    ("tag-over-128", ["a" * 129], DIGEST, "not OCI tags (first: 'aaaa"),
+    ("tag-starting-with-a-dot", [".hidden"], DIGEST, "not OCI tags"),
+    ("digest-with-text-after", ["1.0.0"], DIGEST + " x: y", "is not an OCI digest"),
+    ("digest-short", ["1.0.0"], "sha256:abc", "the manifest digest 'sha256:abc' is not"),
+    ("digest-uppercase-hex", ["1.0.0"], DIGEST.upper(), "is not an OCI digest"),
+    ("digest-without-algorithm", ["1.0.0"], "d" * 64, "is not an OCI digest"),
+]
+
+
+@pytest.mark.parametrize(
+    ("tags", "digest", "message"),
+    [c[1:] for c in HOSTILE_ANSWERS],
+    ids=[c[0] for c in HOSTILE_ANSWERS],
+)
+def test_tags_and_digests_are_oci_grammar_before_they_are_used(
+    hostile: HostileServer, tags: list[str], digest: str, message: str | None
+) -> None:
+    hostile.answer = _registry_answering(tags, digest)
+    web = image(f"{hostile.host}/t/web", {"alphabetical": {"order": "asc"}})
+    if message is None:
+        assert ImageResolver().resolve(web, None).digest == digest
+        return
+    with pytest.raises(RegistryAnswerError) as raised:
+        ImageResolver().resolve(web, None)
+    assert raised.value.field == "spec.images[web]"
+    assert message in raised.value.message
+    assert "\t" not in str(raised.value) and "\n" not in str(raised.value)
+
+
+def _challenging_registry(server: HostileServer, next_page: str) -> Callable[[str, Out], None]:
+    """A registry asking for basic auth, whose first tag page links to `next_page`."""
+
+    def answer(path: str, out: Out) -> None:
+        if "Authorization" not in server.seen[-1][1]:
+            whole(out, b"{}", 401, WWW_Authenticate='Basic realm="registry"')
+        elif "last=" not in path:
+            page = json.dumps({"name": "t/web", "tags": ["1.0.0"]}).encode()
+            whole(out, page, Link=f'<{next_page}>; rel="next"')
+        elif urlsplit(path).path.endswith("/tags/list"):
+            whole(out, json.dumps({"name": "t/web", "tags": ["1.1.0"]}).encode())
+        else:
+            whole(out, INDEX, Docker_Content_Digest=DIGEST)
+
+    return answer
+
+
+# (id, where the next page is: the registry or elsewhere, and how it is written)
+NEXT_PAGES = [
+    ("relative-link", "/v2/t/web/tags/list?last=1.0.0", True),
+    ("absolute-link-same-host", "http://{registry}/v2/t/web/tags/list?last=1.0.0", True),
+    ("link-to-another-host", "http://{elsewhere}/v2/t/web/tags/list?last=1.0.0", False),
+    ("link-to-another-scheme", "https://{registry}/v2/t/web/tags/list?last=1.0.0", False),
+]
+
+
+@pytest.mark.parametrize(
+    ("link", "followed"), [c[1:] for c in NEXT_PAGES], ids=[c[0] for c in NEXT_PAGES]
+)
+def test_tag_pages_are_followed_only_on_the_registry_itself(
+    hostile: HostileServer, elsewhere: HostileServer, link: str, followed: bool
+) -> None:
+    next_page = link.format(registry=hostile.host, elsewhere=elsewhere.host)
+    hostile.answer = _challenging_registry(hostile, next_page)
+    web = image(f"{hostile.host}/t/web", semver("^1"))
+    resolver = ImageResolver(ImageResolverSettings(fallback_credentials=lambda host: SECRET_USER))
+    if followed:
+        assert resolver.resolve(web, None).tag == "1.1.0"
+    else:
+        with pytest.raises(RegistryAnswerError, match=r"next page of the tag list is on .* not"):
+            resolver.resolve(web, None)
+    assert elsewhere.seen == []  # neither the credentials nor anything else went there
+
+
+SECRET_USER = Credentials("tenant", "s3cret")

@@ -450,7 +450,8 @@ def test_an_endless_answer_stops_at_its_cap(
 
 
 def test_tag_list_pages_share_one_cap(hostile: HostileServer) -> None:
-    page = json.dumps({"tags": ["1.0.0" + "-x" * 500_000]}).encode()
+    # about 3 MiB of valid tags a page: each page is within the cap, two are not
+    page = json.dumps({"tags": [f"1.0.{i}-{'x' * 100}" for i in range(30_000)]}).encode()
     following = '</v2/charts/demo/tags/list?last=x>; rel="next"'
     _serve(hostile, {"/v2/charts/demo/tags/list": lambda p, out: whole(out, page, Link=following)})
     repository = parse_repository(f"oci://{hostile.host}/charts/demo")
