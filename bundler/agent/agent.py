@@ -93,6 +93,8 @@ class Agent:
         self.released = False
         # What the last look at the Flux APIs found wrong (None: all served).
         self.flux: FluxReport | None = None
+        # Refused after handing its releases over: its identity is gone (said once).
+        self.retired = False
         self._controller: Controller | None = None
 
     def start(self) -> None:
@@ -172,6 +174,19 @@ class Agent:
             self.last_heartbeat = now
         except NotFound:
             log.warning("agent %s: the Cluster does not exist (yet)", self.config.ref)
+            return
+        except Forbidden:
+            if not self.released:
+                raise
+            # The manager removes a pull identity once its releases are handed over: refused
+            # from then on is the expected end of this agent, not a missing permission.
+            if not self.retired:
+                self.retired = True
+                log.info(
+                    "agent %s: its releases were handed over to remote mode and its identity "
+                    "removed; nothing is left for it to do: uninstall it",
+                    self.config.ref,
+                )
             return
         if self.config.mode is AgentMode.PULL:
             self._follow_mode(pull_agent_lets_go(answer))
