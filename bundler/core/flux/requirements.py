@@ -102,31 +102,21 @@ class FieldRequirement:
 
 # Fields newer than MINIMUM_FLUX, from the controllers' API types (helm-controller v1.3.0 is Flux
 # v2.6.0's, v1.4.0 v2.7.0's, v1.5.0 v2.8.0's, v1.6.0 v2.9.0's; source-controller v1.9.0 v2.9.0's).
-FIELD_REQUIREMENTS = (
-    FieldRequirement("HelmRelease", "spec.install.strategy", "helm-controller v1.4.0", "v2.7.0"),
-    FieldRequirement("HelmRelease", "spec.upgrade.strategy", "helm-controller v1.4.0", "v2.7.0"),
-    FieldRequirement("HelmRelease", "spec.commonMetadata", "helm-controller v1.4.0", "v2.7.0"),
-    FieldRequirement(
-        "HelmRelease", "spec.install.serverSideApply", "helm-controller v1.5.0", "v2.8.0"
-    ),
-    FieldRequirement(
-        "HelmRelease", "spec.upgrade.serverSideApply", "helm-controller v1.5.0", "v2.8.0"
-    ),
-    FieldRequirement(
-        "HelmRelease", "spec.rollback.serverSideApply", "helm-controller v1.5.0", "v2.8.0"
-    ),
-    FieldRequirement("HelmRelease", "spec.waitStrategy", "helm-controller v1.5.0", "v2.8.0"),
-    FieldRequirement("HelmRelease", "spec.healthCheckExprs", "helm-controller v1.5.0", "v2.8.0"),
-    FieldRequirement("HelmRelease", "spec.postRenderStrategy", "helm-controller v1.6.0", "v2.9.0"),
-    FieldRequirement(
-        "HelmRelease", "spec.upgrade.chartNameChangeStrategy", "helm-controller v1.6.0", "v2.9.0"
-    ),
-    FieldRequirement(
-        "HelmRelease", "spec.valuesFrom[].literal", "helm-controller v1.6.0", "v2.9.0"
-    ),
-    FieldRequirement(
-        "OCIRepository", "spec.verify.trustedRootSecretRef", "source-controller v1.9.0", "v2.9.0"
-    ),
+_NEWER_FIELDS = (
+    ("HelmRelease", "helm-controller v1.4.0", "v2.7.0",
+     ("spec.install.strategy", "spec.upgrade.strategy", "spec.commonMetadata")),
+    ("HelmRelease", "helm-controller v1.5.0", "v2.8.0",
+     ("spec.install.serverSideApply", "spec.upgrade.serverSideApply",
+      "spec.rollback.serverSideApply", "spec.waitStrategy", "spec.healthCheckExprs")),
+    ("HelmRelease", "helm-controller v1.6.0", "v2.9.0",
+     ("spec.postRenderStrategy", "spec.upgrade.chartNameChangeStrategy",
+      "spec.valuesFrom[].literal")),
+    ("OCIRepository", "source-controller v1.9.0", "v2.9.0", ("spec.verify.trustedRootSecretRef",)),
+)  # fmt: skip
+FIELD_REQUIREMENTS = tuple(
+    FieldRequirement(kind, path, controller, flux)
+    for kind, controller, flux, paths in _NEWER_FIELDS
+    for path in paths
 )
 
 _UNKNOWN_FIELD = re.compile(r'unknown field "([^"]+)"')
@@ -134,8 +124,8 @@ _LIST_INDEX = re.compile(r"\[[0-9]+\]")
 
 
 def unknown_field_hint(message: str) -> str | None:
-    """For an API server's refusal of unknown fields (strict field validation), what names the
-    fields a newer Flux serves, and which Flux that is; None when the message names none."""
+    """For an API server's refusal of unknown fields (strict field validation): which of them a
+    newer Flux serves, and from which release; None when the message names none of those."""
     named = {_LIST_INDEX.sub("[]", path) for path in _UNKNOWN_FIELD.findall(message)}
     found = [r for r in FIELD_REQUIREMENTS if r.path in named]
     if not found:

@@ -18,6 +18,7 @@ the templated patches read, `commonMetadata`) and where the patches were read;
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -85,7 +86,7 @@ def templated_tree(helm: Mapping[str, Any], *, obj: str | None = None) -> Templa
     if isinstance(post_renderers, list):
         at = templated_patches(post_renderers)
         if at:
-            post_renderers = _copy(post_renderers)
+            post_renderers = copy.deepcopy(post_renderers)
             for i, j in at:
                 patch = post_renderers[i]["kustomize"]["patches"][j]
                 patch["patch"] = read_patch(patch["patch"], obj=obj, field=patch_field(i, j))
@@ -136,11 +137,3 @@ def _metadata_text(metadata: Mapping[str, Any], obj: str | None) -> dict[str, An
                 )
             out[field][key] = text
     return out
-
-
-def _copy(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {k: _copy(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_copy(v) for v in value]
-    return value

@@ -94,8 +94,7 @@ def render_values(
     ``limit_bytes`` caps the rendered tree (a rough JSON size) and anything a template builds
     on the way; ``step_limit`` caps loop iterations plus calls.
     """
-    render = _ClusterRender(context, RenderBudget(limit_bytes, step_limit), "values")
-    return render.mapping(values, ())
+    return _render_tree(values, context, "values", limit_bytes, step_limit)
 
 
 def render_fields(
@@ -107,8 +106,13 @@ def render_fields(
 ) -> dict[str, Any]:
     """render_values for several fields of `helm` at once (``{"values": ..., "postRenderers":
     ...}``), under one budget; errors name the path from the field (``postRenderers[0]...``)."""
-    render = _ClusterRender(context, RenderBudget(limit_bytes, step_limit), "")
-    return render.mapping(fields, ())
+    return _render_tree(fields, context, "", limit_bytes, step_limit)
+
+
+def _render_tree(
+    tree: Mapping[str, Any], context: TemplateContext, root: str, limit_bytes: int, steps: int
+) -> dict[str, Any]:
+    return _ClusterRender(context, RenderBudget(limit_bytes, steps), root).mapping(tree, ())
 
 
 class _ClusterRender:
