@@ -79,6 +79,11 @@ def served_kinds() -> list[tuple[str, str]]:
     return sorted(_crd_index(SCHEMAS_DIR))
 
 
+def crd_schema(api_version: str, kind: str) -> dict[str, Any]:
+    """The openAPIV3Schema of one served kind, as the CRD has it (a copy)."""
+    return copy.deepcopy(_crd_index(SCHEMAS_DIR)[(api_version, kind)])
+
+
 def unsupported_rules(api_version: str, kind: str, root: Path = SCHEMAS_DIR) -> list[str]:
     """The CEL rules of one served schema that the subset evaluator skips."""
     schema = _crd_index(root)[(api_version, kind)]

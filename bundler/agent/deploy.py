@@ -6,7 +6,8 @@ around them and turns store errors into apply outcomes:
 - the credentials Secret missing on the management cluster: CredentialsNotFound, retried;
 - (remote mode) a valuesFrom object missing or too large on the downstream cluster:
   ValuesUnavailable, retried;
-- a write refused (Invalid, Forbidden): ApplyFailed with the server's message, retried;
+- a write refused (Invalid, Forbidden): ApplyFailed with the server's message, retried; when the
+  server names fields its Flux CRDs lack, FluxTooOld with the Flux that has them, retried;
 - options that cannot become Flux objects: InvalidOptions, not retried until the spec changes;
 - anything transient (unreachable, conflict): raised as is, nothing reported, retried.
 """
@@ -49,6 +50,7 @@ from bundler.core.agent.plan import (
     unready_dependencies,
 )
 from bundler.core.flux import bundle_name, release_object_name
+from bundler.core.flux.requirements import unknown_field_hint
 from bundler.core.state import ConditionType, condition
 from bundler.errors import InvalidInputError, TransientError
 from bundler.runtime.clock import Clock
@@ -64,6 +66,7 @@ FLUX_KIND_NAMES = [f"{res.plural}.{res.group}" for res in FLUX_KINDS]
 _RETRIED = frozenset(
     {
         Reason.FLUX_NOT_INSTALLED,
+        Reason.FLUX_TOO_OLD,
         Reason.CREDENTIALS_NOT_FOUND,
         Reason.APPLY_FAILED,
         Reason.VALUES_UNAVAILABLE,
@@ -152,6 +155,9 @@ class Deployer:
             kinds = err.kinds if isinstance(err, FluxNotInstalledError) else FLUX_KIND_NAMES
             return ApplyOutcome(Reason.FLUX_NOT_INSTALLED, flux_not_installed_message(kinds)), None
         except (Invalid, Forbidden, NotFound) as err:
+            hint = unknown_field_hint(str(err)) if isinstance(err, Invalid) else None
+            if hint is not None:
+                return ApplyOutcome(Reason.FLUX_TOO_OLD, f"{hint}: {err}"), None
             return ApplyOutcome(Reason.APPLY_FAILED, str(err)), None
         return APPLIED, written
 

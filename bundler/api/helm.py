@@ -1,10 +1,12 @@
 """`spec.helm` of a Bundle (and of each target's overrides and each BundleDeployment's options).
 
 Fields bundler interprets (repo, chart, version, values, templating, credentials) sit beside fields
-passed through to the Flux HelmRelease under Flux's own names (install, upgrade, rollback,
-uninstall, test, driftDetection, maxHistory, interval, timeout). Every field is optional here: a
-target's `helm` overrides only what it sets, and the merged result is checked for repo and chart by
-the core.
+passed through to the Flux HelmRelease (helm.toolkit.fluxcd.io/v2) under Flux's own names and with
+Flux's defaults (install, upgrade, rollback, uninstall, test, driftDetection, postRenderers, ...),
+and, under `source`, to the chart's source (bundler.api.flux_source). Every field is optional here:
+a target's `helm` overrides only what it sets, and the merged result is checked for repo and chart
+by the core. Flux's cross-field rules (a retryInterval only with RetryOnFailure, source fields of
+one source kind) are checked by the core, on the merged result.
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ from enum import StrEnum
 from pydantic import Field
 
 from bundler.api.base import ApiModel
+from bundler.api.flux_source import SourceOptions
 from bundler.api.meta import Duration, FreeForm, LocalObjectReference
+from bundler.api.post_render import PostRenderer
 
 
 class CRDsPolicy(StrEnum):
@@ -40,10 +44,39 @@ class Remediation(ApiModel):
     install.remediation, which Flux does not give a strategy."""
 
 
+class ActionStrategyName(StrEnum):
+    REMEDIATE_ON_FAILURE = "RemediateOnFailure"
+    RETRY_ON_FAILURE = "RetryOnFailure"
+
+
+class ActionStrategy(ApiModel):
+    """How Flux reacts to a failed install or upgrade (helm-controller v1.4.0, Flux v2.7.0)."""
+
+    name: ActionStrategyName
+    """RemediateOnFailure (Flux's default: remediate as remediation says, then stop) or
+    RetryOnFailure (no remediation: try the action again every retryInterval)."""
+    retryInterval: Duration | None = None
+    """RetryOnFailure only: how long Flux waits before trying again (Flux's default 5m)."""
+
+
+class ServerSideApplyMode(StrEnum):
+    ENABLED = "enabled"
+    DISABLED = "disabled"
+    AUTO = "auto"
+
+
+class ChartNameChangeStrategy(StrEnum):
+    REINSTALL = "Reinstall"
+    IN_PLACE_UPDATE = "InPlaceUpdate"
+
+
 class InstallOptions(ApiModel):
     """Helm install settings, passed through to the HelmRelease as spec.install (Flux's names and
-    defaults). bundler always adds createNamespace: true, so the release namespace is created."""
+    defaults), except createNamespace, which bundler sets to true unless the Bundle says false."""
 
+    strategy: ActionStrategy | None = None
+    """What Flux does after a failed install: RemediateOnFailure (Flux's default) or
+    RetryOnFailure with a retryInterval (helm-controller v1.4.0, Flux v2.7.0)."""
     remediation: Remediation | None = None
     """What Flux does when the install fails (Flux's default: nothing)."""
     crds: CRDsPolicy | None = None
@@ -57,10 +90,22 @@ class InstallOptions(ApiModel):
     """Do not wait for the resources to be ready after the install."""
     disableWaitForJobs: bool | None = None
     """Do not wait for Jobs to complete after the install."""
+    disableSchemaValidation: bool | None = None
+    """Do not validate the values against the chart's values.schema.json."""
+    disableTakeOwnership: bool | None = None
+    """Do not take ownership of existing objects the release contains (Flux's default false:
+    Helm adopts them)."""
     replace: bool | None = None
     """Re-use the release name when it is a deleted release still in the history."""
     skipCRDs: bool | None = None
     """Do not install the chart's CRDs (deprecated by Flux: use crds: Skip)."""
+    createNamespace: bool | None = None
+    """Create the release namespace when it does not exist. bundler's default true (Flux's is
+    false); set false when the namespace is prepared for the release, e.g. for a
+    serviceAccountName that may not create namespaces. Helm never deletes it."""
+    serverSideApply: bool | None = None
+    """Apply the release's objects with server-side apply (Flux's default true; helm-controller
+    v1.5.0, Flux v2.8.0)."""
     timeout: Duration | None = None
     """How long each Kubernetes operation of the install may take (Flux's default:
     helm.timeout); a Go duration such as 5m."""
@@ -70,6 +115,9 @@ class UpgradeOptions(ApiModel):
     """Helm upgrade settings, passed through to the HelmRelease as spec.upgrade (Flux's names and
     defaults)."""
 
+    strategy: ActionStrategy | None = None
+    """What Flux does after a failed upgrade: RemediateOnFailure (Flux's default) or
+    RetryOnFailure with a retryInterval (helm-controller v1.4.0, Flux v2.7.0)."""
     remediation: Remediation | None = None
     """What Flux does when the upgrade fails (Flux's default: nothing; with retries, a rollback
     or an uninstall as strategy says)."""
@@ -82,6 +130,11 @@ class UpgradeOptions(ApiModel):
     """Do not run the chart's hooks on upgrade."""
     disableOpenAPIValidation: bool | None = None
     """Do not validate the rendered manifests against the Kubernetes OpenAPI schema."""
+    disableSchemaValidation: bool | None = None
+    """Do not validate the values against the chart's values.schema.json."""
+    disableTakeOwnership: bool | None = None
+    """Do not take ownership of existing objects the release contains (Flux's default false:
+    Helm adopts them)."""
     disableWait: bool | None = None
     """Do not wait for the resources to be ready after the upgrade."""
     disableWaitForJobs: bool | None = None
@@ -91,6 +144,12 @@ class UpgradeOptions(ApiModel):
     preserveValues: bool | None = None
     """Reuse the last release's values and merge the new ones in (the release is then no longer
     declared by the Bundle alone)."""
+    serverSideApply: ServerSideApplyMode | None = None
+    """enabled, disabled or auto (Flux's default: as the release's last revision was applied);
+    helm-controller v1.5.0, Flux v2.8.0."""
+    chartNameChangeStrategy: ChartNameChangeStrategy | None = None
+    """When the chart's name changes: Reinstall (Flux's default: uninstall, then install) or
+    InPlaceUpdate (upgrade the release); helm-controller v1.6.0, Flux v2.9.0."""
     timeout: Duration | None = None
     """How long each Kubernetes operation of the upgrade may take (Flux's default:
     helm.timeout); a Go duration such as 5m."""
@@ -113,6 +172,9 @@ class RollbackOptions(ApiModel):
     recreate: bool | None = None
     """Restart the pods of the release's workloads (Helm's --recreate-pods, deprecated by Helm;
     Flux built on Helm 4 ignores it)."""
+    serverSideApply: ServerSideApplyMode | None = None
+    """enabled, disabled or auto (Flux's default: as the revision rolled back to was applied);
+    helm-controller v1.5.0, Flux v2.8.0."""
     timeout: Duration | None = None
     """How long each Kubernetes operation of the rollback may take (Flux's default:
     helm.timeout); a Go duration such as 5m."""
@@ -142,6 +204,15 @@ class UninstallOptions(ApiModel):
     helm.timeout); a Go duration such as 5m."""
 
 
+class TestFilter(ApiModel):
+    """One Helm test to run or to leave out."""
+
+    name: str = Field(min_length=1, max_length=253)
+    """Name of the test (of its hook resource)."""
+    exclude: bool | None = None
+    """true: leave this test out; false (Flux's default): run it, and only the tests named so."""
+
+
 class TestOptions(ApiModel):
     """Helm test settings, passed through to the HelmRelease as spec.test."""
 
@@ -149,6 +220,9 @@ class TestOptions(ApiModel):
     """Run the chart's Helm tests after each install and upgrade (Flux's default false)."""
     ignoreFailures: bool | None = None
     """Do not remediate when the tests fail."""
+    filters: list[TestFilter] | None = None
+    """Which tests run: the ones named without exclude, else all but the excluded (Flux's
+    default: all)."""
     timeout: Duration | None = None
     """How long each Kubernetes operation of the tests may take (Flux's default:
     helm.timeout); a Go duration such as 5m."""
@@ -202,6 +276,57 @@ class ValuesReference(ApiModel):
     at the root."""
     optional: bool | None = None
     """Ignore the object when it does not exist (other errors still fail the release)."""
+    literal: bool | None = None
+    """With targetPath: use the key's content verbatim as the value, not parsed with Helm's
+    --set syntax (helm-controller v1.6.0, Flux v2.9.0)."""
+
+
+class CommonMetadata(ApiModel):
+    """Labels and annotations Flux puts on every object of the release (helm-controller v1.4.0,
+    Flux v2.7.0)."""
+
+    labels: dict[str, str] | None = None
+    """Labels added to every object, replacing the chart's label of the same key."""
+    annotations: dict[str, str] | None = None
+    """Annotations added to every object, replacing the chart's annotation of the same key."""
+
+
+class PostRenderStrategy(StrEnum):
+    NO_HOOKS = "nohooks"
+    COMBINED = "combined"
+    SEPARATE = "separate"
+
+
+class WaitStrategyName(StrEnum):
+    POLLER = "poller"
+    LEGACY = "legacy"
+
+
+class WaitStrategy(ApiModel):
+    """How Helm waits for the release's objects to be ready (helm-controller v1.5.0, Flux
+    v2.8.0)."""
+
+    name: WaitStrategyName
+    """poller (Flux's default: kstatus, with healthCheckExprs for custom resources) or legacy
+    (Helm 3's waiting)."""
+
+
+class HealthCheckExpr(ApiModel):
+    """The health of one kind of custom resource, as CEL expressions over the object
+    (helm-controller v1.5.0, Flux v2.8.0); evaluated when Helm waits with the poller
+    strategy."""
+
+    apiVersion: str = Field(min_length=1)
+    """apiVersion of the custom resource, e.g. cert-manager.io/v1."""
+    kind: str | None = None
+    """Kind of the custom resource, e.g. Certificate."""
+    current: str = Field(min_length=1)
+    """CEL expression true when the object has reached its desired state, e.g.
+    status.conditions.filter(c, c.type == 'Ready').all(c, c.status == 'True')."""
+    inProgress: str | None = None
+    """CEL expression true while the object is still progressing."""
+    failed: str | None = None
+    """CEL expression true when the object has failed."""
 
 
 class HelmOptions(ApiModel):
@@ -267,4 +392,50 @@ class HelmOptions(ApiModel):
     """Passed through to the HelmRelease as spec.maxHistory: how many Helm revisions are kept; 0
     keeps all (Flux's default 5)."""
     driftDetection: DriftDetection | None = None
-    """Drift detection of the release's objects (the HelmRelease's spec.driftDetection)."""
+    """Drift detection of the release's objects (the HelmRelease's spec.driftDetection). Default
+    {mode: warn}: Flux reports changes made on the cluster (the Modified state)."""
+    suspend: bool | None = None
+    """true: Flux stops reconciling the release (the HelmRelease's spec.suspend); the
+    BundleDeployment then says NotReady, reason Suspended. Default false."""
+    storageNamespace: str | None = Field(default=None, min_length=1, max_length=63)
+    """Where Helm keeps the release's records (its sh.helm.release.v1.* Secrets): a namespace that
+    exists on the cluster. Default: the release namespace."""
+    serviceAccountName: str | None = Field(default=None, min_length=1, max_length=253)
+    """A ServiceAccount helm-controller impersonates to apply the release, so the cluster's RBAC
+    bounds what the Bundle may install (Flux's multi-tenancy lockdown). It is
+    system:serviceaccount:<HelmRelease namespace>:<name>: the agent's namespace on the
+    downstream cluster in pull mode, the cluster namespace in remote mode (impersonated on the
+    downstream cluster). Default: helm-controller's own identity (or its
+    --default-service-account)."""
+    persistentClient: bool | None = None
+    """Reuse one Kubernetes client for a whole reconcile (Flux's default true); false for charts
+    whose hooks need CRDs created during the same install."""
+    commonMetadata: CommonMetadata | None = None
+    """Labels and annotations on every object of the release (the HelmRelease's
+    spec.commonMetadata), templated per cluster like values (a number or a boolean renders as
+    its text)."""
+    postRenderers: list[PostRenderer] | None = None
+    """Kustomize patches and image overrides applied to what Helm renders, in order (the
+    HelmRelease's spec.postRenderers). Templated per cluster like values: `${ ... }` in a patch
+    reads cluster.name, cluster.labels, cluster.values and the rest. A target's list replaces the
+    Bundle's."""
+    postRenderStrategy: PostRenderStrategy | None = None
+    """Which manifests the post-renderers see: combined (Flux's default: templates and hooks
+    together), nohooks (templates only, Helm 3's way) or separate; helm-controller v1.6.0, Flux
+    v2.9.0."""
+    waitStrategy: WaitStrategy | None = None
+    """How Helm waits for the release's objects to be ready (the HelmRelease's
+    spec.waitStrategy)."""
+    healthCheckExprs: list[HealthCheckExpr] | None = None
+    """Readiness of custom resources as CEL expressions (the HelmRelease's
+    spec.healthCheckExprs)."""
+    valuesFiles: list[str] | None = None
+    """https:// and http:// repositories only: values files inside the chart to use instead of
+    its values.yaml, merged in order (the HelmRelease's spec.chart.spec.valuesFiles). Flux reads
+    an oci:// chart through chartRef, which takes none."""
+    ignoreMissingValuesFiles: bool | None = None
+    """With valuesFiles: leave out the files the chart does not have instead of failing."""
+    source: SourceOptions | None = None
+    """Settings of the chart's source object (OCIRepository for oci://, HelmRepository for
+    https://), under Flux's names: provider, verify, certSecretRef, proxySecretRef,
+    serviceAccountName, passCredentials, interval, timeout."""

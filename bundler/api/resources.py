@@ -35,6 +35,9 @@ class Resource:
     plural: str
     namespaced: bool = True
     status_subresource: bool = False
+    # Writes ask the API server for strict field validation: a field the served schema lacks
+    # (an older controller's CRD) refuses the write instead of being dropped silently.
+    strict_fields: bool = False
 
     @property
     def api_version(self) -> str:
@@ -69,14 +72,30 @@ CLUSTER_ROLE_BINDING = Resource(
 )
 LEASE = Resource("coordination.k8s.io", "v1", "Lease", "leases")
 
+# Flux's kinds gain fields from release to release: bundler's writes are validated strictly.
 HELM_RELEASE = Resource(
-    "helm.toolkit.fluxcd.io", "v2", "HelmRelease", "helmreleases", status_subresource=True
+    "helm.toolkit.fluxcd.io",
+    "v2",
+    "HelmRelease",
+    "helmreleases",
+    status_subresource=True,
+    strict_fields=True,
 )
 HELM_REPOSITORY = Resource(
-    "source.toolkit.fluxcd.io", "v1", "HelmRepository", "helmrepositories", status_subresource=True
+    "source.toolkit.fluxcd.io",
+    "v1",
+    "HelmRepository",
+    "helmrepositories",
+    status_subresource=True,
+    strict_fields=True,
 )
 OCI_REPOSITORY = Resource(
-    "source.toolkit.fluxcd.io", "v1", "OCIRepository", "ocirepositories", status_subresource=True
+    "source.toolkit.fluxcd.io",
+    "v1",
+    "OCIRepository",
+    "ocirepositories",
+    status_subresource=True,
+    strict_fields=True,
 )
 
 CAPI_CLUSTER = Resource(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from typing import Any
 from urllib.parse import urlsplit
 
 from bundler.api.bundle import Bundle
@@ -18,8 +19,16 @@ from bundler.api.images import BundleImage
 from bundler.api.meta import ObjectMeta
 from bundler.api.selector import LabelSelector
 from bundler.core.agent.identity import AGENT_TOKEN_SECRET
+from bundler.core.flux.release import UnsupportedOptionError, check_release_options
+from bundler.core.flux.source import (
+    RepoError,
+    SourceOptionError,
+    chart_source,
+    check_source_options,
+)
 from bundler.core.images import check_policy, effective_image
 from bundler.core.images.filters import image_field
+from bundler.core.merge import merge_helm
 from bundler.core.naming import (
     HELM_RELEASE_NAME_MAX,
     is_dns1123_label,
@@ -27,6 +36,7 @@ from bundler.core.naming import (
     is_helm_release_name,
 )
 from bundler.core.selectors import validate_annotation_keys, validate_labels, validate_selector
+from bundler.core.templating.fields import read_patch, templated_patches
 from bundler.core.versions import is_exact_version, parse_constraint
 from bundler.errors import InvalidInputError
 
@@ -87,11 +97,15 @@ def validate_bundle(bundle: Bundle) -> None:
         except InvalidInputError as err:
             raise InvalidInputError(err.message, obj=obj, field=err.field or path) from None
     _validate_helm(obj, "spec.helm", bundle.spec.helm)
+    bundle_helm = bundle.spec.helm.to_wire()
+    _check_flux_options(obj, "spec.helm", bundle_helm)
     _check_target_names(obj, bundle)
     _check_images(obj, bundle)
     for i, target in enumerate(bundle.spec.targets):
         if target.helm is not None:
             _validate_helm(obj, f"spec.targets[{i}].helm", target.helm)
+            merged = merge_helm(bundle_helm, target.helm.to_wire())
+            _check_flux_options(obj, f"spec.targets[{i}].helm", merged)
         for name in ("repo", "chart"):
             own = getattr(target.helm, name, None) if target.helm else None
             if not own and not getattr(bundle.spec.helm, name):
@@ -249,6 +263,28 @@ def _validate_helm(obj: str, path: str, helm: HelmOptions) -> None:
         raise InvalidInputError(
             f"{name!r} is not {_RELEASE_NAME_RULE}", obj=obj, field=f"{path}.releaseName"
         )
+
+
+def _check_flux_options(obj: str, path: str, helm: dict[str, Any]) -> None:
+    """What Flux's own rules refuse in `helm` (wire JSON; for a target, merged over spec.helm),
+    and templated patches that are not YAML."""
+    try:
+        check_release_options(helm)
+    except UnsupportedOptionError as err:
+        raise InvalidInputError(str(err), obj=obj, field=f"{path}.{err.field}") from None
+    repo, chart = helm.get("repo"), helm.get("chart")
+    if repo and chart:
+        try:
+            check_source_options(chart_source(repo, chart).kind, helm)
+        except RepoError:
+            pass  # told by _check_repo, with the repository's own field
+        except SourceOptionError as err:
+            raise InvalidInputError(str(err), obj=obj, field=f"{path}.{err.field}") from None
+    if not helm.get("disableTemplating"):
+        for i, j in templated_patches(helm.get("postRenderers") or []):
+            patch = helm["postRenderers"][i]["kustomize"]["patches"][j]["patch"]
+            field = f"{path}.postRenderers[{i}].kustomize.patches[{j}].patch"
+            read_patch(patch, obj=obj, field=field)
 
 
 def _check_repo(obj: str, path: str, repo: str) -> None:

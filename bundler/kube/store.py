@@ -161,7 +161,12 @@ class KubeStore:
         if res.namespaced and not namespace:
             raise Invalid("metadata.namespace is required for a namespaced kind", obj=target)
         return self._call(
-            Method.POST, Verb.CREATE, collection_path(res, namespace), target, body=obj
+            Method.POST,
+            Verb.CREATE,
+            collection_path(res, namespace),
+            target,
+            query=_write_query(res),
+            body=obj,
         )
 
     def update(self, res: Resource, obj: Obj) -> Obj:
@@ -230,6 +235,7 @@ class KubeStore:
             Verb.UPDATE,
             object_path(res, name, namespace, status=status),
             target,
+            query=_write_query(res),
             body=obj,
         )
 
@@ -247,6 +253,7 @@ class KubeStore:
             Verb.PATCH,
             object_path(res, name, namespace, status=status),
             describe(res, name, namespace),
+            query=_write_query(res),
             body=dict(patch),
             content_type=MERGE_PATCH,
         )
@@ -283,6 +290,12 @@ def load_store(
 ) -> KubeStore:
     """A store for the given kubeconfig, else $KUBECONFIG, else the in-cluster service account."""
     return KubeStore(default_client(kubeconfig, context), options)
+
+
+def _write_query(res: Resource) -> Query:
+    """`fieldValidation=Strict` for kinds that ask for it (the server's default is Warn: unknown
+    fields dropped, with a warning nobody reads)."""
+    return (("fieldValidation", "Strict"),) if res.strict_fields else ()
 
 
 def _namespace_and_name(obj: Obj) -> tuple[str | None, str | None]:

@@ -24,11 +24,16 @@ def render_json(capsys: pytest.CaptureFixture[str], *paths: Path) -> list[dict[s
     return items
 
 
-@pytest.mark.parametrize("example", ["podinfo", "calico", "oci"], ids=["podinfo", "calico", "oci"])
+# Examples that use the Clusters of examples/podinfo.
+_ON_PODINFO_CLUSTERS = ("oci", "helm-kustomize")
+
+
+@pytest.mark.parametrize("example", ["podinfo", "calico", "oci", "helm-kustomize"])
 def test_every_example_renders_and_flux_objects_validate(
     capsys: pytest.CaptureFixture[str], example: str
 ) -> None:
-    paths = [EXAMPLES / example] + ([EXAMPLES / "podinfo"] if example == "oci" else [])
+    on_podinfo = example in _ON_PODINFO_CLUSTERS
+    paths = [EXAMPLES / example] + ([EXAMPLES / "podinfo"] if on_podinfo else [])
     items = render_json(capsys, *paths)
     kinds = {i["kind"] for i in items}
     assert "BundleDeployment" in kinds and "HelmRelease" in kinds
@@ -45,6 +50,33 @@ def _values_by_cluster(items: list[dict[str, Any]], bundle: str) -> dict[str, di
         if i["kind"] == "BundleDeployment"
         and i["metadata"]["labels"]["bundler.dev/bundle-name"] == bundle
     }
+
+
+def test_helm_kustomize_patches_per_environment_and_templated_per_cluster(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    items = render_json(capsys, EXAMPLES / "helm-kustomize", EXAMPLES / "podinfo")
+    releases = {
+        i["metadata"]["labels"]["bundler.dev/cluster-name"]: i["spec"]
+        for i in items
+        if i["kind"] == "HelmRelease" and i["metadata"]["name"] == "podinfo-kustomize"
+    }
+    assert sorted(releases) == ["dev-1", "prod-eu-1", "prod-us-1", "staging-1", "staging-2"]
+    for spec in releases.values():
+        assert spec["commonMetadata"]["labels"]["example.com/region"] in cluster_regions()
+        assert spec["install"]["strategy"]["name"] == "RetryOnFailure"
+    prod = releases["prod-us-1"]["postRenderers"][0]["kustomize"]["patches"]
+    deployment = yaml.safe_load(prod[0]["patch"])
+    assert deployment["metadata"]["annotations"] == {"example.com/cluster": "prod-us-1"}
+    assert deployment["spec"]["replicas"] == 3
+    assert yaml.safe_load(prod[1]["patch"])[0]["value"] == "LoadBalancer"
+    staging = releases["staging-1"]["postRenderers"][0]["kustomize"]["patches"]
+    assert yaml.safe_load(staging[0]["patch"])["spec"]["replicas"] == 3
+
+
+def cluster_regions() -> set[str]:
+    documents = yaml.safe_load_all((EXAMPLES / "podinfo" / "clusters.yaml").read_text())
+    return {d["metadata"]["labels"]["region"] for d in documents if d["kind"] == "Cluster"}
 
 
 def test_podinfo_values_per_environment_and_templated_from_labels(

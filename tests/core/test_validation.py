@@ -60,3 +60,91 @@ def test_a_release_name_follows_helms_rule_wherever_it_comes_from(name: str, val
 def test_a_bundle_name_with_dots_is_its_release_name_as_releasename_would_be() -> None:
     validate_bundle(bundle([{"clusterName": "a"}], name="web.v2"))
     validate_bundle(bundle([{"clusterName": "a"}], name="other", helm={"releaseName": "web.v2"}))
+
+
+OCI = {"repo": "oci://registry.example/charts"}
+VERIFY = {"source": {"verify": {"provider": "cosign"}}}
+RETRY_LATER = {"strategy": {"name": "RetryOnFailure", "retryInterval": "1m"}}
+TEMPLATED_PATCH = "metadata:\n  labels:\n    region: ${ cluster.labels.region }\n"
+
+
+def _patches(patch: str) -> dict[str, object]:
+    return {"postRenderers": [{"kustomize": {"patches": [{"patch": patch}]}}]}
+
+
+@pytest.mark.parametrize(
+    ("helm", "targets", "field", "message"),
+    [
+        pytest.param(
+            VERIFY,
+            [],
+            "spec.helm.source.verify",
+            "is a field of an OCIRepository (oci://)",
+            id="verify on an https repository",
+        ),
+        pytest.param(
+            {**OCI, **VERIFY},
+            [{"clusterName": "a", "helm": {"repo": "https://charts.example.com"}}],
+            "spec.targets[0].helm.source.verify",
+            "this chart is read through a HelmRepository",
+            id="a target's repository makes the bundle's verify wrong",
+        ),
+        pytest.param(
+            {"upgrade": RETRY_LATER},
+            [
+                {
+                    "clusterName": "a",
+                    "helm": {"upgrade": {"strategy": {"name": "RemediateOnFailure"}}},
+                }
+            ],
+            "spec.targets[0].helm.upgrade.strategy.retryInterval",
+            "applies to strategy RetryOnFailure only",
+            id="a target's strategy name with the bundle's retryInterval",
+        ),
+        pytest.param(
+            {"install": {"remediation": {"strategy": "rollback"}}},
+            [],
+            "spec.helm.install.remediation.strategy",
+            "upgrades only",
+            id="install remediation strategy",
+        ),
+        pytest.param(
+            _patches("metadata: {labels: {region: ${ cluster.labels.region }}}\n"),
+            [],
+            "spec.helm.postRenderers[0].kustomize.patches[0].patch",
+            "in flow style ({...}, [...]) quote a template",
+            id="a templated patch that is not YAML",
+        ),
+        pytest.param(
+            {},
+            [{"clusterName": "a", "helm": _patches("a: ${ x }\n---\nb: c\n")}],
+            "spec.targets[0].helm.postRenderers[0].kustomize.patches[0].patch",
+            "expected one document",
+            id="a target's templated patch of two documents",
+        ),
+    ],
+)
+def test_flux_options_are_checked_as_each_target_merges_them(
+    helm: dict[str, object], targets: list[dict[str, object]], field: str, message: str
+) -> None:
+    with pytest.raises(InvalidInputError) as err:
+        validate_bundle(bundle(targets, helm=helm))
+    assert err.value.field == field
+    assert message in err.value.message
+    assert err.value.obj == "Bundle fleet-default/app"
+
+
+@pytest.mark.parametrize(
+    "helm",
+    [
+        pytest.param({**OCI, **VERIFY, "install": RETRY_LATER}, id="oci verify, retry strategy"),
+        pytest.param(_patches(TEMPLATED_PATCH), id="a templated patch that is YAML"),
+        pytest.param(
+            {**_patches("{not yaml: ${ x }"), "disableTemplating": True},
+            id="templating off: the patch is passed as written",
+        ),
+        pytest.param(_patches("{not: yaml"), id="no template: the patch is passed as written"),
+    ],
+)
+def test_valid_flux_options_pass(helm: dict[str, object]) -> None:
+    validate_bundle(bundle([{"clusterName": "a"}], helm=helm))

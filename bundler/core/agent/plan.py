@@ -47,6 +47,8 @@ class Reason(StrEnum):
     PAUSED = "Paused"
     DEPENDENCY_NOT_READY = "DependencyNotReady"
     FLUX_NOT_INSTALLED = "FluxNotInstalled"
+    # The cluster's Flux lacks a field the options set (bundler.core.flux.requirements).
+    FLUX_TOO_OLD = "FluxTooOld"
     INVALID_OPTIONS = "InvalidOptions"
     CREDENTIALS_NOT_FOUND = "CredentialsNotFound"
     VALUES_UNAVAILABLE = "ValuesUnavailable"

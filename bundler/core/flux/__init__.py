@@ -30,7 +30,9 @@ from bundler.core.flux.source import (
     ChartSource,
     RepoError,
     SourceKind,
+    SourceOptionError,
     chart_source,
+    check_source_options,
     source_spec,
 )
 from bundler.core.labels import (
@@ -51,6 +53,8 @@ from bundler.errors import InvalidInputError
 DEFAULT_AGENT_NAMESPACE = "bundler-system"
 
 _HELM_FIELD = "spec.options.helm"
+# options.helm fields of the HelmRelease's chart template (HelmRepository sources only).
+CHART_FIELDS = ("valuesFiles", "ignoreMissingValuesFiles")
 # BundleDeployment labels identifying the bundle and the cluster, copied onto the Flux objects.
 _COPIED_LABELS = (LABEL_BUNDLE_NAMESPACE, LABEL_CLUSTER_NAME, LABEL_CLUSTER_NAMESPACE)
 
@@ -125,6 +129,10 @@ def build_flux_objects(bd: BundleDeployment, target: FluxTarget) -> FluxObjects:
         source = chart_source(_required(helm, obj, "repo"), chart)
     except RepoError as err:
         raise InvalidInputError(str(err), obj=obj, field=f"{_HELM_FIELD}.repo") from None
+    try:
+        check_source_options(source.kind, helm)
+    except SourceOptionError as err:
+        raise InvalidInputError(str(err), obj=obj, field=f"{_HELM_FIELD}.{err.field}") from None
     name = release_object_name(bundle_name(bd))
     interval = helm.get("interval", DEFAULT_INTERVAL)
     source_obj = _object(SOURCE_API_VERSION, source.kind.value, name, bd, target)
@@ -134,10 +142,11 @@ def build_flux_objects(bd: BundleDeployment, target: FluxTarget) -> FluxObjects:
         interval=interval,
         secret=target.registry_secret,
         insecure=bool(helm.get("insecure")),
+        options=helm.get("source"),
     )
     release = _object(HELM_RELEASE_API_VERSION, "HelmRelease", name, bd, target)
     release["metadata"]["annotations"][ANNOTATION_DEPLOYMENT_ID] = bd.spec.deploymentID
-    chart_ref = _chart_reference(source, name, chart, version, interval, target)
+    chart_ref = _chart_reference(source, name, helm, version, interval, target)
     try:
         release["spec"] = release_spec(helm, chart_ref, _placement(bd, target, obj))
     except UnsupportedOptionError as err:
@@ -165,18 +174,24 @@ def _object(
 
 
 def _chart_reference(
-    source: ChartSource, name: str, chart: str, version: str, interval: str, target: FluxTarget
+    source: ChartSource,
+    name: str,
+    helm: dict[str, Any],
+    version: str,
+    interval: str,
+    target: FluxTarget,
 ) -> dict[str, Any]:
     if source.kind is SourceKind.OCI_REPOSITORY:
         # The OCIRepository pins the version's tag; the HelmRelease reads whatever it fetched.
         ref = {"kind": source.kind.value, "name": name, "namespace": target.namespace}
         return {"chartRef": ref}
     chart_spec = {
-        "chart": chart,
+        "chart": helm["chart"],
         "version": version,
         "sourceRef": {"kind": source.kind.value, "name": name},
         "interval": interval,
     }
+    chart_spec.update({k: helm[k] for k in CHART_FIELDS if k in helm})
     return {"chart": {"spec": chart_spec}}
 
 

@@ -1,13 +1,16 @@
 """The `spec` of the Flux HelmRelease (helm.toolkit.fluxcd.io/v2) for one BundleDeployment.
 
-bundler sets what it owns (chart reference, release name, namespaces, dependencies, kubeconfig,
-values) and passes the Flux fields of `options.helm` through under Flux's own names. Where bundler's
-API admits something Flux's does not, the error says so here rather than the API server later.
+bundler sets what it owns (chart reference, release name, target namespace, dependencies,
+kubeconfig, values, valuesFrom) and passes the Flux fields of `options.helm` through under Flux's
+own names, with two defaults of its own: `install.createNamespace: true` and
+`driftDetection: {mode: warn}`; `storageNamespace` defaults to the release namespace. Where
+bundler's API admits something Flux's does not (Flux's CEL rules, which bundler's CRDs cannot
+carry), `check_release_options` says so here rather than the API server later.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,7 +23,7 @@ DEFAULT_DRIFT_DETECTION = {"mode": "warn"}
 KUBECONFIG_SECRET_KEY = "value"
 
 # options.helm fields copied to the HelmRelease spec as they are: their names are Flux's.
-_PASS_THROUGH = (
+PASS_THROUGH = (
     "timeout",
     "maxHistory",
     "upgrade",
@@ -28,7 +31,18 @@ _PASS_THROUGH = (
     "uninstall",
     "test",
     "driftDetection",
+    "suspend",
+    "serviceAccountName",
+    "persistentClient",
+    "commonMetadata",
+    "postRenderers",
+    "postRenderStrategy",
+    "waitStrategy",
+    "healthCheckExprs",
 )
+# options.helm fields release_spec writes with bundler's defaults or into other places.
+WRITTEN = ("interval", "install", "storageNamespace", "values", "valuesFrom", "releaseName")
+_RETRY_ON_FAILURE = "RetryOnFailure"
 _DRIFT_TARGET_FIELDS = frozenset(
     {"group", "version", "kind", "name", "namespace", "annotationSelector", "labelSelector"}
 )
@@ -60,12 +74,13 @@ def release_spec(
 
     `chart` is either `{"chart": {...}}` or `{"chartRef": {...}}`.
     """
-    _check_flux_accepts(helm)
+    check_release_options(helm)
     spec: dict[str, Any] = {"interval": helm.get("interval", DEFAULT_INTERVAL), **chart}
     spec["releaseName"] = placement.release_name
     spec["targetNamespace"] = placement.namespace
-    # Explicit, so Helm's release records sit beside the release on every cluster and in every mode.
-    spec["storageNamespace"] = placement.namespace
+    # Explicit, so Helm's release records sit beside the release on every cluster and in every mode
+    # (Flux's default is the HelmRelease's namespace), unless the Bundle names another.
+    spec["storageNamespace"] = helm.get("storageNamespace", placement.namespace)
     if placement.depends_on:
         spec["dependsOn"] = [
             {"name": name, "namespace": placement.depends_on_namespace}
@@ -76,7 +91,7 @@ def release_spec(
         spec["kubeConfig"] = {"secretRef": secret_ref}
     spec["install"] = {"createNamespace": True, **helm.get("install", {})}
     spec["driftDetection"] = dict(DEFAULT_DRIFT_DETECTION)
-    spec.update({name: helm[name] for name in _PASS_THROUGH if name in helm})
+    spec.update({name: helm[name] for name in PASS_THROUGH if name in helm})
     if helm.get("values"):
         spec["values"] = helm["values"]
     if helm.get("valuesFrom"):
@@ -84,12 +99,21 @@ def release_spec(
     return spec
 
 
-def _check_flux_accepts(helm: dict[str, Any]) -> None:
+def check_release_options(helm: Mapping[str, Any]) -> None:
+    """UnsupportedOptionError for what the HelmRelease CRD's own rules refuse in `helm`
+    (options.helm as wire JSON, merged)."""
     if "strategy" in helm.get("install", {}).get("remediation", {}):
         raise UnsupportedOptionError(
             "install.remediation.strategy",
             "Flux takes a remediation strategy for upgrades only (upgrade.remediation.strategy)",
         )
+    for action in ("install", "upgrade"):
+        strategy = helm.get(action, {}).get("strategy", {})
+        if "retryInterval" in strategy and strategy.get("name") != _RETRY_ON_FAILURE:
+            raise UnsupportedOptionError(
+                f"{action}.strategy.retryInterval",
+                f"applies to strategy {_RETRY_ON_FAILURE} only, not {strategy.get('name')}",
+            )
     rules = helm.get("driftDetection", {}).get("ignore", [])
     for index, rule in enumerate(rules):
         unknown = sorted(set(rule.get("target", {})) - _DRIFT_TARGET_FIELDS)

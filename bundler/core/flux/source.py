@@ -4,10 +4,16 @@
 `source_spec` writes the `spec` of the matching source.toolkit.fluxcd.io/v1 object. An OCI chart
 lives in its own repository `<base>/<chart name>`, tagged with its version (`+` written as `_`), as
 `bundler chart push` and `helm push` lay it out.
+
+`options.helm.source` holds the source's other fields under Flux's names; `check_source_options`
+refuses those the source's kind does not have (and, for a HelmRepository, which Flux reads through
+a HelmChart, helm.valuesFiles belongs to that chart; an OCIRepository, read through chartRef, has
+none), naming the field.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -30,8 +36,39 @@ _KIND_BY_SCHEME = {
 }
 
 
+# Fields of options.helm.source copied to the source's spec as they are, by the kinds having them.
+_SOURCE_FIELDS: dict[SourceKind, tuple[str, ...]] = {
+    SourceKind.OCI_REPOSITORY: (
+        "timeout",
+        "provider",
+        "verify",
+        "certSecretRef",
+        "proxySecretRef",
+        "serviceAccountName",
+    ),
+    SourceKind.HELM_REPOSITORY: ("timeout", "certSecretRef", "passCredentials"),
+}
+# Written by source_spec itself (interval), or nowhere else.
+SOURCE_FIELDS = ("interval", *sorted({f for fields in _SOURCE_FIELDS.values() for f in fields}))
+# options.helm fields (not under source) that only a HelmRepository's chart takes.
+_CHART_ONLY = ("valuesFiles", "ignoreMissingValuesFiles")
+_HOW_FLUX_READS = {
+    SourceKind.OCI_REPOSITORY: "an OCIRepository (oci://)",
+    SourceKind.HELM_REPOSITORY: "a HelmRepository (https:// or http://)",
+}
+DEFAULT_VERIFICATION_PROVIDER = "cosign"
+
+
 class RepoError(ValueError):
     """Why a repository URL cannot be used; the caller adds the object and the field."""
+
+
+class SourceOptionError(ValueError):
+    """A field the source's kind does not have; `field` is its path below options.helm."""
+
+    def __init__(self, field: str, message: str) -> None:
+        self.field = field
+        super().__init__(message)
 
 
 @dataclass(frozen=True)
@@ -65,6 +102,28 @@ def chart_source(repo: str, chart: str) -> ChartSource:
     return ChartSource(kind, url)
 
 
+def check_source_options(kind: SourceKind, helm: Mapping[str, Any]) -> None:
+    """SourceOptionError for a field of `helm` (options.helm as wire JSON, merged) that a source
+    of `kind` does not take."""
+    other = next(k for k in SourceKind if k is not kind)
+    options = helm.get("source") or {}
+    for name in options:
+        if name in _SOURCE_FIELDS[other] and name not in _SOURCE_FIELDS[kind]:
+            raise SourceOptionError(
+                f"source.{name}",
+                f"is a field of {_HOW_FLUX_READS[other]}; this chart is read through "
+                f"{_HOW_FLUX_READS[kind]}",
+            )
+    if kind is SourceKind.OCI_REPOSITORY:
+        for name in _CHART_ONLY:
+            if name in helm:
+                raise SourceOptionError(
+                    name,
+                    "applies to https:// and http:// repositories only: Flux reads an oci:// "
+                    "chart through the HelmRelease's chartRef, which takes no values files",
+                )
+
+
 def source_spec(
     source: ChartSource,
     *,
@@ -72,9 +131,12 @@ def source_spec(
     interval: str,
     secret: str | None,
     insecure: bool = False,
+    options: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The `spec` of the source object; an OCIRepository pins the version's tag."""
-    spec: dict[str, Any] = {"url": source.url, "interval": interval}
+    """The `spec` of the source object; an OCIRepository pins the version's tag. `options` is
+    options.helm.source (checked with check_source_options)."""
+    options = options or {}
+    spec: dict[str, Any] = {"url": source.url, "interval": options.get("interval", interval)}
     if source.kind is SourceKind.OCI_REPOSITORY:
         spec["ref"] = {"tag": version_to_tag(version)}
         if insecure:
@@ -83,4 +145,8 @@ def source_spec(
         spec["layerSelector"] = {"mediaType": HELM_CHART_LAYER_MEDIA_TYPE, "operation": "copy"}
     if secret is not None:
         spec["secretRef"] = {"name": secret}
+    spec.update({k: options[k] for k in _SOURCE_FIELDS[source.kind] if k in options})
+    if "verify" in spec:
+        # Required by the CRD, which defaults it; written, so the object is what the Bundle says.
+        spec["verify"] = {"provider": DEFAULT_VERIFICATION_PROVIDER, **spec["verify"]}
     return spec

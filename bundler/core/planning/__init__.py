@@ -44,9 +44,10 @@ from bundler.core.planning.memo import (
     memo_of,
 )
 from bundler.core.targeting import TargetDecision, match_targets
-from bundler.core.templating import TemplateContext, render_values
+from bundler.core.templating import TemplateContext, render_fields
+from bundler.core.templating.fields import rendered_options
 from bundler.core.templating.reads import read_key
-from bundler.core.templating.render import context_variables
+from bundler.core.templating.render import context_variables, rendered_for
 from bundler.core.validation import validate_bundle
 from bundler.errors import TemplateError
 
@@ -178,7 +179,8 @@ def _build_options(
 ) -> DeploymentOptions:
     helm = dict(merged.helm)
     if context is not None:
-        helm["values"] = render_values(helm["values"], context)
+        rendered = render_fields(merged.templates, context)
+        helm = rendered_options(helm, rendered, merged.patches, obj=rendered_for(context))
     helm["version"] = version
     return DeploymentOptions(
         helm=HelmOptions.model_validate(helm),

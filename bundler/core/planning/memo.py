@@ -23,6 +23,7 @@ from bundler.api.bundledeployment import DeploymentOptions
 from bundler.api.meta import DependsOn
 from bundler.core.merge import merge_helm
 from bundler.core.templating import values_reads
+from bundler.core.templating.fields import TEMPLATED_FIELDS, PatchAt, templated_tree
 from bundler.core.templating.reads import ReadPath
 from bundler.core.versions import wanted_version
 
@@ -49,10 +50,16 @@ class MergedTargets:
     namespace: str
     #: (repo, chart, wanted version): how the resolved version is looked up.
     version_query: tuple[str, str, str]
-    #: Whether there are templates to render (values with `${`, templating not disabled).
+    #: Whether there are templates to render (values, post-renderers or common metadata with
+    #: `${`, templating not disabled).
     templated: bool
     #: What the templates read of the cluster; None if that cannot be told.
     reads: tuple[ReadPath, ...] | None
+    #: What a cluster's render walks: values, postRenderers (templated patches read as YAML) and
+    #: commonMetadata.
+    templates: dict[str, Any]
+    #: Where those patches are (bundler.core.templating.fields).
+    patches: tuple[PatchAt, ...]
 
 
 class BundleMemo:
@@ -93,8 +100,11 @@ class BundleMemo:
             namespace = target.namespace or namespace
         helm = {k: v for k, v in merged.items() if k not in _MANAGER_ONLY_FIELDS}
         helm.setdefault("releaseName", self.bundle.metadata.name)
-        values = helm.get("values") or {}
-        reads = values_reads(values) if values and not merged.get("disableTemplating") else None
+        disabled = bool(merged.get("disableTemplating"))
+        # Patches are read as YAML only when they are rendered: checked by validate_bundle.
+        templates = templated_tree({} if disabled else helm)
+        has_any = any(helm.get(name) for name in TEMPLATED_FIELDS)
+        reads = values_reads(templates.tree) if has_any and not disabled else None
         return MergedTargets(
             merged=merged,
             helm=helm,
@@ -102,6 +112,8 @@ class BundleMemo:
             version_query=(helm["repo"], helm["chart"], wanted_version(helm.get("version"))),
             templated=reads is not None and reads.templated,
             reads=reads.paths if reads is not None else (),
+            templates=templates.tree,
+            patches=templates.patches,
         )
 
 

@@ -5,13 +5,16 @@
 compiles a string and inserts the guards of :mod:`~bundler.core.templating.guards`, which charge
 the per-render :mod:`~bundler.core.templating.budget`; :mod:`~bundler.core.templating.convert`
 turns results into plain data and text; :mod:`~bundler.core.templating.reads` tells what a values
-tree's templates read, so renders can be memoised per distinct input.
+tree's templates read, so renders can be memoised per distinct input;
+:mod:`~bundler.core.templating.fields` extends the render to a release's post-renderers (patches
+read as YAML first) and common metadata.
 """
 
 from bundler.core.templating.render import (
     DEFAULT_RENDER_LIMIT_BYTES,
     TemplateContext,
     format_path,
+    render_fields,
     render_values,
     values_reads,
 )
@@ -20,6 +23,7 @@ __all__ = [
     "DEFAULT_RENDER_LIMIT_BYTES",
     "TemplateContext",
     "format_path",
+    "render_fields",
     "render_values",
     "values_reads",
 ]

@@ -94,16 +94,34 @@ def render_values(
     ``limit_bytes`` caps the rendered tree (a rough JSON size) and anything a template builds
     on the way; ``step_limit`` caps loop iterations plus calls.
     """
-    render = _ClusterRender(context, RenderBudget(limit_bytes, step_limit))
-    return render.mapping(values, ())
+    return _render_tree(values, context, "values", limit_bytes, step_limit)
+
+
+def render_fields(
+    fields: Mapping[str, Any],
+    context: TemplateContext,
+    *,
+    limit_bytes: int = DEFAULT_RENDER_LIMIT_BYTES,
+    step_limit: int = DEFAULT_STEP_LIMIT,
+) -> dict[str, Any]:
+    """render_values for several fields of `helm` at once (``{"values": ..., "postRenderers":
+    ...}``), under one budget; errors name the path from the field (``postRenderers[0]...``)."""
+    return _render_tree(fields, context, "", limit_bytes, step_limit)
+
+
+def _render_tree(
+    tree: Mapping[str, Any], context: TemplateContext, root: str, limit_bytes: int, steps: int
+) -> dict[str, Any]:
+    return _ClusterRender(context, RenderBudget(limit_bytes, steps), root).mapping(tree, ())
 
 
 class _ClusterRender:
     """One render of one values tree for one cluster."""
 
-    def __init__(self, context: TemplateContext, budget: RenderBudget) -> None:
+    def __init__(self, context: TemplateContext, budget: RenderBudget, root: str) -> None:
         self._context = context
         self._budget = budget
+        self._root = root
 
     @functools.cached_property
     def _variables(self) -> dict[str, Any]:
@@ -186,7 +204,7 @@ class _ClusterRender:
             raise self._error(path, None, f"values nested more than {MAX_NESTING} levels deep")
 
     def _error(self, path: _Path, key: str | None, message: str) -> TemplateError:
-        return TemplateError(message, obj=self._obj(), field=_field(path, key))
+        return TemplateError(message, obj=self._obj(), field=_field(path, key, self._root))
 
     def _held(
         self, path: _Path, key: str | None, unresolved: ImageNotResolved
@@ -196,32 +214,37 @@ class _ClusterRender:
             unresolved.reason,
             unresolved.message,
             obj=self._obj(),
-            field=_field(path, key),
+            field=_field(path, key, self._root),
         )
 
     def _obj(self) -> str:
-        c = self._context
-        return (
-            f"Bundle {c.bundle_namespace}/{c.bundle_name}"
-            f" for Cluster {c.cluster_namespace}/{c.cluster_name}"
-        )
+        return rendered_for(self._context)
 
 
-def _field(path: _Path, key: str | None) -> str:
-    where = format_path(path)
+def rendered_for(c: TemplateContext) -> str:
+    """What a template error names: the bundle and the cluster it was rendered for."""
+    return (
+        f"Bundle {c.bundle_namespace}/{c.bundle_name}"
+        f" for Cluster {c.cluster_namespace}/{c.cluster_name}"
+    )
+
+
+def _field(path: _Path, key: str | None, root: str) -> str:
+    where = format_path(path, root)
     if key is not None:
         where += f" (map key {preview(key)!r})"
     return where
 
 
-def format_path(path: _Path) -> str:
-    """``values.ingress.hosts[0]``, with keys that are not identifiers quoted."""
-    text = "values"
+def format_path(path: _Path, root: str = "values") -> str:
+    """``values.ingress.hosts[0]``, with keys that are not identifiers quoted; with an empty
+    `root`, the first key starts the path."""
+    text = root
     for part in path:
         if isinstance(part, int):
             text += f"[{part}]"
         elif _IDENTIFIER.fullmatch(part):
-            text += f".{part}"
+            text += f".{part}" if text else part
         else:
             text += f"[{json.dumps(part, ensure_ascii=False)}]"
     return text

@@ -12,77 +12,19 @@ import pytest
 
 from bundler.api.bundledeployment import BundleDeployment
 from bundler.api.cluster import AgentMode
-from bundler.core.flux import (
-    FluxObjects,
-    FluxTarget,
-    build_flux_objects,
-    flux_labels,
-    release_object_name,
-)
+from bundler.core.flux import FluxTarget, build_flux_objects, flux_labels, release_object_name
 from bundler.errors import InvalidInputError
-from tests.schemas import validate
-
-PULL = FluxTarget(cluster="fleet-default/prod-eu-1")
-CLUSTER_NAMESPACE = "cluster-fleet-default-prod-eu-1-1a2b3c4d5e6f"
-REMOTE = FluxTarget(
-    cluster="fleet-default/prod-eu-1",
-    namespace=CLUSTER_NAMESPACE,
-    mode=AgentMode.REMOTE,
-    kubeconfig_secret="prod-eu-1-kubeconfig",
+from tests.core.flux.objects import (
+    CLUSTER_NAMESPACE,
+    HTTP_REPO,
+    MISSING,
+    OCI_REPO,
+    PULL,
+    REMOTE,
+    build,
+    dig,
+    make_bd,
 )
-HTTP_REPO = "https://stefanprodan.github.io/podinfo"
-OCI_REPO = "oci://registry.example/charts"
-
-
-def make_bd(
-    *,
-    bundle: str = "podinfo",
-    name: str | None = None,
-    namespace: str = "podinfo",
-    depends_on: tuple[str, ...] = (),
-    labels: dict[str, str] | None = None,
-    **helm: Any,
-) -> BundleDeployment:
-    helm = {"repo": HTTP_REPO, "chart": "podinfo", "version": "6.1.2", **helm}
-    default_labels = {
-        "bundler.dev/bundle-name": bundle,
-        "bundler.dev/bundle-namespace": "fleet-default",
-        "bundler.dev/cluster-name": "prod-eu-1",
-        "bundler.dev/cluster-namespace": "fleet-default",
-    }
-    return BundleDeployment.model_validate(
-        {
-            "metadata": {
-                "name": name or bundle,
-                "namespace": CLUSTER_NAMESPACE,
-                "labels": default_labels if labels is None else labels,
-            },
-            "spec": {
-                "deploymentID": "s-0123abcd",
-                "options": {
-                    "helm": {k: v for k, v in helm.items() if v is not None},
-                    "namespace": namespace,
-                    "dependsOn": [{"name": d} for d in depends_on],
-                },
-            },
-        }
-    )
-
-
-def build(bd: BundleDeployment, target: FluxTarget = PULL) -> FluxObjects:
-    objects = build_flux_objects(bd, target)
-    for obj in objects.all():
-        validate(obj)
-    return objects
-
-
-def dig(obj: Any, path: str) -> Any:
-    for part in path.split("."):
-        obj = obj[part] if isinstance(obj, dict) else obj[int(part)]
-    return obj
-
-
-_MISSING = object()
 
 
 @pytest.mark.parametrize(
@@ -112,10 +54,10 @@ _MISSING = object()
                 "release.spec.targetNamespace": "podinfo",
                 "release.spec.storageNamespace": "podinfo",
                 "release.spec.install": {"createNamespace": True},
-                "release.spec.chartRef": _MISSING,
-                "release.spec.kubeConfig": _MISSING,
-                "release.spec.values": _MISSING,
-                "release.spec.dependsOn": _MISSING,
+                "release.spec.chartRef": MISSING,
+                "release.spec.kubeConfig": MISSING,
+                "release.spec.values": MISSING,
+                "release.spec.dependsOn": MISSING,
             },
         ),
         (
@@ -137,7 +79,7 @@ _MISSING = object()
                     "name": "podinfo",
                     "namespace": "bundler-system",
                 },
-                "release.spec.chart": _MISSING,
+                "release.spec.chart": MISSING,
             },
         ),
         (
@@ -179,7 +121,7 @@ _MISSING = object()
         (
             make_bd(),
             FluxTarget(cluster="ws/c", kubeconfig_secret="c-kubeconfig"),
-            {"release.spec.kubeConfig": _MISSING},
+            {"release.spec.kubeConfig": MISSING},
         ),
         (
             make_bd(depends_on=("cert-manager", "ingress")),
@@ -254,7 +196,7 @@ _MISSING = object()
                 ],
             },
         ),
-        (make_bd(values={}, valuesFrom=[]), PULL, {"release.spec.values": _MISSING}),
+        (make_bd(values={}, valuesFrom=[]), PULL, {"release.spec.values": MISSING}),
         (make_bd(releaseName="web"), PULL, {"release.spec.releaseName": "web"}),
         (
             make_bd(bundle="web-app", name="web-app-bd"),
@@ -295,7 +237,7 @@ def test_flux_objects(bd: BundleDeployment, target: FluxTarget, expected: dict[s
     objects = build(bd, target)
     for path, value in expected.items():
         whole = {"source": objects.source, "release": objects.release}
-        if value is _MISSING:
+        if value is MISSING:
             *parents, leaf = path.split(".")
             assert leaf not in dig(whole, ".".join(parents)), path
         else:
