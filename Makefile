@@ -47,7 +47,7 @@ e2e-tools:
 
 # bundler against the real components. Without Go the tests skip, saying how to build the tools,
 # except in CI (CI=true), where a missing component fails them.
-e2e: $(STAMP) registry
+e2e: $(STAMP) registry kubectl
 	@e2e/toolchain/build.sh || [ "$$CI" != true ]
 	$(BIN)/pytest -m e2e $(E2E_ARGS)
 
