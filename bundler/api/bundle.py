@@ -12,7 +12,7 @@ from bundler.api.helm import HelmOptions
 from bundler.api.images import BundleImage, ResolvedImage, TargetImage
 from bundler.api.meta import Conditions, DependsOn, Duration, IntOrPercent, ObjectMeta
 from bundler.api.selector import LabelSelector
-from bundler.api.summary import NON_READY_MAX, DeploymentState, NonReadyResource, Summary
+from bundler.api.summary import NON_READY_MAX, DisplayState, NonReadyResource, Summary
 
 
 class TargetMode(StrEnum):
@@ -204,10 +204,15 @@ class BundleDisplay(ApiModel):
 
     readyClusters: str = ""
     """Ready clusters of the targeted ones, e.g. 2/3 (the READY column)."""
-    state: DeploymentState | None = None
-    """The worst state among the targeted clusters (the STATE column): ErrApplied,
-    WaitApplied, Offline, NotReady, Pending, OutOfSync, Modified or Ready; unset when no cluster
-    is targeted."""
+    state: DisplayState | None = None
+    """The STATE column: the reason of the Ready condition. The worst state among the targeted
+    clusters (ErrApplied, WaitApplied, Offline, NotReady, Pending, OutOfSync, Modified, Ready),
+    Paused (spec.paused), or what holds the whole Bundle back: NoTargets, InvalidSpec,
+    VersionNotResolved, CredentialsNotFound, CredentialsCopyBlocked, DeletionHeld,
+    RolloutHalted, RolledBack."""
+    version: str | None = None
+    """The chart version the Bundle deploys (the VERSION column): spec.helm.version when it is
+    exact, else what it resolved to."""
 
 
 class BundleStatus(ApiModel):

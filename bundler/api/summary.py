@@ -48,6 +48,36 @@ class Summary(ApiModel):
     """Offline: the cluster's agent has not checked in within the manager's --offline-after."""
 
 
+class DisplayState(StrEnum):
+    """The STATE column of `kubectl get`: the reason of the object's Ready condition, so the
+    columns and the conditions never disagree. A deployment state (worst first, as
+    DeploymentState), or a word for what holds the whole object back."""
+
+    ERR_APPLIED = "ErrApplied"
+    WAIT_APPLIED = "WaitApplied"
+    OFFLINE = "Offline"
+    NOT_READY = "NotReady"
+    PENDING = "Pending"
+    OUT_OF_SYNC = "OutOfSync"
+    MODIFIED = "Modified"
+    READY = "Ready"
+    # Set on the Bundle or the Cluster: changes are staged, never promoted.
+    PAUSED = "Paused"
+    # A Bundle as a whole.
+    NO_TARGETS = "NoTargets"
+    INVALID_SPEC = "InvalidSpec"
+    VERSION_NOT_RESOLVED = "VersionNotResolved"
+    CREDENTIALS_NOT_FOUND = "CredentialsNotFound"
+    CREDENTIALS_COPY_BLOCKED = "CredentialsCopyBlocked"
+    DELETION_HELD = "DeletionHeld"
+    ROLLOUT_HALTED = "RolloutHalted"
+    ROLLED_BACK = "RolledBack"
+    # A Cluster itself: a name Kubernetes labels cannot hold, or a Cluster API import gate.
+    INVALID_NAME = "InvalidName"
+    CONTROL_PLANE_NOT_INITIALIZED = "ControlPlaneNotInitialized"
+    KUBECONFIG_SECRET_MISSING = "KubeconfigSecretMissing"
+
+
 # "namespace/name" of a Bundle or Cluster: a DNS-1123 label, a slash, a DNS-1123 subdomain.
 OBJECT_KEY_MAX = 63 + 1 + 253
 ObjectKey = Annotated[str, StringConstraints(max_length=OBJECT_KEY_MAX)]

@@ -536,6 +536,7 @@ def _outcome(
         deletion_held=holds.deletion_held,
         halted=holds.halted,
         images=images_outcome(planned, bool(bundle.spec.images)),
+        paused=bundle.spec.paused,
     )
 
 

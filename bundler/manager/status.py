@@ -25,8 +25,14 @@ from bundler.core.naming import cluster_namespace
 from bundler.core.planning import key as ref
 from bundler.core.selectors import selector_matches
 from bundler.core.state import ConditionType, condition
-from bundler.core.summary import cluster_group_status, cluster_status, flux_supported_condition
+from bundler.core.summary import (
+    cluster_group_status,
+    cluster_status,
+    flux_supported_condition,
+    with_ready,
+)
 from bundler.core.validation import cluster_name_problem
+from bundler.core.versions import is_exact_version
 from bundler.manager import placements
 from bundler.manager.context import Context, split_ref
 from bundler.manager.image_status import images_condition
@@ -104,13 +110,12 @@ class BundleStatusController:
             resolved_version=resolved,
             previous=previous,
             now=now,
+            version=_exact_version(observed),
+            paused=outcome.paused,
         )
         why = outcome.rejection or outcome.deletion_held or outcome.halted or outcome.blocked
         if why is not None:
-            not_ready = condition(
-                ConditionType.READY.value, False, why.reason, why.message, now, previous
-            )
-            status = status.model_copy(update={"conditions": not_ready})
+            status = with_ready(status, why.reason, why.message, now, previous)
         conditions = references_condition(status.conditions, outcome.missing, now, previous)
         if outcome.rejection is None:
             conditions = images_condition(conditions, outcome.images, now, previous)
@@ -118,6 +123,13 @@ class BundleStatusController:
         listed = images or None
         status = status.model_copy(update={"conditions": conditions, "resolvedImages": listed})
         patch_status_if_changed(self.ctx.store, BUNDLE, observed, owned(status, BUNDLE_FIELDS))
+
+
+def _exact_version(observed: Obj) -> str | None:
+    """The Bundle's spec.helm.version when it is an exact version (the VERSION column)."""
+    helm = (observed.get("spec") or {}).get("helm") or {}
+    version = helm.get("version") if isinstance(helm, dict) else None
+    return version if isinstance(version, str) and is_exact_version(version) else None
 
 
 def _observed_images(observed: Obj) -> list[ResolvedImage]:
@@ -212,15 +224,14 @@ class ClusterStatusController:
             agent=None,
             previous=previous_conditions(observed),
             now=self.ctx.now_iso(),
+            paused=cluster.spec.paused,
         )
         if held := _not_ready_cluster(cluster, offline, seen):
             # The cluster's own trouble replaces the roll-up's Ready; the observed condition
             # keeps its lastTransitionTime while nothing changes.
             reason, message = held
             previous = previous_conditions(observed)
-            now = self.ctx.now_iso()
-            conditions = condition(ConditionType.READY.value, False, reason, message, now, previous)
-            status = status.model_copy(update={"conditions": conditions})
+            status = with_ready(status, reason, message, self.ctx.now_iso(), previous)
         if flux := _agent_flux(observed):
             conditions = flux_supported_condition(status.conditions, flux, self.ctx.now_iso())
             status = status.model_copy(update={"conditions": conditions})

@@ -139,7 +139,7 @@ def test_template_error_stays_on_its_cluster(
     assert deployment_of(store, "bad") == before
     assert deployment_of(store, "good")["spec"]["options"]["helm"]["values"]["v"] == 2
     status = status_of(store, BUNDLE, "app")
-    assert status["display"] == {"readyClusters": "0/2", "state": "ErrApplied"}
+    assert status["display"] == {"readyClusters": "0/2", "state": "ErrApplied", "version": "1.0.0"}
     bad = next(e for e in status["nonReady"] if e["cluster"] == f"{WS}/bad")
     assert bad["state"] == "ErrApplied"
     assert "region" in bad["message"]
@@ -152,6 +152,9 @@ def test_invalid_bundle_keeps_its_deployments(
     create_world(store, world(cluster("a"), bundle(ALL)))
     manager = start_manager(store)
     settle(manager)
+    report(store, "a")
+    settle(manager)
+    assert status_of(store, BUNDLE, "app")["display"]["state"] == "Ready"
     before = deployment_of(store, "a")
     store.patch(BUNDLE, "app", {"spec": {"helm": {"releaseName": "Not_A_Name"}}}, WS)
     settle(manager)
@@ -159,7 +162,10 @@ def test_invalid_bundle_keeps_its_deployments(
     ready = ready_condition(store)
     assert (ready["status"], ready["reason"]) == ("False", "InvalidSpec")
     assert "releaseName" in ready["message"]
-    assert status_of(store, BUNDLE, "app")["observedGeneration"] == 2
+    status = status_of(store, BUNDLE, "app")
+    assert status["observedGeneration"] == 2
+    # kubectl get bundles: the deployment still runs Ready, the Bundle's STATE is its rejection.
+    assert status["display"] == {"readyClusters": "1/1", "state": "InvalidSpec", "version": "1.0.0"}
 
 
 def test_range_without_resolver_is_not_deployed(
