@@ -296,6 +296,7 @@ def explanation_data(bundle: str, cluster: str, exp: Explanation) -> dict[str, A
         ],
         "options": None if exp.options is None else exp.options.to_wire(),
         "error": exp.error,
+        "held": exp.held,
         "warnings": list(exp.missing),
     }
 

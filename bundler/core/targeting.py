@@ -147,6 +147,14 @@ def match_targets(
         or not is_dns1123_label(cluster.metadata.name)
     ):
         return TargetDecision((), (), None)
+    return evaluate_targets(bundle, cluster, groups)
+
+
+def evaluate_targets(
+    bundle: Bundle, cluster: Cluster, groups: Sequence[ClusterGroup]
+) -> TargetDecision:
+    """How each target's criteria fare against `cluster`, whether or not the cluster may receive
+    anything (`match_targets` decides that): what `explain` lists for a gated cluster too."""
     cluster_groups = groups_of(cluster, groups)
     results = tuple(
         evaluate_target(i, t, cluster, cluster_groups) for i, t in enumerate(bundle.spec.targets)

@@ -303,3 +303,26 @@ def test_a_bundle_without_version_renders_as_the_range_star_until_resolved(
     code, _, err = run_cli(capsys, "render", "-f", str(tmp_path), "--flux")
     assert code == 1 and "version '*' (no version means '*': the latest stable release)" in err
     assert "--resolve" in err
+
+
+GATED = (
+    "Bundle capi-workloads/calico on Cluster capi-workloads/ap-south-1: not deployed: the cluster "
+    "is gated: ControlPlaneNotInitialized: the Cluster API control plane is not initialized yet; "
+    "nothing is deployed until it is; once it opens:"
+)
+
+
+def test_explain_on_a_gated_cluster_says_so_and_still_lists_each_target(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ("explain", "-f", str(EXAMPLES / "capi"), "--bundle", "capi-workloads/calico")
+    code, out, _ = run_cli(capsys, *argv, "--cluster", "capi-workloads/ap-south-1")
+    assert code == 0
+    assert out.startswith(GATED), out
+    lines = [line.strip() for line in out.splitlines() if line.startswith("  ")]
+    assert lines and all(": matches" in line or "does not match" in line for line in lines)
+    code, out, _ = run_cli(capsys, *argv, "--cluster", "capi-workloads/ap-south-1", "-o", "json")
+    explained = json.loads(out)
+    assert explained["deployed"] is False
+    assert explained["held"].startswith("the cluster is gated: ControlPlaneNotInitialized")
+    assert [t["matched"] for t in explained["targets"]] != []
