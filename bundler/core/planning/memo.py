@@ -22,6 +22,7 @@ from bundler.api.bundle import Bundle
 from bundler.api.bundledeployment import DeploymentOptions
 from bundler.api.meta import DependsOn
 from bundler.core.merge import merge_helm
+from bundler.core.naming import HELM_RELEASE_NAME_MAX, shorten_name
 from bundler.core.templating import values_reads
 from bundler.core.templating.reads import ReadPath
 from bundler.core.versions import wanted_version
@@ -92,7 +93,10 @@ class BundleMemo:
                 merged = merge_helm(merged, target.helm.to_wire())
             namespace = target.namespace or namespace
         helm = {k: v for k, v in merged.items() if k not in _MANAGER_ONLY_FIELDS}
-        helm.setdefault("releaseName", self.bundle.metadata.name)
+        # The name the HelmRelease gets (bundler.core.flux), so previews show the real one.
+        helm.setdefault(
+            "releaseName", shorten_name(self.bundle.metadata.name, HELM_RELEASE_NAME_MAX)
+        )
         values = helm.get("values") or {}
         reads = values_reads(values) if values and not merged.get("disableTemplating") else None
         return MergedTargets(
