@@ -24,10 +24,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from bundler.agent.config import AgentConfig
+from bundler.agent.desired import desired_objects
 from bundler.api.bundle import Bundle
 from bundler.api.bundledeployment import BundleDeployment
 from bundler.api.cluster import AgentMode, Cluster
 from bundler.api.crdgen import all_crds
+from bundler.api.resources import SECRET
 from bundler.commands.arguments import (
     add_input_paths,
     add_registry_arguments,
@@ -50,7 +53,7 @@ from bundler.commands.output import (
 )
 from bundler.commands.render_images import image_lines, resolve_images, wanted_images
 from bundler.core.explain import Explanation, explain, target_lines, target_state, verdict
-from bundler.core.flux import FluxTarget, build_flux_objects
+from bundler.core.flux import FluxTarget
 from bundler.core.labels import ANNOTATION_CLUSTER
 from bundler.core.planning import (
     PlannedDeployment,
@@ -127,9 +130,28 @@ def flux_target(cluster: Cluster, namespace: str) -> FluxTarget:
     return FluxTarget(cluster=cluster_ref)
 
 
+def agent_config(cluster: Cluster) -> AgentConfig:
+    """The agent that serves `cluster`, as `bundler agent` runs it by default (pull: in
+    `bundler-system` downstream; remote: in the cluster namespace, through its kubeconfig)."""
+    workspace, name = cluster.metadata.namespace or "", cluster.metadata.name
+    if cluster.spec.agentMode is AgentMode.REMOTE:
+        return AgentConfig(
+            workspace=workspace,
+            cluster=name,
+            mode=AgentMode.REMOTE,
+            kubeconfig_secret=cluster.spec.kubeConfigSecret,
+        )
+    return AgentConfig(workspace=workspace, cluster=name)
+
+
 def _flux_objects(planned: PlannedDeployment, cluster: Cluster) -> list[dict[str, Any]]:
+    """The Flux objects the cluster's agent writes for `planned`, by the agent's own function
+    (bundler.agent.desired): the same source (its credentials secretRef included), HelmRelease,
+    labels and annotations. The Secrets it writes beside them (a credentials copy, remote-mode
+    valuesFrom copies) are named by the source and the HelmRelease, never printed."""
     bd = BundleDeployment.model_validate(planned.to_object())
-    objects = build_flux_objects(bd, flux_target(cluster, planned.namespace)).all()
+    desired = desired_objects(bd, agent_config(cluster), credentials=None)
+    objects = [obj for res, obj in desired.objects if res != SECRET]
     for obj in objects:
         obj["metadata"].setdefault("annotations", {})[ANNOTATION_CLUSTER] = planned.cluster
     return objects
