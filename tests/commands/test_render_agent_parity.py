@@ -58,7 +58,7 @@ def key(obj: dict[str, Any]) -> tuple[str, str, str]:
     return obj["kind"], obj["metadata"]["namespace"], obj["metadata"]["name"]
 
 
-def written_by_agents(paths: list[Path]) -> dict[tuple[str, str, str], dict[str, Any]]:
+def written_by_agents(paths: list[Path]) -> dict[tuple[str, ...], dict[str, Any]]:
     """Every Flux object the agents of a simulated fleet wrote, by cluster and key."""
     fleet = Fleet(load_world([str(p) for p in paths]), FleetOptions(flux_delay=0), SystemClock())
     fleet.start()
@@ -67,7 +67,7 @@ def written_by_agents(paths: list[Path]) -> dict[tuple[str, str, str], dict[str,
         while not fleet.converged():
             assert time.monotonic() < deadline, "the fleet did not come to rest"
             time.sleep(0.05)
-        found = {}
+        found: dict[tuple[str, ...], dict[str, Any]] = {}
         for store in fleet.stores():
             for res in FLUX:
                 for obj in store.list(res).items:
