@@ -11,6 +11,7 @@ from pydantic import Field
 from bundler.api.base import ApiModel
 from bundler.api.helm import HelmOptions
 from bundler.api.meta import Conditions, DependsOn, ObjectMeta
+from bundler.api.summary import NonReadyStatuses
 
 
 class DeploymentOptions(ApiModel):
@@ -94,6 +95,9 @@ class BundleDeploymentStatus(ApiModel):
     """false when the release differs from what was applied (state Modified). Default true."""
     release: ReleaseStatus | None = None
     """The newest Helm release Flux recorded."""
+    nonReadyStatus: NonReadyStatuses = Field(default_factory=list)
+    """While the release is not Ready: up to 10 of its objects that are not ready, from the
+    HelmRelease's conditions (helm-controller's wait) and history (failed test hooks)."""
     conditions: Conditions = Field(default_factory=list)
     """Deployed (the agent's last apply of spec.options; False with the cause, e.g.
     FluxNotInstalled or CredentialsNotFound) and Ready (the release; False carries Flux's

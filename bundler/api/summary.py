@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated
 
-from pydantic import StringConstraints
+from pydantic import Field, StringConstraints, WithJsonSchema
 
 from bundler.api.base import ApiModel
 from bundler.api.meta import Message
@@ -86,6 +86,33 @@ ObjectKey = Annotated[str, StringConstraints(max_length=OBJECT_KEY_MAX)]
 NON_READY_MAX = 10
 
 
+# How many objects of one release a status lists, and how much of each one's message it keeps.
+NON_READY_OBJECTS_MAX = 10
+NON_READY_OBJECT_MESSAGE_MAX = 1024
+
+
+class NonReadyStatus(ApiModel):
+    """One object of a release that is not ready, as Flux's helm-controller reported it (its
+    wait for the release's objects, or a failed test hook)."""
+
+    kind: str
+    """The object's kind, e.g. Deployment."""
+    namespace: str = ""
+    """The object's namespace (empty for a cluster-scoped object)."""
+    name: str
+    """The object's name."""
+    status: str = ""
+    """Its status as Flux computed it (kstatus: InProgress, Failed, NotFound, ...; Failed for a
+    test hook)."""
+    message: Annotated[
+        str, WithJsonSchema({"type": "string", "maxLength": NON_READY_OBJECT_MESSAGE_MAX})
+    ] = ""
+    """Why, as Flux reported it; cut at 1 KiB."""
+
+
+NonReadyStatuses = Annotated[list[NonReadyStatus], Field(max_length=NON_READY_OBJECTS_MAX)]
+
+
 class NonReadyResource(ApiModel):
     """One targeted cluster where the Bundle is not Ready."""
 
@@ -96,6 +123,8 @@ class NonReadyResource(ApiModel):
     message: Message = ""
     """Why: Flux's reason and message, the agent's (e.g. waiting for a dependsOn bundle), or the
     template error; cut at 32 KiB."""
+    nonReadyStatus: NonReadyStatuses = Field(default_factory=list)
+    """Up to 10 objects of the release that are not ready there, as Flux reported them."""
 
 
 class NonReadyBundle(ApiModel):
@@ -107,3 +136,6 @@ class NonReadyBundle(ApiModel):
     """Its state: ErrApplied, WaitApplied, Offline, NotReady, Pending, OutOfSync or Modified."""
     message: Message = ""
     """Why: Flux's reason and message, the agent's, or the template error; cut at 32 KiB."""
+    nonReadyStatus: NonReadyStatuses = Field(default_factory=list)
+    """Up to 10 objects of the release that are not ready on this cluster, as Flux reported
+    them."""

@@ -47,10 +47,13 @@ from bundler.api.cluster import (
 from bundler.api.meta import Condition
 from bundler.api.summary import (
     NON_READY_MAX,
+    NON_READY_OBJECT_MESSAGE_MAX,
+    NON_READY_OBJECTS_MAX,
     DeploymentState,
     DisplayState,
     NonReadyBundle,
     NonReadyResource,
+    NonReadyStatus,
     Summary,
 )
 from bundler.core.bounds import truncated
@@ -153,6 +156,14 @@ class Placement:
         return truncated(explained) or _DEFAULT_MESSAGE[state]
 
     @property
+    def objects(self) -> tuple[NonReadyStatus, ...]:
+        """The release's objects that are not ready, as the agent copied them from Flux."""
+        status = self.deployment.status if self.deployment is not None else None
+        if status is None or self.error is not None or self.state is DeploymentState.READY:
+            return ()
+        return tuple(_bounded_object(o) for o in status.nonReadyStatus[:NON_READY_OBJECTS_MAX])
+
+    @property
     def held_by_pause(self) -> bool:
         return self.paused is not None and self.error is None and self.state in _PAUSE_HOLDS
 
@@ -170,10 +181,19 @@ class _Row:
     state: DeploymentState
     message: str
     reason: str = ""
+    objects: tuple[NonReadyStatus, ...] = ()
 
     @property
     def why(self) -> str:
         return self.reason or self.state.value
+
+
+def _bounded_object(obj: NonReadyStatus) -> NonReadyStatus:
+    """An object as an agent wrote it, its message cut (an agent's text is not trusted)."""
+    if len(obj.message) <= NON_READY_OBJECT_MESSAGE_MAX:
+        return obj
+    cut = obj.message[: NON_READY_OBJECT_MESSAGE_MAX - 3] + "..."
+    return obj.model_copy(update={"message": cut})
 
 
 def display_state(conditions: Sequence[Condition]) -> DisplayState:
@@ -263,7 +283,13 @@ class Tally:
     def put(self, placement: Placement) -> None:
         """Add the placement, or replace the one on its cluster."""
         self.remove(placement.cluster)
-        row = _Row(placement.cluster, placement.state, placement.message, placement.reason)
+        row = _Row(
+            placement.cluster,
+            placement.state,
+            placement.message,
+            placement.reason,
+            placement.objects,
+        )
         self._rows[row.name] = row
         self._counts[row.state] += 1
         if row.state is not DeploymentState.READY:
@@ -322,7 +348,10 @@ class Tally:
                 version=resolved_version or version,
             ),
             nonReady=[
-                NonReadyResource(cluster=r.name, state=r.state, message=r.message) for r in listed
+                NonReadyResource(
+                    cluster=r.name, state=r.state, message=r.message, nonReadyStatus=list(r.objects)
+                )
+                for r in listed
             ],
             conditions=ready,
         )
@@ -338,7 +367,7 @@ def cluster_status(
     paused: bool = False,
 ) -> ClusterStatus:
     """A Cluster's status over the bundles placed on it; namespace and agent pass through."""
-    rows = [_Row(p.bundle, p.state, p.message, p.reason) for p in placements]
+    rows = [_Row(p.bundle, p.state, p.message, p.reason, p.objects) for p in placements]
     pause = _pause_note("Cluster", paused)
     conditions = _ready_condition(rows, "bundles", "", previous, now, pause)
     return ClusterStatus(
@@ -347,7 +376,10 @@ def cluster_status(
         summary=summarize(r.state for r in rows),
         display=ClusterDisplay(readyBundles=_ratio(rows), state=display_state(conditions)),
         nonReadyBundles=[
-            NonReadyBundle(bundle=r.name, state=r.state, message=r.message) for r in _listed(rows)
+            NonReadyBundle(
+                bundle=r.name, state=r.state, message=r.message, nonReadyStatus=list(r.objects)
+            )
+            for r in _listed(rows)
         ],
         conditions=conditions,
     )

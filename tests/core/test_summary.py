@@ -10,6 +10,7 @@ from bundler.api.cluster import AgentStatus
 from bundler.api.meta import Condition, ConditionStatus
 from bundler.api.summary import DeploymentState as S
 from bundler.api.summary import DisplayState as D
+from bundler.api.summary import NonReadyStatus
 from bundler.core.planning import BundlePlan, ClusterError
 from bundler.core.state import conditions_equal_ignoring_time
 from bundler.core.summary import (
@@ -626,3 +627,20 @@ def test_the_version_column_shows_an_exact_version_too() -> None:
     assert exact.resolvedVersion is None
     ranged = status_of([])
     assert ranged.display is not None and ranged.display.version == "6.1.2"
+
+
+def test_the_objects_flux_reports_not_ready_reach_the_bundle_and_the_cluster() -> None:
+    failed = BD[S.NOT_READY]
+    assert failed is not None and failed.status is not None
+    web = NonReadyStatus(kind="Deployment", namespace="apps", name="web", status="InProgress",
+                         message="x" * 5000)  # fmt: skip
+    status = failed.status.model_copy(update={"nonReadyStatus": [web]})
+    placement = Placement(BUNDLE, "ws/a", failed.model_copy(update={"status": status}))
+    (listed,) = status_of([placement]).nonReady
+    (shown,) = listed.nonReadyStatus
+    assert (shown.kind, shown.namespace, shown.name, shown.status) == (
+        "Deployment", "apps", "web", "InProgress"
+    )  # fmt: skip
+    assert len(shown.message) == 1024  # an agent's text is bounded when rolled up
+    on_cluster = cluster_status([placement], namespace=None, agent=None, previous=[], now=NOW)
+    assert on_cluster.nonReadyBundles[0].nonReadyStatus == [shown]
