@@ -67,6 +67,8 @@ CLUSTER_ROLE_BINDING = Resource(
     "rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", False
 )
 LEASE = Resource("coordination.k8s.io", "v1", "Lease", "leases")
+# The manager tells transitions of Bundles and Clusters as core/v1 Events (bundler.core.events).
+EVENT = Resource("", "v1", "Event", "events")
 
 HELM_RELEASE = Resource(
     "helm.toolkit.fluxcd.io", "v2", "HelmRelease", "helmreleases", status_subresource=True
@@ -105,6 +107,7 @@ CORE_KINDS = (
     CLUSTER_ROLE,
     CLUSTER_ROLE_BINDING,
     LEASE,
+    EVENT,
 )
 FLUX_KINDS = (HELM_RELEASE, HELM_REPOSITORY, OCI_REPOSITORY)
 CAPI_KINDS = (CAPI_CLUSTER, CAPI_CLUSTER_V1BETA1)

@@ -39,6 +39,7 @@ from bundler.api.resources import (
     CLUSTER_GROUP,
     CLUSTER_ROLE,
     CLUSTER_ROLE_BINDING,
+    EVENT,
     FLUX_KINDS,
     HELM_RELEASE,
     HELM_REPOSITORY,
@@ -158,6 +159,8 @@ MANAGER_RULES: tuple[PolicyRule, ...] = (
     rule(READ, [CAPI_CLUSTER]),
     # forced cleanup of an import strips finalizers of bundler's Flux objects
     rule(("list", "patch"), FLUX_KINDS),
+    # Events on Bundles and Clusters (bundler.manager.events): written once, never updated
+    rule(("create",), [EVENT]),
     *BOOTSTRAP_RULES,
 )
 

@@ -21,6 +21,7 @@ from bundler.api.meta import Condition
 from bundler.api.resources import BUNDLE, CLUSTER, CLUSTER_GROUP
 from bundler.api.summary import DeploymentState
 from bundler.core.capi_import import gate_message, is_gated
+from bundler.core.events import bundle_events, cluster_events
 from bundler.core.naming import cluster_namespace
 from bundler.core.planning import key as ref
 from bundler.core.selectors import selector_matches
@@ -122,7 +123,17 @@ class BundleStatusController:
         # Absent rather than empty for a Bundle without images: its status stays as it was.
         listed = images or None
         status = status.model_copy(update={"conditions": conditions, "resolvedImages": listed})
-        patch_status_if_changed(self.ctx.store, BUNDLE, observed, owned(status, BUNDLE_FIELDS))
+        if patch_status_if_changed(self.ctx.store, BUNDLE, observed, owned(status, BUNDLE_FIELDS)):
+            seen = (observed.get("status") or {}).get("observedGeneration")
+            targeted = status.summary.desiredReady if status.summary is not None else 0
+            events = bundle_events(
+                previous,
+                status.conditions,
+                observed_generation=seen if isinstance(seen, int) else None,
+                generation=status.observedGeneration,
+                targeted=targeted,
+            )
+            self.ctx.events.tell(observed, events)
 
 
 def _exact_version(observed: Obj) -> str | None:
@@ -235,7 +246,11 @@ class ClusterStatusController:
         if flux := _agent_flux(observed):
             conditions = flux_supported_condition(status.conditions, flux, self.ctx.now_iso())
             status = status.model_copy(update={"conditions": conditions})
-        patch_status_if_changed(self.ctx.store, CLUSTER, observed, owned(status, CLUSTER_FIELDS))
+        if patch_status_if_changed(
+            self.ctx.store, CLUSTER, observed, owned(status, CLUSTER_FIELDS)
+        ):
+            events = cluster_events(previous_conditions(observed), status.conditions)
+            self.ctx.events.tell(observed, events)
         return requeue
 
     def _wake_viewers(self, key: Key) -> None:
