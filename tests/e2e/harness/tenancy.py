@@ -152,11 +152,10 @@ class Tenancy:
         """The test's own registry path: its chart versions are invisible to other tests."""
         return self.env.registry.oci(self.workspace)
 
-    def publish(self, version: str, *, broken: bool = False) -> None:
+    def publish(self, version: str, *, broken: bool = False, stuck: bool = False) -> None:
         """`bundler chart push` of e2e-app at `version` into the test's registry path."""
-        push_chart(
-            write_app_chart(self.workdir / "charts", version, broken=broken), self.chart_base
-        )
+        chart = write_app_chart(self.workdir / "charts", version, broken=broken, stuck=stuck)
+        push_chart(chart, self.chart_base)
 
     def app_bundle(self, name: str, helm: Obj, **spec: Any) -> Obj:
         """A Bundle of e2e-app from the test's registry path, released into `release_namespace`."""
