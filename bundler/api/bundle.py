@@ -8,9 +8,10 @@ from typing import Literal
 from pydantic import Field
 
 from bundler.api.base import ApiModel
+from bundler.api.dependencies import DependsOn
 from bundler.api.helm import HelmOptions
 from bundler.api.images import BundleImage, ResolvedImage, TargetImage
-from bundler.api.meta import Conditions, DependsOn, Duration, IntOrPercent, ObjectMeta
+from bundler.api.meta import Conditions, Duration, IntOrPercent, ObjectMeta
 from bundler.api.selector import LabelSelector
 from bundler.api.summary import NON_READY_MAX, DisplayState, NonReadyResource, Summary
 
@@ -185,8 +186,8 @@ class BundleSpec(ApiModel):
     """How a change reaches the targeted clusters. Default: Fleet's defaults and bundler's rules
     (offline clusters ignored, mass deletion held)."""
     dependsOn: list[DependsOn] = Field(default_factory=list)
-    """Bundles of the same workspace that must be Ready on a cluster before this Bundle's new
-    options are applied there (the HelmRelease also depends on theirs)."""
+    """Bundles of the same workspace (by name or label selector) that must be Ready, or in one
+    of their acceptedStates, on a cluster before this Bundle's new options are applied there."""
     paused: bool = False
     """true: changes are staged on the BundleDeployments (spec.stagedOptions) but never
     promoted, and no BundleDeployment is created. Default false."""

@@ -9,8 +9,9 @@ from typing import Literal
 from pydantic import Field
 
 from bundler.api.base import ApiModel
+from bundler.api.dependencies import DependsOn
 from bundler.api.helm import HelmOptions
-from bundler.api.meta import Conditions, DependsOn, ObjectMeta
+from bundler.api.meta import Conditions, ObjectMeta
 from bundler.api.summary import NonReadyStatuses
 
 
@@ -24,8 +25,8 @@ class DeploymentOptions(ApiModel):
     namespace: str
     """Namespace of the release on the cluster."""
     dependsOn: list[DependsOn] = Field(default_factory=list)
-    """Bundles that must be Ready on this cluster before new options are applied (the
-    HelmRelease also depends on theirs)."""
+    """Bundles that must be Ready (or in their acceptedStates) on this cluster before new
+    options are applied, by name: the manager resolved the Bundle's selectors."""
     keepResources: bool = False
     """true: the release stays installed when this BundleDeployment is deleted."""
 

@@ -39,7 +39,7 @@ from bundler.commands.manifests import (
     add_registry_config_argument,
     manifest_renderer,
 )
-from bundler.commands.render import cli_resolver, resolve_ranges
+from bundler.commands.render import cli_resolver, dependencies_in, resolve_ranges
 from bundler.core.diff.deployments import DeploymentRef, DeploymentSide, FleetDiff, diff_fleet
 from bundler.core.diff.manifests import redact_secrets
 from bundler.core.diff.report import markdown_report, text_report
@@ -183,7 +183,13 @@ def plan_world(
             planned.failed_bundles.add(bundle_key)
             planned.errors.append(f"error: {label}: Bundle {bundle_key}: {err}")
             continue
-        plan = plan_bundle(bundle, world.clusters, world.groups, resolved)
+        plan = plan_bundle(
+            bundle,
+            world.clusters,
+            world.groups,
+            resolved,
+            dependencies=dependencies_in(world, bundle),
+        )
         for error in plan.errors:
             planned.failed.add((error.bundle, error.cluster))
             planned.errors.append(f"error: {label}: {error.message}")

@@ -30,6 +30,7 @@ from bundler.api.bundle import Bundle
 from bundler.api.bundledeployment import BundleDeployment
 from bundler.api.cluster import AgentMode, Cluster
 from bundler.api.crdgen import all_crds
+from bundler.api.dependencies import DependsOn
 from bundler.api.resources import SECRET
 from bundler.commands.arguments import (
     add_input_paths,
@@ -52,6 +53,7 @@ from bundler.commands.output import (
     to_yaml,
 )
 from bundler.commands.render_images import image_lines, resolve_images, wanted_images
+from bundler.core.dependencies import has_selectors, resolve_dependencies, workspace_bundles
 from bundler.core.explain import Explanation, explain, target_lines, target_state, verdict
 from bundler.core.flux import FluxTarget
 from bundler.core.labels import ANNOTATION_CLUSTER
@@ -204,9 +206,11 @@ def render_world(
         if image_resolver is not None:
             images = resolve_images(bundle, queries, world, image_resolver)
         errors.extend(image_lines(bundle, queries, images))
-        plan = plan_bundle(bundle, world.clusters, world.groups, resolved, images)
-        siblings = bundle_names(world, bundle.metadata.namespace)
-        missing = missing_references(bundle, world.groups, siblings)
+        plan = plan_bundle(
+            bundle, world.clusters, world.groups, resolved, images, dependencies_in(world, bundle)
+        )
+        siblings = workspace_bundles(world.bundles, bundle.metadata.namespace)
+        missing = missing_references(bundle, world.groups, siblings, siblings)
         errors.extend(f"warning: Bundle {bundle_key}: {line}" for line in missing)
         ranges: set[str] = set()
         for planned in plan.deployments:
@@ -224,9 +228,12 @@ def render_world(
     return objects, errors
 
 
-def bundle_names(world: World, workspace: str | None) -> set[str]:
-    """The names of the input Bundles of `workspace`."""
-    return {b.metadata.name for b in world.bundles if b.metadata.namespace == workspace}
+def dependencies_in(world: World, bundle: Bundle) -> tuple[DependsOn, ...] | None:
+    """`bundle`'s dependsOn resolved against the input Bundles of its workspace, as the manager
+    resolves it (None: names only, nothing to resolve)."""
+    if not has_selectors(bundle):
+        return None
+    return resolve_dependencies(bundle, workspace_bundles(world.bundles, bundle.metadata.namespace))
 
 
 def _unresolved(ranges: set[str]) -> str:
@@ -280,8 +287,15 @@ def run_explain(args: argparse.Namespace) -> int:
     world = load_inputs(args)
     bundle = _find(world.bundles, args.bundle, "Bundle", "--bundle")
     cluster = _find(world.clusters, args.cluster, "Cluster", "--cluster")
-    siblings = bundle_names(world, bundle.metadata.namespace)
-    exp = explain(bundle, cluster, world.groups, bundle_names=siblings)
+    siblings = workspace_bundles(world.bundles, bundle.metadata.namespace)
+    exp = explain(
+        bundle,
+        cluster,
+        world.groups,
+        bundle_names=siblings,
+        bundle_labels=siblings,
+        dependencies=dependencies_in(world, bundle),
+    )
     if args.output is not None:
         sys.stdout.write(format_data(explanation_data(args.bundle, args.cluster, exp), args.output))
         return EXIT_RENDER_FAILED if exp.error else EXIT_OK

@@ -8,7 +8,7 @@ happen once the gate opens.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +16,7 @@ from bundler.api.bundle import Bundle, TargetMode
 from bundler.api.bundledeployment import DeploymentOptions
 from bundler.api.cluster import Cluster, ClusterGroup
 from bundler.core.capi_import import gate_message, is_gated
-from bundler.core.planning import ResolvedVersions, merged_helm, render_options
+from bundler.core.planning import Dependencies, ResolvedVersions, merged_helm, render_options
 from bundler.core.targeting import (
     Criterion,
     TargetDecision,
@@ -53,8 +53,12 @@ def explain(
     groups: Sequence[ClusterGroup],
     resolved: ResolvedVersions | None = None,
     bundle_names: Iterable[str] = (),
+    bundle_labels: Mapping[str, Mapping[str, str]] | None = None,
+    dependencies: Dependencies | None = None,
 ) -> Explanation:
-    """`bundle_names`: the Bundles of the bundle's workspace, to check its dependsOn."""
+    """`bundle_names`: the Bundles of the bundle's workspace, to check its dependsOn;
+    `bundle_labels` their labels, to check its dependsOn selectors; `dependencies` its dependsOn
+    resolved (bundler.core.dependencies)."""
     decision = match_targets(bundle, cluster, groups)
     held = _held(cluster)
     if held is not None and cluster.metadata.namespace == bundle.metadata.namespace:
@@ -62,7 +66,7 @@ def explain(
         listed = evaluate_targets(bundle, cluster, groups)
         decision = TargetDecision(listed.results, (), None)
     group_names = tuple(g.metadata.name for g in groups_of(cluster, groups))
-    missing = tuple(missing_references(bundle, groups, bundle_names))
+    missing = tuple(missing_references(bundle, groups, bundle_names, bundle_labels))
     ours = frozenset(
         g.metadata.name for g in groups if g.metadata.namespace == cluster.metadata.namespace
     )
@@ -70,7 +74,9 @@ def explain(
     if decision.deploy:
         merged = merged_helm(bundle, decision)
         try:
-            options = render_options(bundle, cluster, decision, resolved or {})
+            options = render_options(
+                bundle, cluster, decision, resolved or {}, dependencies=dependencies
+            )
         except TemplateError as err:
             error = str(err)
     return Explanation(

@@ -512,3 +512,30 @@ def test_the_objects_reported_are_bounded() -> None:
     report = read_release(helm_release(ready="False", reason="InstallFailed", message=many))
     assert len(report.objects) == 10
     assert all(len(o.message) <= 1024 for o in report.objects)
+
+
+def _with_states(bd: BundleDeployment, states: list[str]) -> BundleDeployment:
+    obj = bd.to_wire()
+    obj["spec"]["options"]["dependsOn"] = [
+        {"name": d["name"], "acceptedStates": states} for d in obj["spec"]["options"]["dependsOn"]
+    ]
+    return BundleDeployment.model_validate(obj)
+
+
+@pytest.mark.parametrize(
+    ("states", "db_status", "unready"),
+    [
+        (["NotReady", "Ready"], {"ready": False}, []),
+        (["Ready"], {"ready": False}, ["db"]),
+        (["Ready", "Modified"], {"ready": True, "nonModified": False}, []),
+        (["Ready"], {"ready": True, "nonModified": False}, ["db"]),
+    ],
+    ids=["not-ready-accepted", "not-ready-refused", "modified-accepted", "modified-refused"],
+)
+def test_accepted_states_decide_whether_a_dependency_holds_back(
+    states: list[str], db_status: dict[str, Any], unready: list[str]
+) -> None:
+    db = bd_object("db")
+    db["status"] = {**ready_status(db), **db_status}
+    dependent = _with_states(bd_model(depends_on=("db",)), states)
+    assert unready_dependencies(dependent, [BundleDeployment.model_validate(db)]) == unready

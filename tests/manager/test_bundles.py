@@ -370,3 +370,42 @@ def test_paused_cluster_only_stages(store: MemoryStore, start_manager: StartMana
     spec = deployment_of(store, "a")["spec"]
     assert set(spec) == {"options", "deploymentID"}
     assert spec["options"]["helm"]["values"] == {"v": 2}
+
+
+def labelled(name: str, labels: dict[str, str], **spec: Any) -> Any:
+    made = bundle(ALL, name=name, **spec)
+    return made.model_copy(update={"metadata": made.metadata.model_copy(update={"labels": labels})})
+
+
+def test_depends_on_by_selector_follows_the_bundles_it_picks(
+    store: MemoryStore, start_manager: StartManager
+) -> None:
+    selector = {"matchLabels": {"tier": "infra"}}
+    create_world(
+        store,
+        world(
+            cluster("a"),
+            labelled("certs", {"tier": "infra"}),
+            labelled("app", {}, dependsOn=[{"selector": selector, "acceptedStates": ["Ready"]}]),
+        ),
+    )
+    manager = start_manager(store)
+    settle(manager)
+
+    def waits_for() -> list[Any]:
+        return list(deployment_of(store, "a")["spec"]["options"]["dependsOn"])
+
+    assert waits_for() == [{"name": "certs", "acceptedStates": ["Ready"]}]
+    # A Bundle labelled later is waited for from then on; relabelled away, no longer.
+    create_world(store, world(labelled("ingress", {"tier": "infra"})))
+    settle(manager)
+    assert [d["name"] for d in waits_for()] == ["certs", "ingress"]
+    store.patch(BUNDLE, "ingress", {"metadata": {"labels": {"tier": "web"}}}, WS)
+    settle(manager)
+    assert [d["name"] for d in waits_for()] == ["certs"]
+    store.patch(BUNDLE, "certs", {"metadata": {"labels": {"tier": "web"}}}, WS)
+    settle(manager)
+    assert waits_for() == []
+    conditions = status_of(store, BUNDLE, "app")["conditions"]
+    (references,) = [c for c in conditions if c["type"] == "References"]
+    assert "spec.dependsOn[0].selector: no other Bundle" in references["message"]

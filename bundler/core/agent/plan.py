@@ -34,6 +34,7 @@ from typing import Any
 from bundler.api.bundledeployment import BundleDeployment, BundleDeploymentStatus, ReleaseStatus
 from bundler.api.meta import ConditionStatus
 from bundler.api.summary import NON_READY_OBJECT_MESSAGE_MAX, NON_READY_OBJECTS_MAX, NonReadyStatus
+from bundler.core.dependencies import accepts
 from bundler.core.flux import bundle_name
 from bundler.core.state import ConditionType, condition, conditions_equal_ignoring_time
 from bundler.core.versions import SemVer, tag_to_version
@@ -134,10 +135,16 @@ def is_bd_ready(bd: BundleDeployment) -> bool:
 
 
 def unready_dependencies(bd: BundleDeployment, siblings: Iterable[BundleDeployment]) -> list[str]:
-    """Bundles named in `bd`'s dependsOn with no Ready BundleDeployment among `siblings`."""
-    ready = {bundle_name(other) for other in siblings if is_bd_ready(other)}
-    wanted = dict.fromkeys(dep.name for dep in bd.spec.options.dependsOn)
-    return sorted(name for name in wanted if name not in ready)
+    """Bundles named in `bd`'s dependsOn whose BundleDeployment among `siblings` is missing or
+    in no accepted state (bundler.core.dependencies.accepts: Ready unless acceptedStates say)."""
+    by_bundle = {bundle_name(other): other for other in siblings}
+    return sorted(
+        {
+            dep.name
+            for dep in bd.spec.options.dependsOn
+            if dep.name is not None and not accepts(dep, by_bundle.get(dep.name))
+        }
+    )
 
 
 def decide(bd: BundleDeployment, unready: Sequence[str]) -> Decision:

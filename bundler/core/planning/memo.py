@@ -20,7 +20,7 @@ from typing import Any
 
 from bundler.api.bundle import Bundle
 from bundler.api.bundledeployment import DeploymentOptions
-from bundler.api.meta import DependsOn
+from bundler.api.dependencies import DependsOn
 from bundler.core.merge import merge_helm
 from bundler.core.naming import HELM_RELEASE_NAME_MAX, shorten_name
 from bundler.core.templating import values_reads
@@ -62,7 +62,12 @@ class BundleMemo:
     def __init__(self, bundle: Bundle) -> None:
         self.bundle = bundle
         self.helm = bundle.spec.helm.to_wire()
-        self.depends_on = [DependsOn(name=d.name) for d in bundle.spec.dependsOn]
+        # By name only: selectors are resolved against the workspace (`dependencies` of planning).
+        self.depends_on = tuple(
+            DependsOn(name=d.name, acceptedStates=d.acceptedStates)
+            for d in bundle.spec.dependsOn
+            if d.name is not None
+        )
         self._lock = threading.Lock()
         self._merged: dict[Contributing, MergedTargets] = {}
         self._options: dict[Hashable, DeploymentOptions] = {}
