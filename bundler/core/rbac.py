@@ -52,6 +52,7 @@ from bundler.api.resources import (
     SERVICE_ACCOUNT,
     Resource,
 )
+from bundler.core.capi_import import CAPI_REFERENCE_GROUPS
 from bundler.core.shards import Shard
 
 RBAC_GROUP = ROLE.group
@@ -124,6 +125,13 @@ BOOTSTRAP_RULES: tuple[PolicyRule, ...] = (
     rule((*READ, "create", "update"), [HELM_RELEASE, HELM_REPOSITORY]),
 )
 
+# The Cluster API import reads the ControlPlane and InfraCluster a CAPI Cluster refers to
+# (bundler.capi.references): by name, of whatever kind its provider defines in Cluster API's
+# provider groups.
+CAPI_REFERENCE_RULES: tuple[PolicyRule, ...] = (
+    PolicyRule(("get",), CAPI_REFERENCE_GROUPS, ("*",)),
+)
+
 # The ClusterRole of AGENT_NAMESPACE_RULES: each pull agent's RoleBinding in its cluster namespace
 # grants it there only (the rules name nothing of one cluster, so one ClusterRole serves them all).
 AGENT_NAMESPACE_ROLE = "bundler-agent"
@@ -155,8 +163,9 @@ MANAGER_RULES: tuple[PolicyRule, ...] = (
     # leader election (client-go's pattern: create is never limited by name)
     rule(("create",), [LEASE]),
     rule(("get", "update"), [LEASE], names=[MANAGER_LEASE]),
-    # Cluster API import reads CAPI Clusters
+    # Cluster API import reads CAPI Clusters, and the objects they refer to
     rule(READ, [CAPI_CLUSTER]),
+    *CAPI_REFERENCE_RULES,
     # forced cleanup of an import strips finalizers of bundler's Flux objects
     rule(("list", "patch"), FLUX_KINDS),
     # Events on Bundles and Clusters (bundler.manager.events): written once, never updated
