@@ -55,7 +55,6 @@ from bundler.commands.output import (
 from bundler.commands.render_images import image_lines, resolve_images, wanted_images
 from bundler.core.dependencies import has_selectors, resolve_dependencies, workspace_bundles
 from bundler.core.explain import Explanation, explain, target_lines, target_state, verdict
-from bundler.core.flux import FluxTarget
 from bundler.core.labels import ANNOTATION_CLUSTER
 from bundler.core.planning import (
     PlannedDeployment,
@@ -117,19 +116,6 @@ def register(sub: Any) -> None:
     crds = sub.add_parser("crds", help="print the bundler.dev CRDs (or write them to a directory)")
     crds.add_argument("--output-dir", metavar="DIR", help="write one file per CRD into DIR")
     crds.set_defaults(run=run_crds)
-
-
-def flux_target(cluster: Cluster, namespace: str) -> FluxTarget:
-    """Where the agent of `cluster` would write its Flux objects."""
-    cluster_ref = key(cluster.metadata.namespace, cluster.metadata.name)
-    if cluster.spec.agentMode is AgentMode.REMOTE:
-        return FluxTarget(
-            cluster=cluster_ref,
-            namespace=namespace,
-            mode=AgentMode.REMOTE,
-            kubeconfig_secret=cluster.spec.kubeConfigSecret,
-        )
-    return FluxTarget(cluster=cluster_ref)
 
 
 def agent_config(cluster: Cluster) -> AgentConfig:

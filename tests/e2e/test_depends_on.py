@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.harness.processes import wait_until
 from tests.e2e.harness.releases import latest_record
 from tests.e2e.harness.tenancy import Tenancy
 
@@ -50,11 +49,10 @@ def test_accepted_states_let_a_dependent_through_a_dependency_that_is_not_ready(
     tenancy.apply(base, relaxed, strict)
 
     def eventually(condition: Any, what: str) -> Any:
-        return wait_until(
+        return tenancy.eventually(
             condition,
             what,
             timeout=PATIENCE,
-            supervisor=tenancy.env.supervisor,
             detail=lambda: f"bundles {[tenancy.bundle(n) for n in ('base', 'relaxed', 'strict')]}",
         )
 

@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.harness.processes import wait_until
 from tests.e2e.harness.tenancy import Tenancy
 
 PATIENCE = 240.0
@@ -49,12 +48,8 @@ def test_a_stuck_upgrade_is_told_object_by_object_and_as_events(tenancy: Tenancy
     tenancy.apply(tenancy.app_bundle("app", helm, rolloutStrategy=strategy))
 
     def eventually(condition: Any, what: str) -> Any:
-        return wait_until(
-            condition,
-            what,
-            timeout=PATIENCE,
-            supervisor=tenancy.env.supervisor,
-            detail=lambda: f"status {_status(tenancy)}",
+        return tenancy.eventually(
+            condition, what, timeout=PATIENCE, detail=lambda: f"status {_status(tenancy)}"
         )
 
     eventually(lambda: tenancy.ready_clusters("app") == "1/1", "Bundle app READY 1/1")

@@ -9,6 +9,7 @@ the agent run with the chart's arguments and the kubeconfig the chart writes.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,7 @@ from tests.e2e.harness.deployment import (
     start_bundler,
 )
 from tests.e2e.harness.environment import Environment
-from tests.e2e.harness.processes import Process
+from tests.e2e.harness.processes import Process, wait_until
 
 Obj = dict[str, Any]
 
@@ -193,6 +194,19 @@ class Tenancy:
         display = ((found or {}).get("status") or {}).get("display") or {}
         ready: str | None = display.get("readyClusters")
         return ready
+
+    def eventually(
+        self,
+        condition: Callable[[], object],
+        what: str,
+        *,
+        timeout: float = 240.0,
+        detail: Callable[[], str] | None = None,
+    ) -> Any:
+        """Poll `condition` until it holds (returned), failing with `what` after `timeout`."""
+        return wait_until(
+            condition, what, timeout=timeout, supervisor=self.env.supervisor, detail=detail
+        )
 
     def forbidden(self) -> list[str]:
         """Lines of bundler's logs where the API server refused it something (403)."""
