@@ -1,12 +1,14 @@
 """Reading the objects a CAPI Cluster refers to: its ControlPlane and its InfraCluster.
 
 A reference names a kind of a provider's group (`controlplane.cluster.x-k8s.io`,
-`infrastructure.cluster.x-k8s.io`, ...), in v1beta2 by group only. The reader asks for the kind's
-plural as Cluster API's contract has it (the kind in lower case, plus `s`: KubeadmControlPlane is
-`kubeadmcontrolplanes`), at the reference's version, else the first of CANDIDATE_VERSIONS the server
-serves (remembered per group and kind; a kind no candidate serves is not asked again for
-UNSERVED_RETRY_S). An object that does not exist, a kind not served, or a read refused is no object:
-the Cluster is imported without it (logged), and templates reading it fail for that cluster only.
+`infrastructure.cluster.x-k8s.io`), in v1beta2 by group only. The reader reads only the kinds
+of bundler.core.capi_import.CAPI_REFERENCE_KINDS (what the manager's RBAC grants), asking for
+the kind's plural as Cluster API's contract has it (the kind in lower case, plus `s`:
+KubeadmControlPlane is `kubeadmcontrolplanes`), at the reference's version, else the first of
+CANDIDATE_VERSIONS the server serves (remembered per group and kind; a kind no candidate serves is
+not asked again for UNSERVED_RETRY_S). An object that does not exist, a kind not served, or a read
+refused is no object: the Cluster is imported without it (logged), and templates reading it fail
+for that cluster only.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import threading
 import time
 
 from bundler.api.resources import Resource
-from bundler.core.capi_import import CapiReference
+from bundler.core.capi_import import CapiReference, is_readable_reference, reference_plural
 from bundler.errors import BundlerError
 from bundler.store.errors import KindNotServed, NotFound
 from bundler.store.protocol import Obj, Store
@@ -29,7 +31,7 @@ UNSERVED_RETRY_S = 300.0
 
 
 def reference_resource(ref: CapiReference, version: str) -> Resource:
-    return Resource(ref.group, version, ref.kind, f"{ref.kind.lower()}s")
+    return Resource(ref.group, version, ref.kind, reference_plural(ref.kind))
 
 
 class ReferenceReader:
@@ -41,6 +43,9 @@ class ReferenceReader:
 
     def read(self, ref: CapiReference) -> Obj | None:
         """The object `ref` names, or None (see the module docstring)."""
+        if not is_readable_reference(ref.group, ref.kind):
+            log.debug("capi import: %s of %s is not a kind the import reads", ref.kind, ref.group)
+            return None
         kind = (ref.group, ref.kind)
         with self._lock:
             known = self._versions.get(kind)

@@ -66,6 +66,57 @@ _DROPPED_METADATA = ("managedFields", "resourceVersion", "uid")
 CAPI_VALUE_MAX_BYTES = 256 * 1024
 # Cluster API's provider groups, where the kinds a Cluster refers to are defined.
 CAPI_REFERENCE_GROUPS = ("controlplane.cluster.x-k8s.io", "infrastructure.cluster.x-k8s.io")
+# The kinds (plurals) of those groups the import reads, those of the providers Cluster API lists:
+# named one by one, as bundler's RBAC holds no wildcard. A kind not listed is not read.
+CAPI_REFERENCE_KINDS: Mapping[str, tuple[str, ...]] = {
+    "controlplane.cluster.x-k8s.io": (
+        "awsmanagedcontrolplanes",
+        "k0scontrolplanes",
+        "k0smotroncontrolplanes",
+        "kamajicontrolplanes",
+        "kubeadmcontrolplanes",
+        "microk8scontrolplanes",
+        "nestedcontrolplanes",
+        "rke2controlplanes",
+        "taloscontrolplanes",
+    ),
+    "infrastructure.cluster.x-k8s.io": (
+        "awsclusters",
+        "awsmanagedclusters",
+        "azureasomanagedclusters",
+        "azureclusters",
+        "azuremanagedclusters",
+        "byoclusters",
+        "cloudstackclusters",
+        "dockerclusters",
+        "gcpclusters",
+        "gcpmanagedclusters",
+        "hetznerclusters",
+        "ibmpowervsclusters",
+        "ibmvpcclusters",
+        "kubevirtclusters",
+        "linodeclusters",
+        "metal3clusters",
+        "nutanixclusters",
+        "ociclusters",
+        "openstackclusters",
+        "proxmoxclusters",
+        "vcdclusters",
+        "vsphereclusters",
+    ),
+}
+
+
+def reference_plural(kind: str) -> str:
+    """A provider kind's plural by Cluster API's convention: lower case, plus `s`."""
+    return f"{kind.lower()}s"
+
+
+def is_readable_reference(group: str, kind: str) -> bool:
+    """Whether the import reads objects of this kind (CAPI_REFERENCE_KINDS)."""
+    return reference_plural(kind) in CAPI_REFERENCE_KINDS.get(group, ())
+
+
 CONTROL_PLANE = "ControlPlane"
 INFRA_CLUSTER = "InfraCluster"
 # The CAPI Cluster's reference fields, by the name templates read their objects under.

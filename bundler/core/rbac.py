@@ -52,7 +52,7 @@ from bundler.api.resources import (
     SERVICE_ACCOUNT,
     Resource,
 )
-from bundler.core.capi_import import CAPI_REFERENCE_GROUPS
+from bundler.core.capi_import import CAPI_REFERENCE_GROUPS, CAPI_REFERENCE_KINDS
 from bundler.core.shards import Shard
 
 RBAC_GROUP = ROLE.group
@@ -126,10 +126,9 @@ BOOTSTRAP_RULES: tuple[PolicyRule, ...] = (
 )
 
 # The Cluster API import reads the ControlPlane and InfraCluster a CAPI Cluster refers to
-# (bundler.capi.references): by name, of whatever kind its provider defines in Cluster API's
-# provider groups.
-CAPI_REFERENCE_RULES: tuple[PolicyRule, ...] = (
-    PolicyRule(("get",), CAPI_REFERENCE_GROUPS, ("*",)),
+# (bundler.capi.references): by name, of the kinds Cluster API's providers define.
+CAPI_REFERENCE_RULES: tuple[PolicyRule, ...] = tuple(
+    PolicyRule(("get",), (group,), CAPI_REFERENCE_KINDS[group]) for group in CAPI_REFERENCE_GROUPS
 )
 
 # The ClusterRole of AGENT_NAMESPACE_RULES: each pull agent's RoleBinding in its cluster namespace

@@ -25,6 +25,7 @@ from tests.capi.conftest import MakeFleet, create_capi
 from tests.cli_helpers import run_cli
 from tests.manager.test_rbac_rules import without
 
+(CONTROL_PLANES,) = [r for r in CAPI_REFERENCE_RULES if "kubeadmcontrolplanes" in r.resources]
 KCP = Resource(
     "controlplane.cluster.x-k8s.io", "v1beta2", "KubeadmControlPlane", "kubeadmcontrolplanes"
 )
@@ -96,7 +97,7 @@ def test_the_importer_reads_the_control_plane_with_the_managers_rules(
 
 
 def test_without_the_reference_rule_the_importer_is_refused(make_fleet: MakeFleet) -> None:
-    fleet = make_fleet(resources=(*ALL_KINDS, KCP), rules=without(CAPI_REFERENCE_RULES[0]))
+    fleet = make_fleet(resources=(*ALL_KINDS, KCP), rules=without(CONTROL_PLANES))
     fleet.store.create(KCP, control_plane("eu-1-control-plane"))
     create_capi(fleet, capi_cluster("eu-1", initialized=True))
     fleet.eventually(lambda: fleet.server.denials(), "a refused read of the control plane")
