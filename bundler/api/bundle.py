@@ -237,7 +237,8 @@ class BundleStatus(ApiModel):
     conditions: Conditions = Field(default_factory=list)
     """Ready (False with the worst state as reason, or NoTargets, InvalidSpec,
     VersionNotResolved, CredentialsNotFound, CredentialsCopyBlocked, DeletionHeld,
-    RolloutHalted, RolledBack); References (present only while False, ReferenceNotFound: a
+    RolloutHalted, RolledBack, Paused; reason Paused also while True for a paused Bundle whose
+    clusters are all Ready); References (present only while False, ReferenceNotFound: a
     clusterGroup or dependsOn names nothing in the workspace); ImagesResolved (only with
     spec.images). At most 32."""
 

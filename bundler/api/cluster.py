@@ -127,8 +127,9 @@ class ClusterStatus(ApiModel):
     nonReadyBundles: list[NonReadyBundle] = Field(default_factory=list, max_length=NON_READY_MAX)
     """Up to 10 Bundles not Ready on this cluster, worst state first, each with the reason."""
     conditions: Conditions = Field(default_factory=list)
-    """Ready (False with the worst state of its Bundles as reason, or InvalidName, Offline, or
-    the Cluster API gate it waits for); FluxSupported once the agent checked its Flux (False
+    """Ready (False with the worst state of its Bundles as reason, or InvalidName, Offline,
+    Paused, or the Cluster API gate it waits for; reason Paused also while True for a paused
+    Cluster); FluxSupported once the agent checked its Flux (False
     with reason FluxNotInstalled or FluxTooOld); with bootstrap, FluxInstalled, AgentConnected
     and Bootstrapped. At most 32."""
 

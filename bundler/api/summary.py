@@ -41,7 +41,8 @@ class Summary(ApiModel):
     """ErrApplied: the agent's last attempt to apply the current deploymentID failed, or the
     values could not be rendered for the cluster."""
     outOfSync: int = 0
-    """OutOfSync: a newer deployment is staged, held back by the rollout strategy."""
+    """OutOfSync: a newer deployment is staged, held back by the rollout strategy or by a pause
+    (spec.paused of the Bundle or the Cluster)."""
     modified: int = 0
     """Modified: the release differs from what was applied."""
     offline: int = 0
