@@ -6,7 +6,8 @@ Normal or Warning, a sentence as the message. Each Event is decided from the sta
 about to write against the status it observed, so a transition is told once, when it happens, and a
 manager restarting over an unchanged world tells nothing:
 
-- Bundle, Normal `RolloutStarted`: a new generation is planned (observedGeneration moves);
+- Bundle, Normal `RolloutStarted`: a new generation is planned (observedGeneration moves, and the
+  Bundle is not rejected: InvalidSpec, VersionNotResolved, CredentialsNotFound);
 - Bundle, Warning `RolloutHalted`, `RolledBack`, `DeletionHeld`, `InvalidSpec`: Ready turns False
   with that reason;
 - Cluster, Warning `ClusterOffline`: Ready turns False with reason Offline (after being something
@@ -83,6 +84,8 @@ _BUNDLE_WARNINGS = (
     Reason.DELETION_HELD,
     Reason.INVALID_SPEC,
 )
+# A Bundle whose generation was not planned (rejected): no rollout starts.
+_NOT_PLANNED = frozenset({Reason.INVALID_SPEC.value, "VersionNotResolved", "CredentialsNotFound"})
 _OFFLINE = "Offline"
 _BOOTSTRAP_PHASES = (Reason.FLUX_INSTALLED, Reason.AGENT_CONNECTED, Reason.BOOTSTRAPPED)
 
@@ -108,7 +111,7 @@ def bundle_events(
     events = []
     old, new = _ready(before), _ready(after)
     new_reason = new.reason if new is not None and new.status is ConditionStatus.FALSE else None
-    rejected = new_reason == Reason.INVALID_SPEC
+    rejected = new_reason in _NOT_PLANNED
     if generation is not None and generation != observed_generation and not rejected:
         plural = "" if targeted == 1 else "s"
         events.append(

@@ -73,6 +73,14 @@ BUNDLE_CASES: list[
         [(N, Reason.ROLLOUT_STARTED), (W, Reason.DELETION_HELD)],
     ),
     (
+        "an-unresolved-version-starts-no-rollout",
+        [ready("True", "Ready")],
+        [ready("False", "VersionNotResolved")],
+        4,
+        5,
+        [],
+    ),
+    (
         "a-rejected-spec-starts-no-rollout",
         [ready("True", "Ready")],
         [ready("False", "InvalidSpec")],
