@@ -34,7 +34,7 @@ from bundler.api.resources import (
 )
 from bundler.apiserver import ApiServer
 from bundler.capi.start import CapiImportOptions, start_capi_importer
-from bundler.core.capi_import import CAPI_REFERENCE_GROUPS, ImportGate
+from bundler.core.capi_import import ImportGate
 from bundler.core.labels import ANNOTATION_IMPORT_GATE
 from bundler.core.naming import cluster_namespace
 from bundler.kube.retry import RetryPolicy
@@ -110,8 +110,6 @@ class CapiFleet:
                 self.apply(doc)
 
     def apply(self, doc: Obj) -> None:
-        if doc["apiVersion"].partition("/")[0] in CAPI_REFERENCE_GROUPS:
-            return  # a provider's object (tests/capi/test_references.py reads those)
         res = {"Bundle": BUNDLE, "Secret": SECRET}.get(doc["kind"])
         if res is not None:
             self.store.create(res, doc)
