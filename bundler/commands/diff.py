@@ -4,7 +4,8 @@ Each side is a file, a directory or a git revision (bundler.commands.diff_sides)
 the BundleDeployments of a management cluster as the old side instead. Both sides are planned
 exactly as `render` plans them, and the difference (bundler.core.diff) is printed per bundle and
 cluster: BundleDeployments created and removed, chart versions, values and options by path, and
-with `--manifests` the objects the charts render to (added, removed, changed with a unified diff).
+with `--manifests` the objects the charts render to (added, removed, changed with a unified diff;
+hooks left out as Helm's release manifest does, the values of Secrets redacted to a fingerprint).
 
 A cluster that fails to render on either side (a template error, a chart that does not render) is
 an error line and is not compared; the others are. Exit codes: 0 printed (an error line: 1), and
@@ -14,8 +15,11 @@ with `--exit-code` 0 no change, 1 changes, 2 an error; invalid input exits 2 eit
 from __future__ import annotations
 
 import argparse
+import hashlib
+import hmac
 import json
 import os
+import secrets
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -35,8 +39,9 @@ from bundler.commands.manifests import (
     add_registry_config_argument,
     manifest_renderer,
 )
-from bundler.commands.render import cli_resolver, resolve_ranges
+from bundler.commands.render import cli_resolver, dependencies_in, resolve_ranges
 from bundler.core.diff.deployments import DeploymentRef, DeploymentSide, FleetDiff, diff_fleet
+from bundler.core.diff.manifests import redact_secrets
 from bundler.core.diff.report import markdown_report, text_report
 from bundler.core.labels import (
     LABEL_BUNDLE_NAME,
@@ -178,7 +183,13 @@ def plan_world(
             planned.failed_bundles.add(bundle_key)
             planned.errors.append(f"error: {label}: Bundle {bundle_key}: {err}")
             continue
-        plan = plan_bundle(bundle, world.clusters, world.groups, resolved)
+        plan = plan_bundle(
+            bundle,
+            world.clusters,
+            world.groups,
+            resolved,
+            dependencies=dependencies_in(world, bundle),
+        )
         for error in plan.errors:
             planned.failed.add((error.bundle, error.cluster))
             planned.errors.append(f"error: {label}: {error.message}")
@@ -206,10 +217,20 @@ def _add(planned: _Planned, bd: Obj, renderer: ManifestRenderer | None, label: s
     objects = None
     if renderer is not None:
         try:
-            objects = renderer.render(bd)
+            objects = redact_secrets(renderer.render(bd), _fingerprint)
         except BundlerError as err:
             planned.errors.append(f"error: {label}: {err}")
     planned.deployments[ref] = DeploymentSide(options, objects)
+
+
+# A fingerprint keyed for this run only: it tells whether a Secret's value changed between the
+# sides, and, unlike a plain hash, cannot be looked up to guess a weak value from a diff.
+_FINGERPRINT_KEY = secrets.token_bytes(32)
+
+
+def _fingerprint(value: str) -> str:
+    digest = hmac.new(_FINGERPRINT_KEY, value.encode("utf-8"), hashlib.sha256).hexdigest()
+    return f"hmac-sha256:{digest[:16]}"
 
 
 def deployment_ref(bd: Obj) -> DeploymentRef | None:

@@ -24,10 +24,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from bundler.agent.config import AgentConfig
+from bundler.agent.desired import desired_objects
 from bundler.api.bundle import Bundle
 from bundler.api.bundledeployment import BundleDeployment
 from bundler.api.cluster import AgentMode, Cluster
 from bundler.api.crdgen import all_crds
+from bundler.api.dependencies import DependsOn
+from bundler.api.resources import SECRET
 from bundler.commands.arguments import (
     add_input_paths,
     add_registry_arguments,
@@ -49,8 +53,8 @@ from bundler.commands.output import (
     to_yaml,
 )
 from bundler.commands.render_images import image_lines, resolve_images, wanted_images
+from bundler.core.dependencies import has_selectors, resolve_dependencies, workspace_bundles
 from bundler.core.explain import Explanation, explain, target_lines, target_state, verdict
-from bundler.core.flux import FluxTarget, build_flux_objects
 from bundler.core.labels import ANNOTATION_CLUSTER
 from bundler.core.planning import (
     PlannedDeployment,
@@ -114,22 +118,28 @@ def register(sub: Any) -> None:
     crds.set_defaults(run=run_crds)
 
 
-def flux_target(cluster: Cluster, namespace: str) -> FluxTarget:
-    """Where the agent of `cluster` would write its Flux objects."""
-    cluster_ref = key(cluster.metadata.namespace, cluster.metadata.name)
+def agent_config(cluster: Cluster) -> AgentConfig:
+    """The agent that serves `cluster`, as `bundler agent` runs it by default (pull: in
+    `bundler-system` downstream; remote: in the cluster namespace, through its kubeconfig)."""
+    workspace, name = cluster.metadata.namespace or "", cluster.metadata.name
     if cluster.spec.agentMode is AgentMode.REMOTE:
-        return FluxTarget(
-            cluster=cluster_ref,
-            namespace=namespace,
+        return AgentConfig(
+            workspace=workspace,
+            cluster=name,
             mode=AgentMode.REMOTE,
             kubeconfig_secret=cluster.spec.kubeConfigSecret,
         )
-    return FluxTarget(cluster=cluster_ref)
+    return AgentConfig(workspace=workspace, cluster=name)
 
 
 def _flux_objects(planned: PlannedDeployment, cluster: Cluster) -> list[dict[str, Any]]:
+    """The Flux objects the cluster's agent writes for `planned`, by the agent's own function
+    (bundler.agent.desired): the same source (its credentials secretRef included), HelmRelease,
+    labels and annotations. The Secrets it writes beside them (a credentials copy, remote-mode
+    valuesFrom copies) are named by the source and the HelmRelease, never printed."""
     bd = BundleDeployment.model_validate(planned.to_object())
-    objects = build_flux_objects(bd, flux_target(cluster, planned.namespace)).all()
+    desired = desired_objects(bd, agent_config(cluster), credentials=None)
+    objects = [obj for res, obj in desired.objects if res != SECRET]
     for obj in objects:
         obj["metadata"].setdefault("annotations", {})[ANNOTATION_CLUSTER] = planned.cluster
     return objects
@@ -182,9 +192,11 @@ def render_world(
         if image_resolver is not None:
             images = resolve_images(bundle, queries, world, image_resolver)
         errors.extend(image_lines(bundle, queries, images))
-        plan = plan_bundle(bundle, world.clusters, world.groups, resolved, images)
-        siblings = bundle_names(world, bundle.metadata.namespace)
-        missing = missing_references(bundle, world.groups, siblings)
+        plan = plan_bundle(
+            bundle, world.clusters, world.groups, resolved, images, dependencies_in(world, bundle)
+        )
+        siblings = workspace_bundles(world.bundles, bundle.metadata.namespace)
+        missing = missing_references(bundle, world.groups, siblings, siblings)
         errors.extend(f"warning: Bundle {bundle_key}: {line}" for line in missing)
         ranges: set[str] = set()
         for planned in plan.deployments:
@@ -202,9 +214,12 @@ def render_world(
     return objects, errors
 
 
-def bundle_names(world: World, workspace: str | None) -> set[str]:
-    """The names of the input Bundles of `workspace`."""
-    return {b.metadata.name for b in world.bundles if b.metadata.namespace == workspace}
+def dependencies_in(world: World, bundle: Bundle) -> tuple[DependsOn, ...] | None:
+    """`bundle`'s dependsOn resolved against the input Bundles of its workspace, as the manager
+    resolves it (None: names only, nothing to resolve)."""
+    if not has_selectors(bundle):
+        return None
+    return resolve_dependencies(bundle, workspace_bundles(world.bundles, bundle.metadata.namespace))
 
 
 def _unresolved(ranges: set[str]) -> str:
@@ -258,8 +273,15 @@ def run_explain(args: argparse.Namespace) -> int:
     world = load_inputs(args)
     bundle = _find(world.bundles, args.bundle, "Bundle", "--bundle")
     cluster = _find(world.clusters, args.cluster, "Cluster", "--cluster")
-    siblings = bundle_names(world, bundle.metadata.namespace)
-    exp = explain(bundle, cluster, world.groups, bundle_names=siblings)
+    siblings = workspace_bundles(world.bundles, bundle.metadata.namespace)
+    exp = explain(
+        bundle,
+        cluster,
+        world.groups,
+        bundle_names=siblings,
+        bundle_labels=siblings,
+        dependencies=dependencies_in(world, bundle),
+    )
     if args.output is not None:
         sys.stdout.write(format_data(explanation_data(args.bundle, args.cluster, exp), args.output))
         return EXIT_RENDER_FAILED if exp.error else EXIT_OK
@@ -296,6 +318,7 @@ def explanation_data(bundle: str, cluster: str, exp: Explanation) -> dict[str, A
         ],
         "options": None if exp.options is None else exp.options.to_wire(),
         "error": exp.error,
+        "held": exp.held,
         "warnings": list(exp.missing),
     }
 

@@ -18,6 +18,7 @@ from bundler.manager.bundle_controller import BundleController
 from bundler.manager.cluster_controller import ClusterController
 from bundler.manager.context import Context
 from bundler.manager.echoes import OwnWrites
+from bundler.manager.events import EventRecorder
 from bundler.manager.image_resolution import ImageResolution
 from bundler.manager.liveness import Liveness
 from bundler.manager.metrics import FleetState, ManagerMetrics
@@ -94,6 +95,7 @@ class Manager:
             ),
             work=Work(),
             own_writes=OwnWrites(),
+            events=EventRecorder(store, self.clock),
             metrics=metrics,
         )
         if registry is not None:

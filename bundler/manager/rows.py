@@ -19,6 +19,8 @@ from dataclasses import dataclass, field, replace
 
 from bundler.api.bundle import Bundle
 from bundler.api.cluster import Cluster, ClusterGroup
+from bundler.api.dependencies import DependsOn
+from bundler.core.dependencies import has_selectors
 from bundler.core.images.wanted import (
     ImageAnswer,
     ImageQuery,
@@ -27,6 +29,7 @@ from bundler.core.images.wanted import (
     image_queries,
 )
 from bundler.core.planning import (
+    Dependencies,
     PlannedDeployment,
     ResolvedVersions,
     key,
@@ -97,8 +100,10 @@ class _Entry:
     query: VersionQuery | None
     images: tuple[ImageQuery, ...] = ()
     row: Row | None = None
-    # The version and image answers the row was rendered with.
-    rendered_with: tuple[str | None, Mapping[str, ImageAnswer]] | None = None
+    # The version, image answers and resolved dependencies the row was rendered with.
+    rendered_with: (
+        tuple[str | None, Mapping[str, ImageAnswer], tuple[DependsOn, ...] | None] | None
+    ) = None
 
 
 class RowMemo:
@@ -136,15 +141,17 @@ class RowMemo:
         decided: Decided,
         resolved: ResolvedVersions,
         images: ResolvedImages | None = None,
+        dependencies: Dependencies | None = None,
     ) -> BundleRows:
         """A row per targeted cluster, rendered unless its inputs are unchanged since last time.
+        `dependencies`: the Bundle's dependsOn resolved against its workspace (None: by name).
 
         Errors other than a TemplateError (confined to its row) mean the bundle is invalid: they
         propagate.
         """
         images = images or {}
         entries = {
-            k: self._render(bundle, e, resolved, images) if e.decision.deploy else e
+            k: self._render(bundle, e, resolved, images, dependencies) if e.decision.deploy else e
             for k, e in decided.entries.items()
         }
         with self._lock:
@@ -167,7 +174,8 @@ class RowMemo:
         cluster_key = key(cluster.metadata.namespace, cluster.metadata.name)
         with self._lock:
             known_ident, entries = self._bundles.get(_bundle_key(bundle), (None, {}))
-        if known_ident != ident:
+        if known_ident != ident or has_selectors(bundle):
+            # (a dependsOn selector is resolved against the whole workspace, in a full pass)
             return False, None
         entry = self._decide(bundle, cluster, groups, memberships, entries.get(cluster_key))
         if entry.query is not None or entry.images:
@@ -231,15 +239,21 @@ class RowMemo:
         return _Entry(cluster, fingerprint, decision, query, image_queries(bundle, decision))
 
     def _render(
-        self, bundle: Bundle, entry: _Entry, resolved: ResolvedVersions, images: ResolvedImages
+        self,
+        bundle: Bundle,
+        entry: _Entry,
+        resolved: ResolvedVersions,
+        images: ResolvedImages,
+        dependencies: Dependencies | None = None,
     ) -> _Entry:
         version = resolved.get(entry.query.key) if entry.query is not None else None
-        inputs = (version, answers_for(entry.images, images))
+        deps = None if dependencies is None else tuple(dependencies)
+        inputs = (version, answers_for(entry.images, images), deps)
         if entry.row is not None and entry.rendered_with == inputs:
             return entry
         with self._lock:
             self.rendered += 1
-        row = _render_row(bundle, entry.cluster, entry.decision, resolved, images)
+        row = _render_row(bundle, entry.cluster, entry.decision, resolved, images, deps)
         return replace(entry, row=row, rendered_with=inputs)
 
 
@@ -253,9 +267,10 @@ def _render_row(
     decision: TargetDecision,
     resolved: ResolvedVersions,
     images: ResolvedImages,
+    dependencies: Dependencies | None = None,
 ) -> Row:
     try:
-        options = render_options(bundle, cluster, decision, resolved, images)
+        options = render_options(bundle, cluster, decision, resolved, images, dependencies)
     except ImageNotResolvedError as held:
         return Row(cluster, None, str(held), held.image)
     except TemplateError as err:

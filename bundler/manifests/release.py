@@ -6,6 +6,11 @@ characters), the deployment's namespace as the release namespace, the rendered `
 `--set`; `valuesFrom` is read on the cluster and cannot be known here), CRDs unless the release
 skips them. The Kube version is the cluster's when its Cluster says it: the Cluster API
 `spec.topology.version` an imported cluster carries in `spec.values.Cluster`; else Helm's default.
+
+The objects are those of Helm's release manifest (`helm get manifest`), what Flux applies and
+watches: hooks (`helm.sh/hook`) are left out, as Helm keeps them apart and runs them around an
+install, and so are their names, which charts often make random. Test hooks are kept only when the
+HelmRelease runs them (`test.enable`), each annotated `bundler.dev/helm-hook: test`.
 """
 
 from __future__ import annotations
@@ -24,6 +29,11 @@ from bundler.errors import TemplateError
 from bundler.manifests.engine import MAX_RENDERED_BYTES, HelmEngine, ReleaseInput
 
 Obj = dict[str, Any]
+
+HELM_HOOK = "helm.sh/hook"
+# Helm's test hook events (test-success is the older spelling).
+TEST_HOOKS = frozenset({"test", "test-success"})
+ANNOTATION_HELM_HOOK = "bundler.dev/helm-hook"
 
 
 def cluster_kube_version(cluster: Cluster | None) -> str | None:
@@ -47,6 +57,7 @@ def release_input(bd: BundleDeployment, chart: Path, cluster: Cluster | None) ->
         values=dict(helm.values or {}),
         kube_version=cluster_kube_version(cluster),
         include_crds=not skip_crds,
+        tests=helm.test is not None and bool(helm.test.enable),
     )
 
 
@@ -64,7 +75,33 @@ def render_release(engine: HelmEngine, release: ReleaseInput) -> list[Obj]:
     for doc in objects:
         if not isinstance(doc, dict) or not isinstance(doc.get("kind"), str):
             raise TemplateError("the chart renders a document that is not a Kubernetes object")
-    return objects
+    return release_manifest(objects, tests=release.tests)
+
+
+def release_manifest(objects: list[Obj], *, tests: bool) -> list[Obj]:
+    """The objects of Helm's release manifest: hooks left out, test hooks kept (and marked
+    `bundler.dev/helm-hook: test`) when the release runs its tests."""
+    kept = []
+    for obj in objects:
+        events = hook_events(obj)
+        if not events:
+            kept.append(obj)
+        elif tests and events & TEST_HOOKS:
+            meta = obj.setdefault("metadata", {})
+            if not isinstance(meta.get("annotations"), dict):
+                meta["annotations"] = {}
+            meta["annotations"][ANNOTATION_HELM_HOOK] = "test"
+            kept.append(obj)
+    return kept
+
+
+def hook_events(obj: Obj) -> frozenset[str]:
+    """The Helm hook events an object declares (`helm.sh/hook: pre-install,post-upgrade`)."""
+    annotations = _get(obj, "metadata", "annotations")
+    value = annotations.get(HELM_HOOK) if isinstance(annotations, Mapping) else None
+    if not isinstance(value, str):
+        return frozenset()
+    return frozenset(e.strip() for e in value.split(",") if e.strip())
 
 
 def _get(value: Any, *path: str) -> Any:

@@ -20,6 +20,7 @@ from typing import Any
 from bundler.api.bundle import Bundle
 from bundler.api.bundledeployment import DeploymentOptions
 from bundler.api.cluster import Cluster, ClusterGroup
+from bundler.api.dependencies import DependsOn
 from bundler.api.helm import HelmOptions
 from bundler.core.deployment_id import deployment_id
 from bundler.core.images.wanted import (
@@ -53,6 +54,8 @@ from bundler.errors import TemplateError
 
 # (repo, chart, version constraint) -> the concrete version the manager resolved it to.
 ResolvedVersions = Mapping[tuple[str, str, str], str]
+# A Bundle's dependsOn resolved into names (bundler.core.dependencies.resolve_dependencies).
+Dependencies = Sequence[DependsOn]
 
 
 def key(namespace: str | None, name: str) -> str:
@@ -130,10 +133,13 @@ def render_options(
     decision: TargetDecision,
     resolved: ResolvedVersions,
     images: ResolvedImages | None = None,
+    dependencies: Dependencies | None = None,
 ) -> DeploymentOptions:
     """Merged, templated options for one cluster. Raises TemplateError for that cluster only
     (ImageNotResolvedError when its values read an image that has no resolution). Images are
     answered by `images`; None means offline: every image shows its policy in place of a tag.
+    `dependencies` is the Bundle's dependsOn resolved against its workspace
+    (bundler.core.dependencies); None: the entries by name alone.
 
     Clusters that agree on what the templates read get the very same options (a frozen model):
     rendered once per distinct input, not once per cluster.
@@ -146,13 +152,21 @@ def render_options(
     if merged.templated:
         seen = cluster_images(bundle, decision, images)
         context = template_context(bundle, cluster, seen)
+    depends_on = memo.depends_on if dependencies is None else tuple(dependencies)
     key = _options_key(contributing, version, merged, context)
+    key = None if key is None else (key, _dependencies_key(depends_on))
     options = memo.options(key) if key is not None else None
     if options is None:
-        options = _build_options(memo, merged, version, context)
+        options = _build_options(memo, merged, version, context, depends_on)
         if key is not None:
             memo.remember(key, options)
     return options
+
+
+def _dependencies_key(depends_on: Dependencies) -> Hashable:
+    return tuple(
+        (d.name, None if d.acceptedStates is None else tuple(d.acceptedStates)) for d in depends_on
+    )
 
 
 def _contributing(decision: TargetDecision) -> Contributing:
@@ -175,7 +189,11 @@ def _options_key(
 
 
 def _build_options(
-    memo: BundleMemo, merged: MergedTargets, version: str, context: TemplateContext | None
+    memo: BundleMemo,
+    merged: MergedTargets,
+    version: str,
+    context: TemplateContext | None,
+    depends_on: Dependencies,
 ) -> DeploymentOptions:
     helm = dict(merged.helm)
     if context is not None:
@@ -185,7 +203,7 @@ def _build_options(
     return DeploymentOptions(
         helm=HelmOptions.model_validate(helm),
         namespace=merged.namespace,
-        dependsOn=memo.depends_on,
+        dependsOn=list(depends_on),
         keepResources=memo.bundle.spec.keepResources,
     )
 
@@ -229,8 +247,10 @@ def plan_bundle(
     groups: Sequence[ClusterGroup],
     resolved: ResolvedVersions | None = None,
     images: ResolvedImages | None = None,
+    dependencies: Dependencies | None = None,
 ) -> BundlePlan:
-    """Every BundleDeployment `bundle` should have, sorted by cluster, plus per-cluster errors."""
+    """Every BundleDeployment `bundle` should have, sorted by cluster, plus per-cluster errors.
+    `dependencies`: its dependsOn resolved against the workspace (None: by name alone)."""
     validate_bundle(bundle)
     deployments: list[PlannedDeployment] = []
     errors: list[ClusterError] = []
@@ -243,7 +263,9 @@ def plan_bundle(
         cluster_key = key(cluster.metadata.namespace, cluster.metadata.name)
         targeted.append(cluster_key)
         try:
-            options = render_options(bundle, cluster, decision, resolved or {}, images)
+            options = render_options(
+                bundle, cluster, decision, resolved or {}, images, dependencies
+            )
         except TemplateError as err:
             errors.append(ClusterError(bundle_key, cluster_key, str(err)))
             continue

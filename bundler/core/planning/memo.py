@@ -20,8 +20,9 @@ from typing import Any
 
 from bundler.api.bundle import Bundle
 from bundler.api.bundledeployment import DeploymentOptions
-from bundler.api.meta import DependsOn
+from bundler.api.dependencies import DependsOn
 from bundler.core.merge import merge_helm
+from bundler.core.naming import HELM_RELEASE_NAME_MAX, shorten_name
 from bundler.core.templating import values_reads
 from bundler.core.templating.fields import TEMPLATED_FIELDS, PatchAt, templated_tree
 from bundler.core.templating.reads import ReadPath
@@ -68,7 +69,12 @@ class BundleMemo:
     def __init__(self, bundle: Bundle) -> None:
         self.bundle = bundle
         self.helm = bundle.spec.helm.to_wire()
-        self.depends_on = [DependsOn(name=d.name) for d in bundle.spec.dependsOn]
+        # By name only: selectors are resolved against the workspace (`dependencies` of planning).
+        self.depends_on = tuple(
+            DependsOn(name=d.name, acceptedStates=d.acceptedStates)
+            for d in bundle.spec.dependsOn
+            if d.name is not None
+        )
         self._lock = threading.Lock()
         self._merged: dict[Contributing, MergedTargets] = {}
         self._options: dict[Hashable, DeploymentOptions] = {}
@@ -99,7 +105,10 @@ class BundleMemo:
                 merged = merge_helm(merged, target.helm.to_wire())
             namespace = target.namespace or namespace
         helm = {k: v for k, v in merged.items() if k not in _MANAGER_ONLY_FIELDS}
-        helm.setdefault("releaseName", self.bundle.metadata.name)
+        # The name the HelmRelease gets (bundler.core.flux), so previews show the real one.
+        helm.setdefault(
+            "releaseName", shorten_name(self.bundle.metadata.name, HELM_RELEASE_NAME_MAX)
+        )
         disabled = bool(merged.get("disableTemplating"))
         # Patches are read as YAML only when they are rendered: checked by validate_bundle.
         templates = templated_tree({} if disabled else helm)

@@ -9,6 +9,7 @@ the agent run with the chart's arguments and the kubeconfig the chart writes.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,7 @@ from tests.e2e.harness.deployment import (
     start_bundler,
 )
 from tests.e2e.harness.environment import Environment
-from tests.e2e.harness.processes import Process
+from tests.e2e.harness.processes import Process, wait_until
 
 Obj = dict[str, Any]
 
@@ -152,11 +153,10 @@ class Tenancy:
         """The test's own registry path: its chart versions are invisible to other tests."""
         return self.env.registry.oci(self.workspace)
 
-    def publish(self, version: str, *, broken: bool = False) -> None:
+    def publish(self, version: str, *, broken: bool = False, stuck: bool = False) -> None:
         """`bundler chart push` of e2e-app at `version` into the test's registry path."""
-        push_chart(
-            write_app_chart(self.workdir / "charts", version, broken=broken), self.chart_base
-        )
+        chart = write_app_chart(self.workdir / "charts", version, broken=broken, stuck=stuck)
+        push_chart(chart, self.chart_base)
 
     def app_bundle(self, name: str, helm: Obj, **spec: Any) -> Obj:
         """A Bundle of e2e-app from the test's registry path, released into `release_namespace`."""
@@ -194,6 +194,19 @@ class Tenancy:
         display = ((found or {}).get("status") or {}).get("display") or {}
         ready: str | None = display.get("readyClusters")
         return ready
+
+    def eventually(
+        self,
+        condition: Callable[[], object],
+        what: str,
+        *,
+        timeout: float = 240.0,
+        detail: Callable[[], str] | None = None,
+    ) -> Any:
+        """Poll `condition` until it holds (returned), failing with `what` after `timeout`."""
+        return wait_until(
+            condition, what, timeout=timeout, supervisor=self.env.supervisor, detail=detail
+        )
 
     def forbidden(self) -> list[str]:
         """Lines of bundler's logs where the API server refused it something (403)."""
