@@ -13,6 +13,8 @@ Messages name the object, the field and the cause, and never carry secret values
 
 from __future__ import annotations
 
+from typing import Self
+
 
 class BundlerError(Exception):
     """Base of every error bundler raises on purpose."""
@@ -26,6 +28,14 @@ class BundlerError(Exception):
     def __str__(self) -> str:
         parts = [p for p in (self.obj, self.field) if p]
         return ": ".join([*parts, self.message])
+
+    def about(self, obj: str) -> Self:
+        """The same error about another object (one that failed the very same way)."""
+        clone = type(self).__new__(type(self))
+        clone.__dict__.update(self.__dict__)
+        clone.obj = obj
+        clone.args = (clone.__str__(),)
+        return clone
 
 
 class InvalidInputError(BundlerError):

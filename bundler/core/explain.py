@@ -18,6 +18,7 @@ from bundler.core.targeting import (
     match_targets,
     missing_references,
 )
+from bundler.core.templating.templater import IN_PROCESS, Templater
 from bundler.errors import TemplateError
 
 
@@ -42,6 +43,7 @@ def explain(
     groups: Sequence[ClusterGroup],
     resolved: ResolvedVersions | None = None,
     bundle_names: Iterable[str] = (),
+    templater: Templater = IN_PROCESS,
 ) -> Explanation:
     """`bundle_names`: the Bundles of the bundle's workspace, to check its dependsOn."""
     decision = match_targets(bundle, cluster, groups)
@@ -54,7 +56,7 @@ def explain(
     if decision.deploy:
         merged = merged_helm(bundle, decision)
         try:
-            options = render_options(bundle, cluster, decision, resolved or {})
+            options = render_options(bundle, cluster, decision, resolved or {}, None, templater)
         except TemplateError as err:
             error = str(err)
     return Explanation(

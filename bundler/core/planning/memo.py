@@ -1,7 +1,7 @@
 """What planning works out once per Bundle instead of once per cluster, kept per Bundle model.
 
 Planning a Bundle over N clusters repeats most of its work N times: the bundle's `spec.helm` as
-data, each set of contributing targets merged over it, the walk of its values for templates, and
+data, each set of contributing targets merged over it, what its values' templates read, and
 (for clusters that agree on what the templates read) the render, the options model and its
 deploymentID. A :class:`BundleMemo` keeps those per Bundle model: models are never changed in
 place, and a Bundle's spec only changes with its generation, so a memo stays true for all models of
@@ -22,8 +22,9 @@ from bundler.api.bundle import Bundle
 from bundler.api.bundledeployment import DeploymentOptions
 from bundler.api.meta import DependsOn
 from bundler.core.merge import merge_helm
-from bundler.core.templating import values_reads
+from bundler.core.templating import has_templates
 from bundler.core.templating.reads import ReadPath
+from bundler.core.templating.templater import Templater
 from bundler.core.versions import wanted_version
 
 MAX_BUNDLES = 1024
@@ -51,8 +52,6 @@ class MergedTargets:
     version_query: tuple[str, str, str]
     #: Whether there are templates to render (values with `${`, templating not disabled).
     templated: bool
-    #: What the templates read of the cluster; None if that cannot be told.
-    reads: tuple[ReadPath, ...] | None
 
 
 class BundleMemo:
@@ -64,6 +63,7 @@ class BundleMemo:
         self.depends_on = [DependsOn(name=d.name) for d in bundle.spec.dependsOn]
         self._lock = threading.Lock()
         self._merged: dict[Contributing, MergedTargets] = {}
+        self._reads: dict[Contributing, tuple[ReadPath, ...] | None] = {}
         self._options: dict[Hashable, DeploymentOptions] = {}
 
     def merged(self, contributing: Contributing) -> MergedTargets:
@@ -72,6 +72,20 @@ class BundleMemo:
             found = self._merge(contributing)
             with self._lock:
                 self._merged[contributing] = found
+        return found
+
+    def reads(
+        self, contributing: Contributing, templater: Templater
+    ) -> tuple[ReadPath, ...] | None:
+        """What the templates of these targets' values read (None: cannot be told), asked of
+        `templater` once per set of targets."""
+        if contributing in self._reads:
+            return self._reads[contributing]
+        merged = self.merged(contributing)
+        bundle = f"{self.bundle.metadata.namespace or ''}/{self.bundle.metadata.name}"
+        found = templater.reads(bundle, merged.helm.get("values") or {}).paths
+        with self._lock:
+            self._reads[contributing] = found
         return found
 
     def options(self, key: Hashable) -> DeploymentOptions | None:
@@ -94,14 +108,12 @@ class BundleMemo:
         helm = {k: v for k, v in merged.items() if k not in _MANAGER_ONLY_FIELDS}
         helm.setdefault("releaseName", self.bundle.metadata.name)
         values = helm.get("values") or {}
-        reads = values_reads(values) if values and not merged.get("disableTemplating") else None
         return MergedTargets(
             merged=merged,
             helm=helm,
             namespace=namespace or DEFAULT_RELEASE_NAMESPACE,
             version_query=(helm["repo"], helm["chart"], wanted_version(helm.get("version"))),
-            templated=reads is not None and reads.templated,
-            reads=reads.paths if reads is not None else (),
+            templated=not merged.get("disableTemplating") and has_templates(values),
         )
 
 

@@ -5,21 +5,27 @@
 compiles a string and inserts the guards of :mod:`~bundler.core.templating.guards`, which charge
 the per-render :mod:`~bundler.core.templating.budget`; :mod:`~bundler.core.templating.convert`
 turns results into plain data and text; :mod:`~bundler.core.templating.reads` tells what a values
-tree's templates read, so renders can be memoised per distinct input.
+tree's templates read, so renders can be memoised per distinct input;
+:mod:`~bundler.core.templating.templater` is how planning asks for renders (in this process, or
+through a bounded worker pool that implements the same protocol).
 """
 
+from bundler.core.templating.compiler import TemplateCache
 from bundler.core.templating.render import (
     DEFAULT_RENDER_LIMIT_BYTES,
     TemplateContext,
     format_path,
+    has_templates,
     render_values,
     values_reads,
 )
 
 __all__ = [
     "DEFAULT_RENDER_LIMIT_BYTES",
+    "TemplateCache",
     "TemplateContext",
     "format_path",
+    "has_templates",
     "render_values",
     "values_reads",
 ]
