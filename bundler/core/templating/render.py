@@ -172,6 +172,8 @@ class _ClusterRender:
             return self._render(source)
         except ImageNotResolved as unresolved:
             raise self._held(path, None, unresolved) from None
+        except MemoryError:
+            raise  # an outer bound's to report: the process may not go on
         except Exception as error:  # whatever a template does wrong is this cluster's error
             raise self._error(path, None, _describe(error)) from error
 
@@ -186,6 +188,8 @@ class _ClusterRender:
             return value if isinstance(value, str) else to_text(value, self._budget)
         except ImageNotResolved as unresolved:
             raise self._held(path, source, unresolved) from None
+        except MemoryError:
+            raise
         except Exception as error:
             raise self._error(path, source, _describe(error)) from error
 
@@ -303,6 +307,8 @@ def values_reads(
     for source in sorted(sources):
         try:
             paths |= templates.compile(bundle, source.replace(*_LITERAL_OPENER), budget).reads
+        except MemoryError:
+            raise
         except Exception:  # the render reports it, with its path
             return ValuesReads(True, None)
     return ValuesReads(bool(sources), tuple(sorted(paths, key=repr)))
