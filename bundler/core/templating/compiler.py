@@ -204,7 +204,8 @@ def _whole_expression(tree: nodes.Template) -> nodes.Expr | None:
 
 
 class _Guards(NodeTransformer):
-    """Routes filters, ``~``, loops, literals, comparisons and slices through the guards."""
+    """Routes filters, ``~``, loops, literals, comparisons and slices through the guards; a loop
+    is charged per item the nodes of its body."""
 
     def visit_Filter(self, node: nodes.Filter) -> nodes.Node:  # noqa: N802 (visitor protocol)
         self.generic_visit(node)
@@ -228,8 +229,9 @@ class _Guards(NodeTransformer):
         return _guard(Guard.CONCAT, nodes.List(node.nodes, lineno=node.lineno))
 
     def visit_For(self, node: nodes.For) -> nodes.Node:  # noqa: N802
+        cost = _nodes_in([*node.body, *node.else_, *([node.test] if node.test else [])])
         self.generic_visit(node)
-        node.iter = _guard(Guard.LOOP, node.iter)
+        node.iter = _guard(Guard.LOOP, node.iter, nodes.Const(cost))
         return node
 
     def visit_Compare(self, node: nodes.Compare) -> nodes.Node:  # noqa: N802
@@ -263,6 +265,11 @@ class _Guards(NodeTransformer):
         return _guard(Guard.LITERAL, node) if node.ctx == "load" else node
 
 
-def _guard(name: Guard, node: nodes.Node) -> nodes.Filter:
+def _guard(name: Guard, node: nodes.Node, *args: nodes.Expr) -> nodes.Filter:
     # the compiler writes the name with repr(): a plain str, not the enum member
-    return nodes.Filter(node, name.value, [], [], None, None, lineno=node.lineno)
+    return nodes.Filter(node, name.value, list(args), [], None, None, lineno=node.lineno)
+
+
+def _nodes_in(parts: list[nodes.Node]) -> int:
+    """How many nodes `parts` hold, themselves included: what running them once is charged."""
+    return max(1, sum(1 + sum(1 for _ in part.find_all(nodes.Node)) for part in parts))

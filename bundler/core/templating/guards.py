@@ -386,9 +386,11 @@ def guarded_concat(context: Context, parts: list[Any]) -> str:
 
 
 @pass_context
-def guarded_loop(context: Context, iterable: Any) -> Iterator[Any]:
-    """The items a ``for`` loop runs over, one step each."""
-    return budget_of(context).counted(iterable, "a loop")
+def guarded_loop(context: Context, iterable: Any, cost: int = 1) -> Iterator[Any]:
+    """The items a ``for`` loop runs over, each charged ``cost``: the nodes of the loop's body,
+    whose own operations (attribute lookups, comparisons of small values, literals) are too
+    cheap to charge one by one but add up when a loop repeats a thousand of them."""
+    return budget_of(context).counted(iterable, "a loop", cost)
 
 
 @pass_context
