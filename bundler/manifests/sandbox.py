@@ -33,7 +33,7 @@ from dataclasses import asdict, dataclass
 from typing import IO, TYPE_CHECKING, Any
 
 from bundler.bounded.child import child_environment
-from bundler.bounded.frames import ChildGoneError, TimedOutError, read_object, write_frame
+from bundler.bounded.frames import ChildGoneError, FrameReader, TimedOutError, write_frame
 from bundler.errors import BundlerError, TemplateError
 
 if TYPE_CHECKING:  # engine imports this module
@@ -74,6 +74,7 @@ class RenderWorker:
         self.max_text_chars = max_text_chars
         self.started = 0  # children started, for tests and benchmarks
         self._child: list[tuple[subprocess.Popen[bytes], IO[bytes]]] = []
+        self._answers: FrameReader | None = None
         weakref.finalize(self, _stop_all, self._child)
 
     def render(self, release: ReleaseInput) -> str:
@@ -86,7 +87,7 @@ class RenderWorker:
             write_frame(process.stdin, json.dumps(request).encode("utf-8"))
             deadline = time.monotonic() + self.limits.timeout_s
             # JSON spells a character in at most 6 bytes (\u0000).
-            answer = self._answer(process, deadline, 6 * (self.max_text_chars + 1) + 1024)
+            answer = self._answer(deadline, 6 * (self.max_text_chars + 1) + 1024)
         except TimedOutError:
             self.stop()
             raise TemplateError(timeout_message(self.limits)) from None
@@ -117,9 +118,11 @@ class RenderWorker:
             env=child_environment(),
         )
         self._child.append((process, stderr))
+        assert process.stdout is not None
+        self._answers = FrameReader(process.stdout.fileno())
         self.started += 1
         try:
-            ready = self._answer(process, time.monotonic() + self.limits.timeout_s, 64)
+            ready = self._answer(time.monotonic() + self.limits.timeout_s, 64)
             if ready != {"ready": True}:
                 raise ChildGoneError
         except (TimedOutError, ChildGoneError):
@@ -132,13 +135,11 @@ class RenderWorker:
             ) from None
         return process
 
-    def _answer(
-        self, process: subprocess.Popen[bytes], deadline: float, limit: int
-    ) -> dict[str, Any]:
+    def _answer(self, deadline: float, limit: int) -> dict[str, Any]:
         """The child's next frame, a JSON object of at most `limit` bytes; anything else is
         not the child speaking (ChildGoneError)."""
-        assert process.stdout is not None
-        return read_object(process.stdout.fileno(), deadline, limit)
+        assert self._answers is not None
+        return self._answers.read_object(deadline, limit)
 
     def _death_message(self) -> str:
         """Why the child died: its memory limit when its crash dump says so."""

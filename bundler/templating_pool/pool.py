@@ -84,6 +84,7 @@ class TemplatePool:
         #: Workers started, and renders stopped by each limit: for tests, benchmarks and logs.
         self.started = 0
         self.stopped: Counter[str] = Counter()
+        self._ended_cpu = 0.0
 
     # -- the Templater protocol -------------------------------------------------------------------
 
@@ -119,6 +120,16 @@ class TemplatePool:
 
     # -- lifecycle ----------------------------------------------------------------------------
 
+    def start(self) -> None:
+        """Start every worker now rather than at the first renders that need them."""
+        slots = [self._slots.get() for _ in self._all]
+        try:
+            for slot in slots:
+                self._running(slot)
+        finally:
+            for slot in slots:
+                self._slots.put(slot)
+
     def close(self) -> None:
         """Stop every worker; the pool cannot be used after."""
         with self._lock:
@@ -127,10 +138,14 @@ class TemplatePool:
             self._closed = True
         for slot in self._all:
             if slot.worker is not None and os.getpid() == self._pid:
-                slot.worker.stop()
-                slot.worker = None
+                self._retire(slot)
         self._helpers.shutdown(wait=False)
         self._starter.shutdown(wait=False)
+
+    def cpu_seconds(self) -> float:
+        """CPU time the pool's workers used, those that ended included: for benchmarks."""
+        live = [s.worker for s in self._all if s.worker is not None]
+        return self._ended_cpu + sum(worker.cpu_seconds() for worker in live)
 
     def worker_pids(self) -> list[int]:
         """The processes of the workers that run now."""
@@ -208,16 +223,24 @@ class TemplatePool:
         else:
             limit = worker.ended()
         detail = worker.exit_detail() if limit is Limit.STOPPED else ""
+        self._retire(slot)
+        return _Stopped(limit, index, field, detail)
+
+    def _retire(self, slot: _Slot) -> None:
+        """Stop the slot's worker, keeping count of the CPU time it used."""
+        worker = slot.worker
+        assert worker is not None
+        cpu = worker.cpu_seconds()
         worker.stop()
         slot.worker = None
-        return _Stopped(limit, index, field, detail)
+        with self._lock:
+            self._ended_cpu += cpu
 
     def _running(self, slot: _Slot) -> WorkerProcess:
         if slot.worker is not None and slot.worker.alive():
             return slot.worker
         if slot.worker is not None:
-            slot.worker.stop()
-            slot.worker = None
+            self._retire(slot)
         if self._closed:
             raise TransientError("the template workers are stopped: the process is ending")
         try:

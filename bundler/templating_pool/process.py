@@ -19,7 +19,7 @@ import time
 from typing import Any
 
 from bundler.bounded.child import child_environment
-from bundler.bounded.frames import ChildGoneError, TimedOutError, read_object, write_frame
+from bundler.bounded.frames import ChildGoneError, FrameReader, TimedOutError, write_frame
 from bundler.templating_pool.limits import MEMORY_EXIT, RETIRED_EXIT, Limit, TemplateLimits
 from bundler.templating_pool.progress import Progress
 
@@ -32,6 +32,7 @@ START_TIMEOUT_S = 60.0
 MAX_ANSWER_BYTES = 8 << 20
 #: How long a worker that closed its stdout has to exit before it is killed.
 _EXIT_WAIT_S = 5.0
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 class WorkerStartError(Exception):
@@ -60,6 +61,8 @@ class WorkerProcess:
                 pass_fds=(progress_fd,),
                 env=child_environment(),
             )
+            assert self._process.stdout is not None
+            self._answers = FrameReader(self._process.stdout.fileno())
         finally:
             os.close(progress_fd)
         try:
@@ -94,8 +97,7 @@ class WorkerProcess:
 
     def answer(self, deadline: float) -> dict[str, Any]:
         """The next answer, read by `deadline`: TimedOutError, ChildGoneError."""
-        assert self._process.stdout is not None
-        return read_object(self._process.stdout.fileno(), deadline, MAX_ANSWER_BYTES)
+        return self._answers.read_object(deadline, MAX_ANSWER_BYTES)
 
     def ended(self) -> Limit | None:
         """Why the worker ended, once it closed its end: None when it retired."""
@@ -118,6 +120,27 @@ class WorkerProcess:
         if status < 0:
             return f"killed by {signal.Signals(-status).name}"
         return f"exit status {status}"
+
+    def cpu_seconds(self) -> float:
+        """CPU time the worker used so far (also once it ended, until it is reaped; 0 where
+        /proc does not tell)."""
+        try:
+            with open(f"/proc/{self._process.pid}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            return 0.0
+        return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS  # utime, stime
+
+    def peak_rss_mib(self) -> float:
+        """The most memory the worker held at once (0 where /proc does not tell)."""
+        try:
+            with open(f"/proc/{self._process.pid}/status", "rb") as status:
+                for line in status:
+                    if line.startswith(b"VmHWM:"):
+                        return int(line.split()[1]) / 1024
+        except OSError:
+            pass
+        return 0.0
 
     def stop(self) -> None:
         """Kill the worker (if it still runs), reap it and close its pipes."""
