@@ -85,6 +85,7 @@ class TemplatePool:
         self.started = 0
         self.stopped: Counter[str] = Counter()
         self._ended_cpu = 0.0
+        self._ended_peak_mib = 0.0
 
     # -- the Templater protocol -------------------------------------------------------------------
 
@@ -146,6 +147,11 @@ class TemplatePool:
         """CPU time the pool's workers used, those that ended included: for benchmarks."""
         live = [s.worker for s in self._all if s.worker is not None]
         return self._ended_cpu + sum(worker.cpu_seconds() for worker in live)
+
+    def peak_rss_mib(self) -> float:
+        """The most memory one of the pool's workers held at once, those that ended included."""
+        live = [s.worker for s in self._all if s.worker is not None]
+        return max([self._ended_peak_mib, *(worker.peak_rss_mib() for worker in live)])
 
     def worker_pids(self) -> list[int]:
         """The processes of the workers that run now."""
@@ -230,11 +236,12 @@ class TemplatePool:
         """Stop the slot's worker, keeping count of the CPU time it used."""
         worker = slot.worker
         assert worker is not None
-        cpu = worker.cpu_seconds()
         worker.stop()
+        cpu, peak = worker.cpu_seconds(), worker.peak_rss_mib()
         slot.worker = None
         with self._lock:
             self._ended_cpu += cpu
+            self._ended_peak_mib = max(self._ended_peak_mib, peak)
 
     def _running(self, slot: _Slot) -> WorkerProcess:
         if slot.worker is not None and slot.worker.alive():

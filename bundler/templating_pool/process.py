@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -33,6 +34,7 @@ MAX_ANSWER_BYTES = 8 << 20
 #: How long a worker that closed its stdout has to exit before it is killed.
 _EXIT_WAIT_S = 5.0
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+_UNKNOWN_EXIT = 255
 
 
 class WorkerStartError(Exception):
@@ -43,6 +45,7 @@ class WorkerProcess:
     """One running worker."""
 
     def __init__(self, limits: TemplateLimits, parent: int) -> None:
+        self._usage: resource.struct_rusage | None = None
         self.progress, progress_fd = Progress.create()
         self.progress.reset()
         try:
@@ -71,7 +74,7 @@ class WorkerProcess:
             self.stop()
             raise WorkerStartError(f"it did not start within {START_TIMEOUT_S:g}s") from None
         except ChildGoneError:
-            self._process.poll()
+            self._reap(time.monotonic() + _EXIT_WAIT_S)
             detail = self.exit_detail()
             self.stop()
             raise WorkerStartError(detail) from None
@@ -84,7 +87,28 @@ class WorkerProcess:
         return self._process.pid
 
     def alive(self) -> bool:
-        return self._process.poll() is None
+        return self._process.returncode is None and not self._reap(time.monotonic())
+
+    def _reap(self, deadline: float | None) -> bool:
+        """Wait for the worker's end until `deadline` (None: as long as it takes), keeping what
+        it used (os.wait4, which Popen does not give); whether it ended."""
+        if self._process.returncode is not None:
+            return True
+        while True:
+            try:
+                pid, status, usage = os.wait4(
+                    self._process.pid, 0 if deadline is None else os.WNOHANG
+                )
+            except ChildProcessError:  # reaped already (not by this pool): how it ended is lost
+                self._process.returncode = _UNKNOWN_EXIT
+                return True
+            if pid:
+                self._process.returncode = os.waitstatus_to_exitcode(status)
+                self._usage = usage
+                return True
+            if deadline is None or time.monotonic() >= deadline:
+                return False
+            time.sleep(0.01)
 
     def send(self, request: bytes) -> None:
         """Raises ChildGoneError when the worker is gone."""
@@ -101,10 +125,9 @@ class WorkerProcess:
 
     def ended(self) -> Limit | None:
         """Why the worker ended, once it closed its end: None when it retired."""
-        try:
-            status = self._process.wait(_EXIT_WAIT_S)
-        except subprocess.TimeoutExpired:
+        if not self._reap(time.monotonic() + _EXIT_WAIT_S):
             return Limit.STOPPED  # it closed its stdout and went on: not the worker speaking
+        status = self._process.returncode
         if status == -signal.SIGXCPU:
             return Limit.CPU
         if status == MEMORY_EXIT:
@@ -122,8 +145,10 @@ class WorkerProcess:
         return f"exit status {status}"
 
     def cpu_seconds(self) -> float:
-        """CPU time the worker used so far (also once it ended, until it is reaped; 0 where
-        /proc does not tell)."""
+        """CPU time the worker used so far, or in all once it is reaped (0 where /proc does
+        not tell)."""
+        if self._usage is not None:
+            return self._usage.ru_utime + self._usage.ru_stime
         try:
             with open(f"/proc/{self._process.pid}/stat", "rb") as stat:
                 fields = stat.read().rsplit(b")", 1)[1].split()
@@ -133,6 +158,8 @@ class WorkerProcess:
 
     def peak_rss_mib(self) -> float:
         """The most memory the worker held at once (0 where /proc does not tell)."""
+        if self._usage is not None:
+            return self._usage.ru_maxrss / 1024  # KiB on Linux
         try:
             with open(f"/proc/{self._process.pid}/status", "rb") as status:
                 for line in status:
@@ -144,9 +171,10 @@ class WorkerProcess:
 
     def stop(self) -> None:
         """Kill the worker (if it still runs), reap it and close its pipes."""
-        if self._process.poll() is None:
-            self._process.kill()
-        self._process.wait()
+        if self._process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                self._process.kill()
+            self._reap(None)
         for stream in (self._process.stdin, self._process.stdout):
             if stream is not None:
                 with contextlib.suppress(OSError):  # a dead worker's stdin cannot be flushed
