@@ -59,7 +59,7 @@ from bundler.core.planning import (
     PlannedDeployment,
     ResolvedVersions,
     key,
-    merged_helm,
+    merged_helm_view,
     plan_bundle,
 )
 from bundler.core.targeting import match_targets, missing_references
@@ -146,7 +146,7 @@ def range_queries(bundle: Bundle, world: World) -> list[VersionQuery]:
     queries: dict[tuple[str, str, str], VersionQuery] = {}
     for cluster in world.clusters:
         decision = match_targets(bundle, cluster, world.groups)
-        query = query_for(merged_helm(bundle, decision)) if decision.deploy else None
+        query = query_for(merged_helm_view(bundle, decision)) if decision.deploy else None
         if query is not None:
             queries.setdefault(query.key, query)
     return [queries[k] for k in sorted(queries)]

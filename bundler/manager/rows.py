@@ -32,7 +32,7 @@ from bundler.core.planning import (
     PlannedDeployment,
     ResolvedVersions,
     key,
-    merged_helm,
+    merged_helm_view,
     plan_deployment,
     render_many,
 )
@@ -228,7 +228,7 @@ class RowMemo:
         decision = match_targets(bundle, cluster, groups)
         if not decision.deploy:
             return _Entry(cluster, fingerprint, decision, None)
-        query = query_for(merged_helm(bundle, decision))
+        query = query_for(merged_helm_view(bundle, decision))
         return _Entry(cluster, fingerprint, decision, query, image_queries(bundle, decision))
 
     def _render(

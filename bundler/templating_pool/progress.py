@@ -12,10 +12,14 @@ from __future__ import annotations
 import mmap
 import os
 
+from bundler.core.templating.render import Path, field_of
+
 _INDEX = slice(0, 4)
 _LENGTH = slice(4, 6)
 _TEXT = 6
 _NONE = 0xFFFFFFFF
+#: Paths spelled already: the same values tree is rendered for many clusters.
+_SPELLED_MAX = 4096
 
 
 class Progress:
@@ -26,6 +30,7 @@ class Progress:
 
     def __init__(self, page: mmap.mmap) -> None:
         self._page = page
+        self._spelled: dict[tuple[Path, str | None], bytes] = {}
 
     @classmethod
     def create(cls) -> tuple[Progress, int]:
@@ -39,9 +44,14 @@ class Progress:
         self._page[_LENGTH] = b"\0\0"
         self._page[_INDEX] = index.to_bytes(4, "big")
 
-    def field(self, path: str) -> None:
-        """The worker starts rendering the string at `path`."""
-        text = path.encode("utf-8", "replace")[: self._MAX_TEXT]
+    def field(self, path: Path, key: str | None) -> None:
+        """The worker starts rendering the string at `path` (the map key `key`)."""
+        text = self._spelled.get((path, key))
+        if text is None:
+            if len(self._spelled) >= _SPELLED_MAX:
+                self._spelled.clear()
+            text = field_of(path, key).encode("utf-8", "replace")[: self._MAX_TEXT]
+            self._spelled[(path, key)] = text
         self._page[_TEXT : _TEXT + len(text)] = text
         self._page[_LENGTH] = len(text).to_bytes(2, "big")
 

@@ -18,6 +18,7 @@ values into the shared page PROGRESS_FD, so whatever stops it, the parent can te
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 import mmap
@@ -32,6 +33,7 @@ from bundler.bounded.frames import read_frame, write_frame
 from bundler.core.templating.render import render_values, values_reads
 from bundler.core.templating.templater import RenderAnswer
 from bundler.errors import TemplateError
+from bundler.runtime.collector import tune_collector
 from bundler.templating_pool import wire
 from bundler.templating_pool.limits import MEMORY_EXIT, RETIRED_EXIT
 from bundler.templating_pool.progress import Progress
@@ -81,6 +83,10 @@ def main(argv: list[str]) -> int:
     os.dup2(2, 1)
     progress = Progress(mmap.mmap(progress_fd, Progress.SIZE))
     bounds = Bounds(memory_mib, cpu_seconds)
+    # what the worker imported lives as long as it does: out of the collector's way, which runs
+    # as seldom as the manager's (a render's garbage is freed by reference counting)
+    gc.freeze()
+    tune_collector()
     start = bounds.data()
     write_frame(answers, wire.dumps({"ready": True}))
     while (frame := read_frame(sys.stdin.buffer)) is not None:

@@ -109,6 +109,11 @@ def merged_helm(bundle: Bundle, decision: TargetDecision) -> dict[str, Any]:
     return deep_merge(memo_of(bundle).merged(_contributing(decision)).merged, {})
 
 
+def merged_helm_view(bundle: Bundle, decision: TargetDecision) -> Mapping[str, Any]:
+    """`merged_helm` without the copy, for a reader that changes nothing (asked per cluster)."""
+    return memo_of(bundle).merged(_contributing(decision)).merged
+
+
 def release_namespace(bundle: Bundle, decision: TargetDecision) -> str:
     return memo_of(bundle).merged(_contributing(decision)).namespace
 
@@ -124,7 +129,7 @@ def template_context(
         cluster_values=cluster.spec.values,
         bundle_name=bundle.metadata.name,
         bundle_namespace=bundle.metadata.namespace or "",
-        images={name: image_view(answer) for name, answer in (images or {}).items()},
+        images={name: image_view(answer) for name, answer in images.items()} if images else {},
     )
 
 

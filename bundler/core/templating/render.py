@@ -15,7 +15,8 @@ values and the cause, and is confined to that cluster. The result is a fresh tre
 never aliases the input or the context. What one cluster's values render to is capped
 (:data:`DEFAULT_RENDER_LIMIT_BYTES`), and so is the work a template may do, compiling included.
 Whoever runs a render under an outer bound (a worker process with a deadline) can follow it with
-``on_template``, told the path of each string before it is rendered, so that a render stopped
+``on_template``, told where each string is before it is rendered (its path in the values, and
+for a map key the key: `field_of` spells it as errors do), so that a render stopped
 from outside can still be reported with its path.
 """
 
@@ -65,7 +66,9 @@ _MISSING_NAME_HELP = (
     " spec.helm.disableTemplating: true to pass this bundle's values verbatim"
 )
 
-_Path = tuple[str | int, ...]
+#: Where a string is in a values tree: the keys and indexes that lead to it.
+Path = tuple[str | int, ...]
+_Path = Path
 #: Jinja's globals (`range`, `dict`, ...), merged into each render's variables once.
 _GLOBALS = dict(ENVIRONMENT.globals)
 
@@ -104,14 +107,14 @@ def render_values(
     limit_bytes: int = DEFAULT_RENDER_LIMIT_BYTES,
     step_limit: int = DEFAULT_STEP_LIMIT,
     templates: TemplateCache = TEMPLATES,
-    on_template: Callable[[str], None] | None = None,
+    on_template: Callable[[Path, str | None], None] | None = None,
 ) -> dict[str, Any]:
     """Render every string and key of a values tree for one cluster. Raises TemplateError.
 
     ``limit_bytes`` caps the rendered tree (a rough JSON size) and anything a template builds
     on the way; ``step_limit`` caps loop iterations plus calls. Compiled strings are kept in
-    ``templates``; ``on_template`` is told the path (``values.a.b``) of each string holding a
-    template before it is rendered.
+    ``templates``; ``on_template`` is told the path of each string holding a template (and the
+    key, for a map key) before it is rendered.
     """
     budget = RenderBudget(limit_bytes, step_limit)
     render = _ClusterRender(context, budget, templates, on_template)
@@ -126,7 +129,7 @@ class _ClusterRender:
         context: TemplateContext,
         budget: RenderBudget,
         templates: TemplateCache,
-        on_template: Callable[[str], None] | None,
+        on_template: Callable[[Path, str | None], None] | None,
     ) -> None:
         self._context = context
         self._budget = budget
@@ -167,7 +170,7 @@ class _ClusterRender:
             self._charge(text_size(source) + 3, path)
             return source
         if self._on_template is not None:
-            self._on_template(_field(path, None))
+            self._on_template(path, None)
         try:
             return self._render(source)
         except ImageNotResolved as unresolved:
@@ -182,7 +185,7 @@ class _ClusterRender:
             self._charge(text_size(source) + 3, path)
             return source
         if self._on_template is not None:
-            self._on_template(_field(path, source))
+            self._on_template(path, source)
         try:
             value = self._render(source)
             return value if isinstance(value, str) else to_text(value, self._budget)
@@ -238,6 +241,11 @@ class _ClusterRender:
 
     def _obj(self) -> str:
         return self._context.describe()
+
+
+def field_of(path: Path, key: str | None) -> str:
+    """Where a string is in the values, as errors name it: ``values.a[0]`` (map key ``'k'``)."""
+    return _field(path, key)
 
 
 def _field(path: _Path, key: str | None) -> str:
