@@ -11,7 +11,7 @@ import os
 import sys
 from pathlib import Path
 
-from bundler.commands.flag_types import check_seconds, positive_seconds
+from bundler.commands.flag_types import check_seconds, mebibytes, positive_seconds
 from bundler.errors import InvalidInputError
 from bundler.inputs import World, load_world
 from bundler.manager.chart_resolver import (
@@ -184,17 +184,7 @@ def add_template_arguments(parser: argparse._ActionsContainer) -> None:
     )
 
 
-def template_memory_mib(text: str) -> int:
-    """argparse type: MiB of memory a render may allocate."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of MiB") from None
-    if value < MIN_TEMPLATE_MEMORY_MIB:
-        raise argparse.ArgumentTypeError(
-            f"must be at least {MIN_TEMPLATE_MEMORY_MIB} MiB, got {value}"
-        )
-    return value
+template_memory_mib = mebibytes(MIN_TEMPLATE_MEMORY_MIB)
 
 
 def template_limits(args: argparse.Namespace) -> TemplateLimits:

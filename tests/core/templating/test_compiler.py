@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-import tracemalloc
-
 import pytest
 
 from bundler.core.templating import TemplateCache, render_values
 from bundler.core.templating.budget import RenderBudget, RenderLimitError
 from bundler.core.templating.compiler import COMPILE_STEPS_PER_TOKEN
-from tests.core.templating.test_render import compile_steps, context, render_error
+from tests.core.templating.test_render import (
+    compile_steps,
+    context,
+    render_error,
+    render_error_traced,
+)
 
 #: Strings whose compiling alone is over one render's budget, though they do nothing.
 OVERSIZED = [
@@ -28,12 +31,7 @@ def test_compiling_is_charged_to_the_render(template: str) -> None:
 
 def test_an_oversized_template_stops_before_it_is_parsed() -> None:
     template = "x" + "${ 1 }" * 30000  # 180 KB: parsing and compiling it took 2 s and 180 MiB
-    tracemalloc.start()
-    try:
-        message = render_error({"v": template})
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    message, peak = render_error_traced({"v": template})
     assert "compiling the template" in message
     assert peak < 8 << 20
 

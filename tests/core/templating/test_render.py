@@ -336,14 +336,19 @@ LIMITS = [
 ALLOCATION_CEILING = 32 << 20
 
 
-@pytest.mark.parametrize("template", [c[1] for c in LIMITS], ids=[c[0] for c in LIMITS])
-def test_limits_fail_fast_without_allocating(template: str) -> None:
+def render_error_traced(values: dict[str, Any]) -> tuple[str, int]:
+    """`render_error`, and the most memory Python allocated at once while it rendered."""
     tracemalloc.start()
     try:
-        message = render_error({"v": template})
-        peak = tracemalloc.get_traced_memory()[1]
+        message = render_error(values)
+        return message, tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
+
+
+@pytest.mark.parametrize("template", [c[1] for c in LIMITS], ids=[c[0] for c in LIMITS])
+def test_limits_fail_fast_without_allocating(template: str) -> None:
+    message, peak = render_error_traced({"v": template})
     assert "limit" in message
     assert "values.v" in message
     assert peak < ALLOCATION_CEILING
