@@ -20,6 +20,7 @@ import os
 import resource
 import sys
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -74,6 +75,7 @@ def run(clusters: int, hostile: tuple[str, ...], limits: TemplateLimits) -> Run:
     pool = shared_pool(limits)
     pool.start()
     manager = Manager(store, ManagerOptions(workers=4, template_limits=limits))
+    stopped = Counter(pool.stopped)  # the pool is the process's: count only this run's
     worker_cpu, cpu, wall = pool.cpu_seconds(), time.process_time(), time.perf_counter()
     try:
         manager.start()
@@ -94,7 +96,7 @@ def run(clusters: int, hostile: tuple[str, ...], limits: TemplateLimits) -> Run:
         resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         pool.peak_rss_mib(),
         errors,
-        dict(pool.stopped),
+        dict(Counter(pool.stopped) - stopped),
     )
 
 
