@@ -69,7 +69,9 @@ bench: $(STAMP)
 	$(BIN)/python -m pip install -q -e '.[bench]'
 	$(BIN)/python -m bundler.commands.bench $(BENCH_ARGS)
 	$(BIN)/python -m bundler.sim.bench
+	$(BIN)/python -m bundler.sim.bench_planning
 	$(BIN)/python -m bundler.sim.bench_limits
+	$(BIN)/python -m bundler.sim.bench_hostile
 	$(BIN)/python -m bundler.manifests.bench
 
 clean:

@@ -30,7 +30,9 @@ from bundler.api.resources import BUNDLE_DEPLOYMENT
 from bundler.commands.arguments import (
     add_kubeconfig_argument,
     add_registry_arguments,
+    add_template_arguments,
     check_kubeconfig_source,
+    templater,
 )
 from bundler.commands.diff_sides import parse_side, side_paths
 from bundler.commands.manifests import (
@@ -50,6 +52,7 @@ from bundler.core.labels import (
     LABEL_CLUSTER_NAMESPACE,
 )
 from bundler.core.planning import key, plan_bundle
+from bundler.core.templating.templater import IN_PROCESS, Templater
 from bundler.errors import BundlerError, InvalidInputError
 from bundler.inputs import World, load_world
 from bundler.kube.store import load_store
@@ -112,6 +115,7 @@ def register(sub: Any) -> None:
         action="store_true",
         help="exit 0 when nothing changes, 1 when something does, 2 on an error (for CI)",
     )
+    add_template_arguments(diff)
     add_manifest_arguments(diff, "compare")
     add_registry_config_argument(diff, "--manifests")
     add_registry_arguments(diff)
@@ -148,14 +152,14 @@ def _run_diff(args: argparse.Namespace) -> int:
         new_world = _load(new_paths)
         resolver = cli_resolver(args) if args.manifests else None
         renderer = manifest_renderer(args, new_world) if args.manifests else None
-        new = plan_world(new_world, resolver, renderer, "new")
+        new = plan_world(new_world, resolver, renderer, "new", templater(args))
     if old_side is None:
         old = live_deployments(args.kubeconfig, renderer)
     else:
         with side_paths(old_side, new_side) as old_paths:
             old_world = _load(old_paths)
             old_renderer = None if renderer is None else _for_world(renderer, old_world)
-            old = plan_world(old_world, resolver, old_renderer, "old")
+            old = plan_world(old_world, resolver, old_renderer, "old", templater(args))
     result = compare(old, new)
     sys.stdout.write(format_diff(result, args.output))
     for line in result.errors:
@@ -172,6 +176,7 @@ def plan_world(
     resolver: VersionResolver | None,
     renderer: ManifestRenderer | None,
     label: str,
+    templater: Templater = IN_PROCESS,
 ) -> _Planned:
     """Every BundleDeployment `world` plans (as render does), rendered when asked."""
     planned = _Planned()
@@ -188,7 +193,9 @@ def plan_world(
             world.clusters,
             world.groups,
             resolved,
-            dependencies=dependencies_in(world, bundle),
+            None,
+            dependencies_in(world, bundle),
+            templater,
         )
         for error in plan.errors:
             planned.failed.add((error.bundle, error.cluster))

@@ -14,7 +14,8 @@ PATH`, else `$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`); a bundl
 be resolved is an error line, the other bundles still print. Other Secrets among the inputs (a CAPI
 cluster's kubeconfig) only feed the Cluster API import; none is printed. `--manifests` (which
 resolves ranges as --resolve does) adds after each BundleDeployment the objects its chart renders to
-(bundler.commands.manifests).
+(bundler.commands.manifests). Values are rendered in bounded template workers
+(`--template-memory`, `--template-timeout`: bundler.templating_pool), as the manager renders them.
 """
 
 from __future__ import annotations
@@ -35,9 +36,11 @@ from bundler.api.resources import SECRET
 from bundler.commands.arguments import (
     add_input_paths,
     add_registry_arguments,
+    add_template_arguments,
     image_resolver_settings,
     load_inputs,
     resolver_settings,
+    templater,
 )
 from bundler.commands.manifests import (
     add_manifest_arguments,
@@ -60,10 +63,11 @@ from bundler.core.planning import (
     PlannedDeployment,
     ResolvedVersions,
     key,
-    merged_helm,
+    merged_helm_view,
     plan_bundle,
 )
 from bundler.core.targeting import match_targets, missing_references
+from bundler.core.templating.templater import IN_PROCESS, Templater
 from bundler.core.versions import LATEST_STABLE, is_exact_version
 from bundler.errors import BundlerError, InvalidInputError
 from bundler.inputs import World
@@ -85,6 +89,7 @@ def register(sub: Any) -> None:
         "(others still print); 2: invalid input.",
     )
     add_input_paths(render)
+    add_template_arguments(render)
     render.add_argument(
         "--flux", action="store_true", help="also print each cluster's Flux objects"
     )
@@ -108,6 +113,7 @@ def register(sub: Any) -> None:
         "Exit 0: explained; 1: the values failed to render; 2: invalid input.",
     )
     add_input_paths(exp)
+    add_template_arguments(exp)
     exp.add_argument("--bundle", required=True, metavar="NS/NAME", help="the Bundle to explain")
     exp.add_argument("--cluster", required=True, metavar="NS/NAME", help="the Cluster to explain")
     add_output_argument(exp, default=None)
@@ -150,7 +156,7 @@ def range_queries(bundle: Bundle, world: World) -> list[VersionQuery]:
     queries: dict[tuple[str, str, str], VersionQuery] = {}
     for cluster in world.clusters:
         decision = match_targets(bundle, cluster, world.groups)
-        query = query_for(merged_helm(bundle, decision)) if decision.deploy else None
+        query = query_for(merged_helm_view(bundle, decision)) if decision.deploy else None
         if query is not None:
             queries.setdefault(query.key, query)
     return [queries[k] for k in sorted(queries)]
@@ -172,10 +178,12 @@ def render_world(
     with_flux: bool,
     resolver: VersionResolver | None = None,
     image_resolver: ImageResolverFn | None = None,
+    templater: Templater = IN_PROCESS,
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """All objects to print and all error lines (per cluster, or per bundle for its version).
     Images are resolved with `image_resolver`, else shown offline
-    (bundler.commands.render_images)."""
+    (bundler.commands.render_images). Values are rendered by `templater` (the command's: the
+    pool of bounded template workers)."""
     clusters = {key(c.metadata.namespace, c.metadata.name): c for c in world.clusters}
     objects: list[dict[str, Any]] = []
     errors: list[str] = []
@@ -193,7 +201,13 @@ def render_world(
             images = resolve_images(bundle, queries, world, image_resolver)
         errors.extend(image_lines(bundle, queries, images))
         plan = plan_bundle(
-            bundle, world.clusters, world.groups, resolved, images, dependencies_in(world, bundle)
+            bundle,
+            world.clusters,
+            world.groups,
+            resolved,
+            images,
+            dependencies_in(world, bundle),
+            templater,
         )
         siblings = workspace_bundles(world.bundles, bundle.metadata.namespace)
         missing = missing_references(bundle, world.groups, siblings, siblings)
@@ -251,7 +265,7 @@ def run_render(args: argparse.Namespace) -> int:
     resolver = cli_resolver(args) if args.resolve or args.manifests else None
     images = cli_image_resolver(args) if args.resolve or args.manifests else None
     renderer = manifest_renderer(args, world) if args.manifests else None
-    objects, messages = render_world(world, args.flux, resolver, images)
+    objects, messages = render_world(world, args.flux, resolver, images, templater(args))
     if renderer is not None:
         objects, chart_errors = with_manifests(objects, renderer)
         messages.extend(chart_errors)
@@ -281,6 +295,7 @@ def run_explain(args: argparse.Namespace) -> int:
         bundle_names=siblings,
         bundle_labels=siblings,
         dependencies=dependencies_in(world, bundle),
+        templater=templater(args),
     )
     if args.output is not None:
         sys.stdout.write(format_data(explanation_data(args.bundle, args.cluster, exp), args.output))

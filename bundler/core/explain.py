@@ -26,6 +26,7 @@ from bundler.core.targeting import (
     match_targets,
     missing_references,
 )
+from bundler.core.templating.templater import IN_PROCESS, Templater
 from bundler.core.validation import cluster_name_problem
 from bundler.errors import TemplateError
 
@@ -55,6 +56,7 @@ def explain(
     bundle_names: Iterable[str] = (),
     bundle_labels: Mapping[str, Mapping[str, str]] | None = None,
     dependencies: Dependencies | None = None,
+    templater: Templater = IN_PROCESS,
 ) -> Explanation:
     """`bundle_names`: the Bundles of the bundle's workspace, to check its dependsOn;
     `bundle_labels` their labels, to check its dependsOn selectors; `dependencies` its dependsOn
@@ -75,7 +77,7 @@ def explain(
         merged = merged_helm(bundle, decision)
         try:
             options = render_options(
-                bundle, cluster, decision, resolved or {}, dependencies=dependencies
+                bundle, cluster, decision, resolved or {}, None, dependencies, templater
             )
         except TemplateError as err:
             error = str(err)
