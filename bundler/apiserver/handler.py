@@ -6,11 +6,14 @@ against the store; every error leaves as a Kubernetes Status object, and every a
 request's warnings as Warning headers. Custom resources are served as decoded from storage
 (bundler.apiserver.decoding), to reads and watches alike. A request's body is read only once the
 request is authenticated and authorized, and only by a verb that takes one, within the body limit
-(bundler.apiserver.bodies); a connection whose body was left unread closes after the answer.
+(bundler.apiserver.bodies); a connection whose body was left unread closes after the answer. A
+client that goes away (mid-handshake, mid-request, mid-body, mid-answer, during a watch) ends its
+connection with one debug line, never a traceback: only the server's own failures are errors.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import select
@@ -74,7 +77,17 @@ class RequestHandler(BaseHTTPRequestHandler):
         self._body: RequestBody | None = None
         # Headers and body leave in separate writes: without this, Nagle's algorithm and the
         # client's delayed ACK add tens of milliseconds to every keep-alive request.
-        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        with contextlib.suppress(OSError):  # a client gone already is found by the first read
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def handle(self) -> None:
+        try:
+            super().handle()
+        except OSError as error:
+            # What http.server reads and writes itself: the TLS handshake, a request line or
+            # headers, a keep-alive connection idle or reset. (Answers go through _send, whose
+            # failures are ClientGoneError.)
+            log.debug("connection from %s ended: %r", self.address_string(), error)
 
     def do_GET(self) -> None:
         self._handle()
@@ -316,8 +329,11 @@ class RequestHandler(BaseHTTPRequestHandler):
         for warning in self._warnings.headers():
             # http.server writes headers as latin-1; these bytes are the UTF-8 Go would send.
             self.send_header("Warning", warning.encode().decode("latin-1"))
-        self.end_headers()
-        self.wfile.write(data)
+        try:
+            self.end_headers()
+            self.wfile.write(data)
+        except OSError as error:
+            raise ClientGoneError(f"sending the answer: {error}") from None
 
 
 def _named(request: ApiRequest) -> str | None:
