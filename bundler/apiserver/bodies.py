@@ -13,12 +13,16 @@ remainder of at most DRAIN_LIMIT is read and dropped, so the connection carries 
 (Go's net/http drains as much after a handler); anything more, a chunked body, or a body held
 back for 100-continue closes the connection after the answer, and the caller lingers before the
 close (`left_unread`). A body cut short by the client (end of stream, reset, timeout) is
-`ClientGoneError`: nothing of it is executed and nothing is answered.
+`ClientGoneError`: nothing of it is executed and nothing is answered. Framing errors are answered
+as kube-apiserver answers them: a Content-Length that is no length with Go's plain-text 400 before
+anything else, a broken chunked body with Go's chunked reader's message in a 500 (a chunk-size
+line is read up to 4096 bytes, as there).
 """
 
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Callable
 from email.message import Message
 
@@ -32,6 +36,7 @@ MAX_CHUNK_LINE = 4096
 # Trailer lines after a chunked body; more is no HTTP client's doing.
 MAX_TRAILERS = 100
 _READ_SIZE = 64 * 1024
+_HEX = re.compile(rb"[0-9a-fA-F]+")
 
 
 class ClientGoneError(Exception):
@@ -63,14 +68,19 @@ class RequestBody:
         self._body: bytes | None = None
         self.left_unread = False
 
+    def check_framing(self) -> None:
+        """Refuse a Content-Length that is no length, as Go's server does before any handler:
+        400 `400 Bad Request` as plain text (and settle() closes the connection)."""
+        if not self._chunked and self._remaining < 0:
+            raise HttpError(400, "400 Bad Request", plain=True)
+
     def read(self) -> bytes:
         """The whole body (once; again the same), or the HttpError of a body too large or
         framed wrongly, or ClientGoneError."""
         if self._body is not None:
             return self._body
-        if not self._chunked and self._remaining < 0:
-            raise _bad_framing()  # settle() closes the connection: the next request is lost
-        if self._continue:
+        self.check_framing()
+        if self._continue and not self._finished:  # no interim answer for an empty body
             self._continue = False
             self._send_continue()
         try:
@@ -114,41 +124,48 @@ class RequestBody:
         return body
 
     def _read_chunked(self) -> bytes:
+        """The chunks' data, read as Go's chunked reader (net/http/internal/chunked.go) reads
+        them, with its errors, which kube-apiserver answers as any error that is no Status: 500
+        without a reason. Whatever stops it leaves the connection unusable: settle() closes it."""
         parts: list[bytes] = []
         total = 0
-        while size := self._chunk_size():
+        excess = 0  # bytes of chunk-size lines beyond what their data pays for, as Go counts
+        while True:
+            line = self._chunk_line()
+            size = _chunk_size(line)
+            excess = max(excess + len(line) + 2 - 16 - 2 * size, 0)
+            if excess > 16 * 1024:
+                raise _chunk_error("chunked encoding contains too much non-data")
+            if not size:
+                break
             take = min(size, self._limit + 1 - total)
             parts.append(self._exactly(take))
             total += take
             if total > self._limit:
-                self.left_unread = True  # mid-chunk: the connection cannot be used again
                 raise request_entity_too_large(self._limit)
-            self._line()  # the CRLF after the chunk's data
+            if self._exactly(2) != b"\r\n":
+                raise _chunk_error("malformed chunked encoding")
         for _ in range(MAX_TRAILERS):
             if self._line() in (b"\r\n", b"\n"):
                 self._finished = True
                 return b"".join(parts)
-        self.left_unread = True
-        raise _bad_framing()
+        raise _chunk_error("header line too long")
 
-    def _chunk_size(self) -> int:
+    def _chunk_line(self) -> bytes:
+        """A chunk-size line without its CRLF."""
         line = self._line()
-        try:
-            size = int(line.split(b";")[0].strip() or b"0", 16)
-        except ValueError:
-            size = -1
-        if size < 0:
-            self.left_unread = True
-            raise _bad_framing()
-        return size
+        if b"\r" not in line:
+            raise _chunk_error("chunked line ends with bare LF")
+        if line.index(b"\r") != len(line) - 2:
+            raise _chunk_error("invalid CR in chunked line")
+        return line[:-2]
 
     def _line(self) -> bytes:
         line = self._rfile.readline(MAX_CHUNK_LINE + 1)
-        if not line:
-            raise ClientGoneError("the request body ended early")
         if len(line) > MAX_CHUNK_LINE:
-            self.left_unread = True
-            raise _bad_framing()
+            raise _chunk_error("header line too long")
+        if not line.endswith(b"\n"):
+            raise ClientGoneError("the request body ended early")
         return line
 
     def _exactly(self, size: int) -> bytes:
@@ -172,5 +189,18 @@ def _parsed_length(text: str) -> int:
     return int(text) if text.isascii() and text.isdigit() else -1
 
 
-def _bad_framing() -> HttpError:
-    return HttpError(400, "malformed request body framing")
+def _chunk_size(line: bytes) -> int:
+    """The size a chunk-size line (without its CRLF) gives: trailing blanks, then any
+    extension left out, and nothing else allowed, as in Go."""
+    size = line.rstrip(b" \t").split(b";")[0]
+    if not size:
+        raise _chunk_error("empty hex number for chunk length")
+    if not _HEX.fullmatch(size):
+        raise _chunk_error("invalid byte in chunk length")
+    if len(size) > 16:
+        raise _chunk_error("http chunk length too large")
+    return int(size, 16)
+
+
+def _chunk_error(message: str) -> HttpError:
+    return HttpError(500, message, reason="")

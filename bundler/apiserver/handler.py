@@ -180,6 +180,7 @@ class RequestHandler(BaseHTTPRequestHandler):
 
     def _dispatch(self, request_body: RequestBody) -> None:
         context = self._context
+        request_body.check_framing()  # Go's server refuses it before any handler runs
         user = context.authenticator.authenticate(self.headers.get("Authorization"))
         url = urlsplit(self.path)
         path = unquote(url.path)

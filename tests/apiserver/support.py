@@ -265,13 +265,16 @@ def _summary(event: dict[str, Any] | None) -> tuple[str, str]:
 
 @dataclass(frozen=True)
 class StreamedAnswer:
-    """The first answer to a streamed body: its code, headers (names in lower case) and JSON
-    body (None for an interim 100), and how much of the body had been sent when it came."""
+    """The first answer to a streamed body: its code, headers (names in lower case) and body
+    text (empty for an interim 100), and how much of the body had been sent when it came."""
 
     sent: int
     code: int
     headers: dict[str, str]
-    body: Any
+    text: str
+
+    def json(self) -> Any:
+        return json.loads(self.text)
 
 
 def stream_body(
@@ -280,34 +283,28 @@ def stream_body(
     method: str,
     path: str,
     headers: dict[str, str],
-    *,
-    declared: int,
+    frame: bytes,
     bound: int,
-    chunked: bool = False,
 ) -> StreamedAnswer:
-    """Send `method path` with a body of `declared` bytes (or chunked, endless) and stop at the
-    first answer; fails if none comes before `bound` bytes of the body were sent.
+    """Send `method path` with `headers` (its framing among them), then `frame` again and again
+    as its body, and stop at the first answer; fails if none comes before `bound` bytes of the
+    body were sent.
 
     The body is sent while the answer is awaited, as a client writing a large request does; how
     far it got when the answer came bounds what the server read of it."""
     url = urlsplit(base)
     host = url.hostname or ""
-    framing = {"Transfer-Encoding": "chunked"} if chunked else {"Content-Length": str(declared)}
     head = f"{method} {path} HTTP/1.1\r\nHost: {url.netloc}\r\n" + "".join(
-        f"{name}: {value}\r\n" for name, value in {**headers, **framing}.items()
+        f"{name}: {value}\r\n" for name, value in headers.items()
     )
-    piece = b" " * 65536  # whitespace: valid JSON padding, were any of it read
-    frame = b"%X\r\n%s\r\n" % (len(piece), piece) if chunked else piece
     raw = socket.create_connection((host, url.port or 443), timeout=PATIENCE_S)
     with context.wrap_socket(raw, server_hostname=host) as tls:
         tls.sendall(head.encode() + b"\r\n")
-        sent, first = _send_until_answered(tls, frame, len(piece), bound)
+        sent, first = _send_until_answered(tls, frame, bound)
         return _first_answer(tls, sent, first)
 
 
-def _send_until_answered(
-    tls: ssl.SSLSocket, frame: bytes, size: int, bound: int
-) -> tuple[int, bytes]:
+def _send_until_answered(tls: ssl.SSLSocket, frame: bytes, bound: int) -> tuple[int, bytes]:
     """Body bytes sent, and the first bytes of the answer, once they come."""
     tls.setblocking(False)
     sent = 0
@@ -328,7 +325,7 @@ def _send_until_answered(
             break
         try:
             tls.send(frame)  # all of it or nothing: OpenSSL's writes are not partial here
-            sent += size
+            sent += len(frame)
         except (ssl.SSLWantReadError, ssl.SSLWantWriteError):
             select.select([tls], [tls], [], 0.1)
         except OSError:
@@ -347,9 +344,9 @@ def _first_answer(tls: ssl.SSLSocket, sent: int, received: bytes) -> StreamedAns
     code = int(status.split(" ")[1])
     headers = {k.strip().lower(): v.strip() for k, v in (ln.split(":", 1) for ln in lines)}
     if code == 100:
-        return StreamedAnswer(sent, code, headers, None)
-    length = int(headers.get("content-length", "0"))
-    while len(rest) < length and (more := tls.recv(65536)):
+        return StreamedAnswer(sent, code, headers, "")
+    # Go leaves Content-Length out of a plain-text error it closes the connection after.
+    length = int(headers.get("content-length", "-1"))
+    while (length < 0 or len(rest) < length) and (more := tls.recv(65536)):
         rest += more
-    body = json.loads(rest[:length]) if length else None
-    return StreamedAnswer(sent, code, headers, body)
+    return StreamedAnswer(sent, code, headers, (rest if length < 0 else rest[:length]).decode())

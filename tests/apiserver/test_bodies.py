@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import socket
 import ssl
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import BinaryIO
 from urllib.parse import urlsplit
@@ -32,7 +33,26 @@ DECLARED = 600_000_000
 # The answer must come before this much of the body was sent: the limit, and what loopback's
 # socket buffers hold on both sides (several MiB), with room to spare.
 BOUND = 64 * 1024 * 1024
-TOO_LARGE = f"Request entity too large: limit is {MAX_REQUEST_BODY_BYTES}"
+PIECE = b" " * 65536  # whitespace: valid JSON padding, were any of it read
+# How the body goes: (its framing headers, what is sent again and again).
+FRAMINGS: dict[str, tuple[dict[str, str], bytes]] = {
+    "length": ({"Content-Length": str(DECLARED)}, PIECE),
+    "chunked": ({"Transfer-Encoding": "chunked"}, b"%X\r\n%s\r\n" % (len(PIECE), PIECE)),
+    # A chunk-size line that never ends: Go reads 4096 bytes of one.
+    "endless-chunk-size": ({"Transfer-Encoding": "chunked"}, b"1" * 65536),
+    "negative-length": ({"Content-Length": "-1"}, PIECE),
+    "length-not-a-number": ({"Content-Length": "lots"}, PIECE),
+}
+TOO_LARGE = {
+    "reason": "RequestEntityTooLarge",
+    "message": f"Request entity too large: limit is {MAX_REQUEST_BODY_BYTES}",
+}
+UNAUTHORIZED = {"reason": "Unauthorized", "message": "Unauthorized"}
+FORBIDDEN = {
+    "reason": "Forbidden",
+    "message": 'secrets is forbidden: User "system:serviceaccount:{ns}:reader" cannot create '
+    'resource "secrets" in API group "" in the namespace "{ns}"',
+}
 
 
 @dataclass(frozen=True)
@@ -41,36 +61,40 @@ class Case:
     method: str
     path: str
     code: int
-    reason: str | None
-    message: str
-    chunked: bool = False
+    expected: Mapping[str, str | None]  # fields of the JSON answer; {"text": ...} for plain text
+    framing: str = "length"
     expect_continue: bool = False
 
 
 CASES: dict[str, Case] = {
-    "no-credentials": Case("nobody", "POST", SECRETS, 401, "Unauthorized", "Unauthorized"),
-    "no-credentials-chunked": Case(
-        "nobody", "POST", SECRETS, 401, "Unauthorized", "Unauthorized", chunked=True
-    ),
+    "no-credentials": Case("nobody", "POST", SECRETS, 401, UNAUTHORIZED),
+    "no-credentials-chunked": Case("nobody", "POST", SECRETS, 401, UNAUTHORIZED, "chunked"),
     "no-credentials-awaiting-100-continue": Case(
-        "nobody", "POST", SECRETS, 401, "Unauthorized", "Unauthorized", expect_continue=True
+        "nobody", "POST", SECRETS, 401, UNAUTHORIZED, expect_continue=True
     ),
-    "unknown-token": Case("stranger", "POST", SECRETS, 401, "Unauthorized", "Unauthorized"),
-    "forbidden": Case(
-        "reader", "POST", SECRETS, 403, "Forbidden", 'cannot create resource "secrets"'
+    "unknown-token": Case("stranger", "POST", SECRETS, 401, UNAUTHORIZED),
+    "forbidden": Case("reader", "POST", SECRETS, 403, FORBIDDEN),
+    "admin-create": Case("admin", "POST", SECRETS, 413, TOO_LARGE),
+    "admin-create-chunked": Case("admin", "POST", SECRETS, 413, TOO_LARGE, "chunked"),
+    "admin-create-custom-resource": Case("admin", "POST", BUNDLES, 413, TOO_LARGE),
+    "admin-update": Case("admin", "PUT", f"{SECRETS}/s", 413, TOO_LARGE),
+    "admin-delete": Case("admin", "DELETE", f"{SECRETS}/s", 413, TOO_LARGE),
+    "admin-list-ignores-a-body": Case("admin", "GET", SECRETS, 200, {"kind": "SecretList"}),
+    "admin-endless-chunk-size-line": Case(
+        "admin",
+        "POST",
+        SECRETS,
+        500,
+        {"reason": None, "message": "header line too long"},
+        "endless-chunk-size",
     ),
-    "admin-create": Case("admin", "POST", SECRETS, 413, "RequestEntityTooLarge", TOO_LARGE),
-    "admin-create-chunked": Case(
-        "admin", "POST", SECRETS, 413, "RequestEntityTooLarge", TOO_LARGE, chunked=True
+    # Go's server refuses a Content-Length that is none before anything else, credentials too.
+    "negative-content-length": Case(
+        "nobody", "POST", SECRETS, 400, {"text": "400 Bad Request"}, "negative-length"
     ),
-    "admin-create-custom-resource": Case(
-        "admin", "POST", BUNDLES, 413, "RequestEntityTooLarge", TOO_LARGE
+    "content-length-not-a-number": Case(
+        "nobody", "POST", SECRETS, 400, {"text": "400 Bad Request"}, "length-not-a-number"
     ),
-    "admin-update": Case("admin", "PUT", f"{SECRETS}/s", 413, "RequestEntityTooLarge", TOO_LARGE),
-    "admin-delete": Case(
-        "admin", "DELETE", f"{SECRETS}/s", 413, "RequestEntityTooLarge", TOO_LARGE
-    ),
-    "admin-list-ignores-a-body": Case("admin", "GET", SECRETS, 200, None, "SecretList"),
 }
 
 
@@ -91,27 +115,56 @@ def client_side(backend: Backend, ns: str, who: str) -> tuple[ssl.SSLContext, di
 @pytest.mark.parametrize("case", list(CASES.values()), ids=list(CASES))
 def test_a_huge_body_is_answered_before_it_is_sent(backend: Backend, ns: str, case: Case) -> None:
     context, headers = client_side(backend, ns, case.who)
+    framing, frame = FRAMINGS[case.framing]
+    headers = {**headers, "Content-Type": "application/json", **framing}
     if case.expect_continue:
         headers["Expect"] = "100-continue"
-    answer = stream_body(
-        backend.url,
-        context,
-        case.method,
-        case.path.replace("{ns}", ns),
-        {**headers, "Content-Type": "application/json"},
-        declared=DECLARED,
-        bound=BOUND,
-        chunked=case.chunked,
-    )
+    path = case.path.replace("{ns}", ns)
+    answer = stream_body(backend.url, context, case.method, path, headers, frame, BOUND)
     assert answer.code == case.code, answer
     assert answer.sent < BOUND
     # What the client still sends is not read: the connection cannot carry another request.
     assert answer.headers.get("connection") == "close"
-    if case.reason is None:
-        assert answer.body["kind"] == case.message
+    if "text" in case.expected:
+        assert answer.text == case.expected["text"]
         return
-    assert (answer.body["reason"], answer.body["code"]) == (case.reason, case.code)
-    assert case.message in answer.body["message"]
+    body = answer.json()
+    expected = {k: v if v is None else v.replace("{ns}", ns) for k, v in case.expected.items()}
+    assert {key: body.get(key) for key in expected} == expected
+
+
+# Chunked bodies broken in each way Go's chunked reader names, and its message, which
+# kube-apiserver answers as any error that is no Status: 500 without a reason.
+BROKEN_CHUNKS: dict[str, tuple[bytes, str]] = {
+    "size-not-hex": (b"zz\r\n{}\r\n0\r\n\r\n", "invalid byte in chunk length"),
+    "size-empty": (b"\r\n{}\r\n0\r\n\r\n", "empty hex number for chunk length"),
+    "size-too-large": (b"1" * 17 + b"\r\n{}\r\n", "http chunk length too large"),
+    "size-line-ends-with-bare-lf": (b"2\n{}\r\n0\r\n\r\n", "chunked line ends with bare LF"),
+    "size-line-with-a-cr-inside": (b"2\r;\r\n{}\r\n0\r\n\r\n", "invalid CR in chunked line"),
+    "data-not-followed-by-crlf": (b"2\r\n{}XX0\r\n\r\n", "malformed chunked encoding"),
+    "extensions-without-data": (
+        b"".join(b"1;" + b"x" * 1000 + b"\r\nx\r\n" for _ in range(20)),
+        "chunked encoding contains too much non-data",
+    ),
+}
+
+
+@pytest.mark.parametrize(("body", "message"), list(BROKEN_CHUNKS.values()), ids=list(BROKEN_CHUNKS))
+def test_a_broken_chunked_body_is_refused_as_go_refuses_it(
+    backend: Backend, api: Http, body: bytes, message: str
+) -> None:
+    headers = {**backend.admin_headers(), "Transfer-Encoding": "chunked"}
+    path = api.path(SECRETS)
+    answer = stream_body(backend.url, backend.ssl_context(), "POST", path, headers, body, BOUND)
+    assert (answer.code, answer.headers.get("connection")) == (500, "close"), answer
+    assert answer.json() == {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "code": 500,
+    }
 
 
 @pytest.mark.parametrize("chunked", [False, True], ids=["content-length", "chunked"])
