@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: demo dev test fuzz e2e e2e-tools lint crds charts bench registry kubectl clean
+.PHONY: demo dev test fuzz e2e e2e-tools lint crds charts bench bench-fleet registry kubectl clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -73,6 +73,13 @@ bench: $(STAMP)
 	$(BIN)/python -m bundler.sim.bench_limits
 	$(BIN)/python -m bundler.sim.bench_hostile
 	$(BIN)/python -m bundler.manifests.bench
+
+# Rancher Fleet's controller and bundler's manager side by side on the same real kube-apiserver
+# (tests/e2e/bench_fleet.py): builds Fleet's controller from its Go module first (about 6 minutes
+# the first time). BENCH_FLEET_ARGS=--sizes=200x10 for the small fleet only.
+bench-fleet: $(STAMP)
+	@e2e/toolchain/build.sh fleet
+	$(BIN)/python -m tests.e2e.bench_fleet $(BENCH_FLEET_ARGS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info
