@@ -6,6 +6,7 @@ BundlerError
 │   │                        (CLI exit 1: the command line was fine; Ready=False)
 │   └── RegistryAuthError    a registry refused the client (401/403): its credentials or rights
 ├── TemplateError       values of one bundle failed to render for one cluster (confined to it)
+├── TagTakenError       a push would replace a different chart under the same tag (CLI exit 1)
 └── TransientError      the world is not ready or not reachable; retry with backoff
 
 Messages name the object, the field and the cause, and never carry secret values.
@@ -46,6 +47,11 @@ class RegistryAuthError(InvalidInputError):
 
 class TemplateError(BundlerError):
     """A values template failed for one bundle on one cluster."""
+
+
+class TagTakenError(BundlerError):
+    """A chart push would put different content under a tag that already holds a chart: the same
+    version would mean two charts. Refused unless forced."""
 
 
 class TransientError(BundlerError):
