@@ -1,5 +1,6 @@
 """Fuzzing the input paths: whatever YAML a user hands bundler, reading it ends in the objects or in
-one BundlerError (an input error naming file, line and field), never another exception.
+one BundlerError (an input error naming file, line and field, or the error saying the inputs hold
+nothing bundler reads), never another exception.
 
 Targets: the YAML loader (bundler.yamlload), documents into API objects (bundler.api.documents,
 validation), `-f` reading of files and directories (bundler.inputs.load_world, the Cluster API
@@ -26,7 +27,7 @@ from bundler.api.documents import parse_object, split_documents
 from bundler.api.selector import LabelSelector
 from bundler.cli import main
 from bundler.core.selectors import selector_matches, selector_to_string, validate_selector
-from bundler.errors import BundlerError, InvalidInputError
+from bundler.errors import BundlerError, InvalidInputError, NothingToReadError
 from bundler.inputs import load_world
 from tests.fuzz.strategies import corpus_texts, documents, labels, selectors, yaml_texts
 
@@ -73,7 +74,7 @@ def command_on(text: str, command: str) -> tuple[int, str]:
 @pytest.mark.parametrize("text", [t for _, t in CORPUS], ids=[name for name, _ in CORPUS])
 def test_the_corpus_reads_as_objects_or_input_errors(text: str) -> None:
     for target in (read_documents, load_file):
-        with contextlib.suppress(InvalidInputError):
+        with contextlib.suppress(InvalidInputError, NothingToReadError):
             target(text)
     for command in COMMANDS:
         code, err = command_on(text, command)
@@ -94,7 +95,7 @@ def test_documents_become_objects_or_an_input_error(text: str) -> None:
 
 @given(yaml_texts())
 def test_files_given_with_f_are_read_or_refused_in_one_error(text: str) -> None:
-    with contextlib.suppress(InvalidInputError):
+    with contextlib.suppress(InvalidInputError, NothingToReadError):
         load_file(text)
 
 
