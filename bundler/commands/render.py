@@ -60,6 +60,7 @@ from bundler.core.planning import (
     plan_bundle,
 )
 from bundler.core.targeting import match_targets, missing_references
+from bundler.core.templating.gotemplate import bundle_label_warnings
 from bundler.core.versions import LATEST_STABLE, is_exact_version
 from bundler.errors import BundlerError, InvalidInputError
 from bundler.inputs import World
@@ -185,6 +186,7 @@ def render_world(
         plan = plan_bundle(bundle, world.clusters, world.groups, resolved, images)
         siblings = bundle_names(world, bundle.metadata.namespace)
         missing = missing_references(bundle, world.groups, siblings)
+        missing += bundle_label_warnings(bundle)
         errors.extend(f"warning: Bundle {bundle_key}: {line}" for line in missing)
         ranges: set[str] = set()
         for planned in plan.deployments:
@@ -263,7 +265,7 @@ def run_explain(args: argparse.Namespace) -> int:
     if args.output is not None:
         sys.stdout.write(format_data(explanation_data(args.bundle, args.cluster, exp), args.output))
         return EXIT_RENDER_FAILED if exp.error else EXIT_OK
-    for line in exp.missing:
+    for line in [*exp.missing, *bundle_label_warnings(bundle)]:
         print(f"warning: Bundle {args.bundle}: {line}", file=sys.stderr)
     out = [f"Bundle {args.bundle} on Cluster {args.cluster}: {verdict(exp)}"]
     out.append(f"cluster groups: {', '.join(exp.groups) or '(none)'}")

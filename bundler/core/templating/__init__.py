@@ -7,7 +7,9 @@ the per-render :mod:`~bundler.core.templating.budget`; :mod:`~bundler.core.templ
 turns results into plain data and text; :mod:`~bundler.core.templating.reads` tells what a values
 tree's templates read, so renders can be memoised per distinct input;
 :mod:`~bundler.core.templating.fields` extends the render to a release's post-renderers (patches
-read as YAML first) and common metadata.
+read as YAML first) and common metadata; :mod:`~bundler.core.templating.gotemplate` reads Fleet's
+Go-template values, converts their common forms, and gives the hint a template error on Fleet's
+syntax carries.
 """
 
 from bundler.core.templating.render import (
