@@ -244,6 +244,20 @@ def package(
     return target, archive
 
 
+def archive_files(data: bytes, *, source: str) -> dict[str, bytes]:
+    """The files of a chart archive by their path below its top directory (read within the
+    decompression cap)."""
+    return {entry.relative: entry.data for entry in _archive_entries(data, source)[1]}
+
+
+def with_file(data: bytes, relative: str, content: bytes, *, source: str) -> bytes:
+    """The chart archive `data` with the file `relative` (below its top directory) holding
+    `content`, packaged as bundler packages."""
+    top, entries = _archive_entries(data, source)
+    kept = [e for e in entries if e.relative != relative]
+    return _archive(top, [*kept, _Entry(relative, content)])
+
+
 def _chart_yaml_bytes(
     data: bytes, source: str, error: type[InvalidInputError] = InvalidInputError
 ) -> bytes:
