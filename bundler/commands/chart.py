@@ -42,7 +42,7 @@ from bundler.oci.client import DEFAULT_DEADLINE_S, DEFAULT_TIMEOUT_S
 from bundler.oci.package import ChartArchive
 
 
-def _add_connection_flags(parser: argparse.ArgumentParser) -> None:
+def add_connection_flags(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("registry connection")
     group.add_argument(
         "--plain-http",
@@ -90,7 +90,7 @@ def _read_password() -> str:
     return sys.stdin.read().rstrip("\r\n")
 
 
-def _options(args: argparse.Namespace, host: str) -> registry.RegistryOptions:
+def registry_options(args: argparse.Namespace, host: str) -> registry.RegistryOptions:
     if args.password_stdin and not args.username:
         raise InvalidInputError("--password-stdin needs --username")
     if args.username and not args.password_stdin:
@@ -167,7 +167,7 @@ def run_push(args: argparse.Namespace) -> int:
     pushed = registry.push_chart(
         archive,
         location,
-        _options(args, location.host),
+        registry_options(args, location.host),
         force=args.force,
         created=created_annotation(),
     )
@@ -213,7 +213,7 @@ def run_pull(args: argparse.Namespace) -> int:
     if args.version is not None and not is_exact_version(args.version):
         parse_constraint(args.version, field="--version")  # a typo fails before any request
     destination = _output_dir(args.destination, "--destination")
-    options = _options(args, repo.host)
+    options = registry_options(args, repo.host)
     pulled = registry.pull_chart(_tag_for(repo, args.version, options), options)
     if args.untar:
         name = str(pulled.chart_yaml["name"])
@@ -230,7 +230,7 @@ def run_pull(args: argparse.Namespace) -> int:
 
 def run_versions(args: argparse.Namespace) -> int:
     repo = reference.parse_repository(args.ref)
-    for version in repository.oci_chart_versions(repo, _options(args, repo.host)):
+    for version in repository.oci_chart_versions(repo, registry_options(args, repo.host)):
         print(version)
     return 0
 
@@ -268,7 +268,7 @@ def register(sub: Any) -> None:
         action="store_true",
         help="replace a different chart already pushed under the same tag (with a warning)",
     )
-    _add_connection_flags(push)
+    add_connection_flags(push)
     push.set_defaults(run=run_push)
 
     pull = commands.add_parser("pull", help="download a chart from oci://HOST/PATH/NAME")
@@ -280,10 +280,10 @@ def register(sub: Any) -> None:
     )
     pull.add_argument("-d", "--destination", default=".", metavar="DIR", help="output directory")
     pull.add_argument("--untar", action="store_true", help="unpack the chart as DIR/NAME")
-    _add_connection_flags(pull)
+    add_connection_flags(pull)
     pull.set_defaults(run=run_pull)
 
     versions = commands.add_parser("versions", help="list a chart's versions, newest first")
     versions.add_argument("ref", metavar="oci://HOST[:PORT]/PATH/NAME")
-    _add_connection_flags(versions)
+    add_connection_flags(versions)
     versions.set_defaults(run=run_versions)

@@ -4,9 +4,10 @@ nothing bundler reads), never another exception.
 
 Targets: the YAML loader (bundler.yamlload), documents into API objects (bundler.api.documents,
 validation), `-f` reading of files and directories (bundler.inputs.load_world, the Cluster API
-import included), the `bundler render` and `explain` commands end to end, and label selectors
-(bundler.core.selectors). Every corpus file runs as a case of its own on every `make test`, and
-seeds the mutated texts; `make fuzz` runs the same properties for many more examples.
+import included), the `bundler render` and `explain` commands end to end, label selectors
+(bundler.core.selectors), and `bundler import fleet` of fleet.yaml files of any shape. Every
+corpus file runs as a case of its own on every `make test`, and seeds the mutated texts; `make
+fuzz` runs the same properties for many more examples.
 """
 
 from __future__ import annotations
@@ -29,7 +30,14 @@ from bundler.cli import main
 from bundler.core.selectors import selector_matches, selector_to_string, validate_selector
 from bundler.errors import BundlerError, InvalidInputError, NothingToReadError
 from bundler.inputs import load_world
-from tests.fuzz.strategies import corpus_texts, documents, labels, selectors, yaml_texts
+from tests.fuzz.strategies import (
+    corpus_texts,
+    documents,
+    fleet_documents,
+    labels,
+    selectors,
+    yaml_texts,
+)
 
 CORPUS = corpus_texts()
 INTERNAL_ERROR = "internal error"
@@ -106,6 +114,16 @@ def test_render_never_fails_internally(text: str) -> None:
     assert INTERNAL_ERROR not in err, err
     if code:
         assert err.startswith("error: ") or err.startswith("notice: "), err
+
+
+@given(fleet_documents())
+def test_importing_a_fleet_yaml_never_fails_internally(document: dict[str, Any]) -> None:
+    with tempfile.TemporaryDirectory(prefix="bundler-fuzz-") as scratch:
+        Path(scratch, "web").mkdir()
+        Path(scratch, "web", "fleet.yaml").write_text(_dumped(document), encoding="utf-8")
+        code, err = run_bundler("import", "fleet", scratch)
+    assert code in (0, 1, 2), err
+    assert INTERNAL_ERROR not in err, err
 
 
 @given(selectors(), labels())
