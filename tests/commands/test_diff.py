@@ -116,6 +116,27 @@ def test_a_directory_the_old_revision_lacks_is_all_created(
     assert json.loads(out)["bundles"] == {"ws/web": {"created": 2}}
 
 
+@pytest.mark.parametrize(
+    ("cwd", "to"),
+    [("", "team/fleet"), ("team", "fleet"), ("team/fleet", "."), ("team/fleet/deep", "..")],
+    ids=["top", "subdirectory", "the-directory-itself", "below-it"],
+)
+def test_a_revision_is_read_at_the_same_paths_from_any_directory(
+    capsys: pytest.CaptureFixture[str],
+    repo: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    cwd: str,
+    to: str,
+) -> None:
+    commit(repo, "one", PROD, DEV, bundle("web", REPO, "web", "1.0.0"), path="team/fleet/a.yaml")
+    write_fleet(repo / "team/fleet/a.yaml", PROD, DEV, bundle("web", REPO, "web", "2.0.0"))
+    (repo / "team/fleet/deep").mkdir(exist_ok=True)
+    monkeypatch.chdir(repo / cwd)
+    code, out, err = diff(capsys, "--from", "main", "--to", to, "-o", "json")
+    assert code == 0, err
+    assert json.loads(out)["bundles"] == {"ws/web": {"changed": 2}}
+
+
 def test_markdown_is_a_pull_request_comment(capsys: pytest.CaptureFixture[str], repo: Path) -> None:
     commit(repo, "one", PROD, DEV, bundle("web", REPO, "web", "1.0.0"))
     write_fleet(repo / "fleet/fleet.yaml", PROD, DEV, bundle("web", REPO, "web", "2.0.0"))
