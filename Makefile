@@ -47,7 +47,7 @@ e2e-tools:
 
 # bundler against the real components. Without Go the tests skip, saying how to build the tools,
 # except in CI (CI=true), where a missing component fails them.
-e2e: $(STAMP) registry
+e2e: $(STAMP) registry kubectl
 	@e2e/toolchain/build.sh || [ "$$CI" != true ]
 	$(BIN)/pytest -m e2e $(E2E_ARGS)
 
@@ -69,7 +69,9 @@ bench: $(STAMP)
 	$(BIN)/python -m pip install -q -e '.[bench]'
 	$(BIN)/python -m bundler.commands.bench $(BENCH_ARGS)
 	$(BIN)/python -m bundler.sim.bench
+	$(BIN)/python -m bundler.sim.bench_planning
 	$(BIN)/python -m bundler.sim.bench_limits
+	$(BIN)/python -m bundler.sim.bench_hostile
 	$(BIN)/python -m bundler.manifests.bench
 
 clean:

@@ -6,6 +6,8 @@ BundlerError
 │   │                        (CLI exit 1: the command line was fine; Ready=False)
 │   └── RegistryAuthError    a registry refused the client (401/403): its credentials or rights
 ├── TemplateError       values of one bundle failed to render for one cluster (confined to it)
+│   └── TemplateLimitExceeded  the render hit a bound the operating system enforces (memory,
+│                              CPU time, its deadline) and was stopped
 ├── TagTakenError       a push would replace a different chart under the same tag (CLI exit 1)
 ├── NothingToReadError  the inputs hold no object bundler reads (CLI exit 1)
 └── TransientError      the world is not ready or not reachable; retry with backoff
@@ -14,6 +16,8 @@ Messages name the object, the field and the cause, and never carry secret values
 """
 
 from __future__ import annotations
+
+from typing import Self
 
 
 class BundlerError(Exception):
@@ -28,6 +32,14 @@ class BundlerError(Exception):
     def __str__(self) -> str:
         parts = [p for p in (self.obj, self.field) if p]
         return ": ".join([*parts, self.message])
+
+    def about(self, obj: str) -> Self:
+        """The same error about another object (one that failed the very same way)."""
+        clone = type(self).__new__(type(self))
+        clone.__dict__.update(self.__dict__)
+        clone.obj = obj
+        clone.args = (clone.__str__(),)
+        return clone
 
 
 class InvalidInputError(BundlerError):
@@ -48,6 +60,18 @@ class RegistryAuthError(InvalidInputError):
 
 class TemplateError(BundlerError):
     """A values template failed for one bundle on one cluster."""
+
+
+class TemplateLimitExceeded(TemplateError):  # noqa: N818 - the name the issue and docs use
+    """A values render hit a bound the operating system enforces (the worker's memory limit, its
+    CPU time, the render's deadline): the worker was replaced, the cluster keeps what it runs.
+    `limit` names the bound (memory, cpu, deadline, stopped)."""
+
+    def __init__(
+        self, message: str, *, limit: str, obj: str | None = None, field: str | None = None
+    ) -> None:
+        super().__init__(message, obj=obj, field=field)
+        self.limit = limit
 
 
 class TagTakenError(BundlerError):

@@ -8,11 +8,12 @@ from typing import Literal
 from pydantic import Field
 
 from bundler.api.base import ApiModel
+from bundler.api.dependencies import DependsOn
 from bundler.api.helm import HelmOptions
 from bundler.api.images import BundleImage, ResolvedImage, TargetImage
-from bundler.api.meta import Conditions, DependsOn, Duration, IntOrPercent, ObjectMeta
+from bundler.api.meta import Conditions, Duration, IntOrPercent, ObjectMeta
 from bundler.api.selector import LabelSelector
-from bundler.api.summary import NON_READY_MAX, DeploymentState, NonReadyResource, Summary
+from bundler.api.summary import NON_READY_MAX, DisplayState, NonReadyResource, Summary
 
 
 class TargetMode(StrEnum):
@@ -185,8 +186,8 @@ class BundleSpec(ApiModel):
     """How a change reaches the targeted clusters. Default: Fleet's defaults and bundler's rules
     (offline clusters ignored, mass deletion held)."""
     dependsOn: list[DependsOn] = Field(default_factory=list)
-    """Bundles of the same workspace that must be Ready on a cluster before this Bundle's new
-    options are applied there (the HelmRelease also depends on theirs)."""
+    """Bundles of the same workspace (by name or label selector) that must be Ready, or in one
+    of their acceptedStates, on a cluster before this Bundle's new options are applied there."""
     paused: bool = False
     """true: changes are staged on the BundleDeployments (spec.stagedOptions) but never
     promoted, and no BundleDeployment is created. Default false."""
@@ -204,10 +205,15 @@ class BundleDisplay(ApiModel):
 
     readyClusters: str = ""
     """Ready clusters of the targeted ones, e.g. 2/3 (the READY column)."""
-    state: DeploymentState | None = None
-    """The worst state among the targeted clusters (the STATE column): ErrApplied,
-    WaitApplied, Offline, NotReady, Pending, OutOfSync, Modified or Ready; unset when no cluster
-    is targeted."""
+    state: DisplayState | None = None
+    """The STATE column: the reason of the Ready condition. The worst state among the targeted
+    clusters (ErrApplied, WaitApplied, Offline, NotReady, Pending, OutOfSync, Modified, Ready),
+    Paused (spec.paused), or what holds the whole Bundle back: NoTargets, InvalidSpec,
+    VersionNotResolved, CredentialsNotFound, CredentialsCopyBlocked, DeletionHeld,
+    RolloutHalted, RolledBack."""
+    version: str | None = None
+    """The chart version the Bundle deploys (the VERSION column): spec.helm.version when it is
+    exact, else what it resolved to."""
 
 
 class BundleStatus(ApiModel):
@@ -231,7 +237,8 @@ class BundleStatus(ApiModel):
     conditions: Conditions = Field(default_factory=list)
     """Ready (False with the worst state as reason, or NoTargets, InvalidSpec,
     VersionNotResolved, CredentialsNotFound, CredentialsRefused, CredentialsCopyBlocked,
-    DeletionHeld, RolloutHalted, RolledBack); References (present only while False,
+    DeletionHeld, RolloutHalted, RolledBack, Paused; reason Paused also while True for a paused
+    Bundle whose clusters are all Ready); References (present only while False,
     ReferenceNotFound: a clusterGroup or dependsOn names nothing in the workspace);
     ImagesResolved (only with spec.images). At most 32."""
 

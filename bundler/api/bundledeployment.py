@@ -9,8 +9,10 @@ from typing import Literal
 from pydantic import Field
 
 from bundler.api.base import ApiModel
+from bundler.api.dependencies import DependsOn
 from bundler.api.helm import HelmOptions
-from bundler.api.meta import Conditions, DependsOn, ObjectMeta
+from bundler.api.meta import Conditions, ObjectMeta
+from bundler.api.summary import NonReadyStatuses
 
 
 class DeploymentOptions(ApiModel):
@@ -23,8 +25,8 @@ class DeploymentOptions(ApiModel):
     namespace: str
     """Namespace of the release on the cluster."""
     dependsOn: list[DependsOn] = Field(default_factory=list)
-    """Bundles that must be Ready on this cluster before new options are applied (the
-    HelmRelease also depends on theirs)."""
+    """Bundles that must be Ready (or in their acceptedStates) on this cluster before new
+    options are applied, by name: the manager resolved the Bundle's selectors."""
     keepResources: bool = False
     """true: the release stays installed when this BundleDeployment is deleted."""
 
@@ -94,6 +96,9 @@ class BundleDeploymentStatus(ApiModel):
     """false when the release differs from what was applied (state Modified). Default true."""
     release: ReleaseStatus | None = None
     """The newest Helm release Flux recorded."""
+    nonReadyStatus: NonReadyStatuses = Field(default_factory=list)
+    """While the release is not Ready: up to 10 of its objects that are not ready, from the
+    HelmRelease's conditions (helm-controller's wait) and history (failed test hooks)."""
     conditions: Conditions = Field(default_factory=list)
     """Deployed (the agent's last apply of spec.options; False with the cause, e.g.
     FluxNotInstalled or CredentialsNotFound) and Ready (the release; False carries Flux's

@@ -12,7 +12,7 @@ from bundler.api.meta import Conditions, FreeForm, ObjectMeta
 from bundler.api.selector import LabelSelector
 from bundler.api.summary import (
     NON_READY_MAX,
-    DeploymentState,
+    DisplayState,
     NonReadyBundle,
     ObjectKey,
     Summary,
@@ -104,9 +104,11 @@ class ClusterDisplay(ApiModel):
 
     readyBundles: str = ""
     """Ready Bundles of those placed on this cluster, e.g. 4/4 (the BUNDLES-READY column)."""
-    state: DeploymentState | None = None
-    """The worst state among the Bundles on this cluster (the STATE column); unset when none is
-    placed here."""
+    state: DisplayState | None = None
+    """The STATE column: the reason of the Ready condition. The worst state among the Bundles
+    on this cluster, Ready (also when none is placed here), Paused (spec.paused), Offline, or
+    what holds the Cluster itself back: InvalidName, ControlPlaneNotInitialized,
+    KubeconfigSecretMissing (a Cluster API import gate)."""
 
 
 class ClusterStatus(ApiModel):
@@ -125,8 +127,9 @@ class ClusterStatus(ApiModel):
     nonReadyBundles: list[NonReadyBundle] = Field(default_factory=list, max_length=NON_READY_MAX)
     """Up to 10 Bundles not Ready on this cluster, worst state first, each with the reason."""
     conditions: Conditions = Field(default_factory=list)
-    """Ready (False with the worst state of its Bundles as reason, or InvalidName, Offline, or
-    the Cluster API gate it waits for); FluxSupported once the agent checked its Flux (False
+    """Ready (False with the worst state of its Bundles as reason, or InvalidName, Offline,
+    Paused, or the Cluster API gate it waits for; reason Paused also while True for a paused
+    Cluster); FluxSupported once the agent checked its Flux (False
     with reason FluxNotInstalled or FluxTooOld); with bootstrap, FluxInstalled, AgentConnected
     and Bootstrapped. At most 32."""
 
@@ -162,9 +165,9 @@ class ClusterGroupDisplay(ApiModel):
     readyClusters: str = ""
     """Members whose Bundles are all Ready, of all members, e.g. 2/3 (a member running no Bundle
     counts as Ready)."""
-    state: DeploymentState | None = None
-    """The worst state of any Bundle on any member cluster (the STATE column); unset when none
-    runs there."""
+    state: DisplayState | None = None
+    """The STATE column: the reason of the Ready condition, the worst state of a member
+    cluster (Ready also when none runs a Bundle)."""
 
 
 class ClusterGroupStatus(ApiModel):

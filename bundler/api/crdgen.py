@@ -74,7 +74,7 @@ CRDS = (
         (
             PrinterColumn("Ready", ".status.display.readyClusters"),
             PrinterColumn("State", ".status.display.state"),
-            PrinterColumn("Version", ".status.resolvedVersion"),
+            PrinterColumn("Version", ".status.display.version"),
         ),
     ),
     CrdSpec(

@@ -121,10 +121,3 @@ class LocalObjectReference(ApiModel):
 
     name: str = Field(min_length=1)
     """Name of the object (not empty)."""
-
-
-class DependsOn(ApiModel):
-    """Another Bundle of the same workspace that must be Ready on a cluster first."""
-
-    name: str = Field(min_length=1)
-    """Name of a Bundle in the same workspace (not this Bundle's own name)."""

@@ -71,6 +71,8 @@ CLUSTER_ROLE_BINDING = Resource(
     "rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", False
 )
 LEASE = Resource("coordination.k8s.io", "v1", "Lease", "leases")
+# The manager tells transitions of Bundles and Clusters as core/v1 Events (bundler.core.events).
+EVENT = Resource("", "v1", "Event", "events")
 
 # Flux's kinds gain fields from release to release: bundler's writes are validated strictly.
 HELM_RELEASE = Resource(
@@ -125,6 +127,7 @@ CORE_KINDS = (
     CLUSTER_ROLE,
     CLUSTER_ROLE_BINDING,
     LEASE,
+    EVENT,
 )
 FLUX_KINDS = (HELM_RELEASE, HELM_REPOSITORY, OCI_REPOSITORY)
 CAPI_KINDS = (CAPI_CLUSTER, CAPI_CLUSTER_V1BETA1)

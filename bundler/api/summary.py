@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated
 
-from pydantic import StringConstraints
+from pydantic import Field, StringConstraints, WithJsonSchema
 
 from bundler.api.base import ApiModel
 from bundler.api.meta import Message
@@ -41,11 +41,42 @@ class Summary(ApiModel):
     """ErrApplied: the agent's last attempt to apply the current deploymentID failed, or the
     values could not be rendered for the cluster."""
     outOfSync: int = 0
-    """OutOfSync: a newer deployment is staged, held back by the rollout strategy."""
+    """OutOfSync: a newer deployment is staged, held back by the rollout strategy or by a pause
+    (spec.paused of the Bundle or the Cluster)."""
     modified: int = 0
     """Modified: the release differs from what was applied."""
     offline: int = 0
     """Offline: the cluster's agent has not checked in within the manager's --offline-after."""
+
+
+class DisplayState(StrEnum):
+    """The STATE column of `kubectl get`: the reason of the object's Ready condition, so the
+    columns and the conditions never disagree. A deployment state (worst first, as
+    DeploymentState), or a word for what holds the whole object back."""
+
+    ERR_APPLIED = "ErrApplied"
+    WAIT_APPLIED = "WaitApplied"
+    OFFLINE = "Offline"
+    NOT_READY = "NotReady"
+    PENDING = "Pending"
+    OUT_OF_SYNC = "OutOfSync"
+    MODIFIED = "Modified"
+    READY = "Ready"
+    # Set on the Bundle or the Cluster: changes are staged, never promoted.
+    PAUSED = "Paused"
+    # A Bundle as a whole.
+    NO_TARGETS = "NoTargets"
+    INVALID_SPEC = "InvalidSpec"
+    VERSION_NOT_RESOLVED = "VersionNotResolved"
+    CREDENTIALS_NOT_FOUND = "CredentialsNotFound"
+    CREDENTIALS_COPY_BLOCKED = "CredentialsCopyBlocked"
+    DELETION_HELD = "DeletionHeld"
+    ROLLOUT_HALTED = "RolloutHalted"
+    ROLLED_BACK = "RolledBack"
+    # A Cluster itself: a name Kubernetes labels cannot hold, or a Cluster API import gate.
+    INVALID_NAME = "InvalidName"
+    CONTROL_PLANE_NOT_INITIALIZED = "ControlPlaneNotInitialized"
+    KUBECONFIG_SECRET_MISSING = "KubeconfigSecretMissing"
 
 
 # "namespace/name" of a Bundle or Cluster: a DNS-1123 label, a slash, a DNS-1123 subdomain.
@@ -54,6 +85,33 @@ ObjectKey = Annotated[str, StringConstraints(max_length=OBJECT_KEY_MAX)]
 
 # How many entries a status lists (nonReady, nonReadyBundles, nonReadyClusters), as Fleet does.
 NON_READY_MAX = 10
+
+
+# How many objects of one release a status lists, and how much of each one's message it keeps.
+NON_READY_OBJECTS_MAX = 10
+NON_READY_OBJECT_MESSAGE_MAX = 1024
+
+
+class NonReadyStatus(ApiModel):
+    """One object of a release that is not ready, as Flux's helm-controller reported it (its
+    wait for the release's objects, or a failed test hook)."""
+
+    kind: str
+    """The object's kind, e.g. Deployment."""
+    namespace: str = ""
+    """The object's namespace (empty for a cluster-scoped object)."""
+    name: str
+    """The object's name."""
+    status: str = ""
+    """Its status as Flux computed it (kstatus: InProgress, Failed, NotFound, ...; Failed for a
+    test hook)."""
+    message: Annotated[
+        str, WithJsonSchema({"type": "string", "maxLength": NON_READY_OBJECT_MESSAGE_MAX})
+    ] = ""
+    """Why, as Flux reported it; cut at 1 KiB."""
+
+
+NonReadyStatuses = Annotated[list[NonReadyStatus], Field(max_length=NON_READY_OBJECTS_MAX)]
 
 
 class NonReadyResource(ApiModel):
@@ -66,6 +124,8 @@ class NonReadyResource(ApiModel):
     message: Message = ""
     """Why: Flux's reason and message, the agent's (e.g. waiting for a dependsOn bundle), or the
     template error; cut at 32 KiB."""
+    nonReadyStatus: NonReadyStatuses = Field(default_factory=list)
+    """Up to 10 objects of the release that are not ready there, as Flux reported them."""
 
 
 class NonReadyBundle(ApiModel):
@@ -77,3 +137,6 @@ class NonReadyBundle(ApiModel):
     """Its state: ErrApplied, WaitApplied, Offline, NotReady, Pending, OutOfSync or Modified."""
     message: Message = ""
     """Why: Flux's reason and message, the agent's, or the template error; cut at 32 KiB."""
+    nonReadyStatus: NonReadyStatuses = Field(default_factory=list)
+    """Up to 10 objects of the release that are not ready on this cluster, as Flux reported
+    them."""

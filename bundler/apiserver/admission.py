@@ -1,8 +1,9 @@
 """What a request must pass before it reaches the store, in kube-apiserver's order.
 
-Authorization of the request (bundler.apiserver.rbac), then for writes: the request body limit,
-the `fieldValidation` parameter, and checks on the object the write would store - the body, or
-for a patch the stored object with the patch applied:
+Authorization of the request (bundler.apiserver.rbac), before its body is read (the handler reads
+it then, within kube-apiserver's limit: bundler.apiserver.bodies), then for writes: the
+`fieldValidation` parameter, and checks on the object the write would store - the body, or for a
+patch the stored object with the patch applied:
 - for a kind with a schema (bundler.apiserver.crd_schemas), the object is first decoded as
   kube-apiserver decodes custom resources: duplicate and unknown fields answered as
   `fieldValidation` asks (bundler.apiserver.field_validation), then pruned and defaulted
@@ -38,7 +39,6 @@ from bundler.apiserver.field_errors import FieldError, invalid
 from bundler.apiserver.field_validation import Directive
 from bundler.apiserver.go_values import go_json
 from bundler.apiserver.limits import (
-    check_body_size,
     check_metadata,
     check_stored_size,
     metadata_errors,
@@ -73,6 +73,13 @@ def authorize_path(
     authorizer.authorize(path_attributes(user, method, path, query))
 
 
+def authorize_request(
+    authorizer: Authorizer, user: UserInfo, route: ResourceRoute, verb: Verb, query: dict[str, str]
+) -> None:
+    """Authorize a request to a served kind, as kube-apiserver's filter does: before the body."""
+    authorizer.authorize(request_attributes(user, verb, route, query))
+
+
 def admit(
     store: MemoryStore,
     authorizer: Authorizer,
@@ -81,15 +88,14 @@ def admit(
     request: ApiRequest,
     warnings: Warnings,
 ) -> Admitted:
-    """The request as it may run, or raise the HttpError kube-apiserver would answer it with.
+    """The authorized request as it may run, or raise the HttpError kube-apiserver would answer
+    it with.
 
     Warnings the request earns (unknown fields with `fieldValidation=Warn`) go to `warnings`.
     """
     route, verb, body = request.route, request.verb, request.body
-    authorizer.authorize(request_attributes(user, verb, route, request.query))
     if verb not in _WRITES:
         return Admitted(request)
-    check_body_size(body)
     directive = field_validation.directive(verb, request.query)
     old = _current(store, route) if verb is not Verb.CREATE else None
     if verb is not Verb.CREATE and old is None:

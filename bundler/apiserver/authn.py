@@ -3,11 +3,13 @@
 Two kinds of token are accepted:
 - the fixed admin token the server was started with (the fixtures' "cluster admin"): user
   `kubernetes-admin` in group `system:masters`, which Kubernetes lets do anything;
-- the token of a service-account token Secret that this server's token controller filled
-  (bundler.apiserver.tokens), while that Secret still holds it and its ServiceAccount still exists
-  with the uid the Secret names: user `system:serviceaccount:NS:NAME` in groups
-  `system:serviceaccounts`, `system:serviceaccounts:NS` and `system:authenticated`, as Kubernetes'
-  legacy service-account token authenticator answers.
+- the token of a service-account token Secret, as Kubernetes' legacy service-account token
+  authenticator accepts one: signed with the store's key (bundler.apiserver.service_account_tokens:
+  only the token controller, bundler.apiserver.tokens, signs; a token a client wrote into a Secret
+  is refused, whatever it says), while the Secret its claims name still holds it and the
+  ServiceAccount they name still exists with the uid they name, neither being deleted: user
+  `system:serviceaccount:NS:NAME` in groups `system:serviceaccounts`, `system:serviceaccounts:NS`
+  and `system:authenticated`.
 
 Anything else, no token included, is 401 with Kubernetes' Status body (reason and message
 "Unauthorized"): this stand-in runs with anonymous authentication off.
@@ -17,18 +19,14 @@ from __future__ import annotations
 
 import base64
 import binascii
-import threading
+import hmac
 from dataclasses import dataclass
 
-from bundler.api.resources import SECRET, SERVICE_ACCOUNT
+from bundler.api.resources import SECRET, SERVICE_ACCOUNT, Resource
+from bundler.apiserver.service_account_tokens import LegacyClaims, signing_key, verify
 from bundler.apiserver.statuses import HttpError
-from bundler.core.agent.identity import (
-    ANNOTATION_SERVICE_ACCOUNT_NAME,
-    ANNOTATION_SERVICE_ACCOUNT_UID,
-    SERVICE_ACCOUNT_TOKEN_TYPE,
-    TOKEN_KEY,
-)
-from bundler.store.errors import NotFound
+from bundler.core.agent.identity import TOKEN_KEY
+from bundler.store.errors import KindNotServed, NotFound
 from bundler.store.memory import MemoryStore
 from bundler.store.protocol import Obj
 
@@ -65,27 +63,19 @@ def unauthorized() -> HttpError:
     return HttpError(401, "Unauthorized", reason="Unauthorized")
 
 
-@dataclass(frozen=True)
-class _TokenSecret:
-    namespace: str
-    name: str
-
-
 class Authenticator:
     """Maps an Authorization header to a UserInfo, or raises the 401 HttpError."""
 
     def __init__(self, store: MemoryStore, admin_token: str) -> None:
         self._store = store
         self.admin_token = admin_token
-        self._lock = threading.Lock()
-        # token -> the Secret that held it when last seen; checked again on every request.
-        self._known: dict[str, _TokenSecret] = {}
+        self._key = signing_key(store)
 
     def authenticate(self, header: str | None) -> UserInfo:
         token = _bearer(header)
         if token is None:
             raise unauthorized()
-        if token == self.admin_token:
+        if hmac.compare_digest(token.encode(), self.admin_token.encode()):
             return ADMIN
         user = self._service_account(token)
         if user is None:
@@ -93,42 +83,26 @@ class Authenticator:
         return user
 
     def _service_account(self, token: str) -> UserInfo | None:
-        with self._lock:
-            known = self._known.get(token)
-        user = self._validate(known, token) if known is not None else None
-        if user is not None:
-            return user
-        found = self._scan(token)
-        if found is None:
+        """Whose `token` is, as kube-apiserver's legacy validator decides (pkg/serviceaccount/
+        legacy.go): the signature first, so a forged token costs no lookup."""
+        claims = verify(self._key, token)
+        if claims is None:
             return None
-        with self._lock:
-            self._known[token] = found
-        return self._validate(found, token)
+        secret = self._live(SECRET, claims.secret_name, claims)
+        if secret is None or not _holds(secret, token):
+            return None
+        account = self._live(SERVICE_ACCOUNT, claims.account, claims)
+        if account is None or account["metadata"].get("uid") != claims.account_uid:
+            return None
+        return service_account_user(claims.namespace, claims.account)
 
-    def _scan(self, token: str) -> _TokenSecret | None:
-        """The token Secret holding `token` (after a restart, or a token not seen yet)."""
-        for secret in self._store.list(SECRET).items:
-            if _holds(secret, token):
-                meta = secret["metadata"]
-                return _TokenSecret(meta["namespace"], meta["name"])
-        return None
-
-    def _validate(self, where: _TokenSecret, token: str) -> UserInfo | None:
+    def _live(self, res: Resource, name: str, claims: LegacyClaims) -> Obj | None:
+        """The object, unless it is gone or being deleted."""
         try:
-            secret = self._store.get(SECRET, where.name, where.namespace)
-        except NotFound:
+            obj = self._store.get(res, name, claims.namespace)
+        except (NotFound, KindNotServed):
             return None
-        if not _holds(secret, token):
-            return None
-        notes = secret["metadata"].get("annotations") or {}
-        account = notes.get(ANNOTATION_SERVICE_ACCOUNT_NAME) or ""
-        try:
-            live = self._store.get(SERVICE_ACCOUNT, account, where.namespace)
-        except NotFound:
-            return None
-        if live["metadata"].get("uid") != notes.get(ANNOTATION_SERVICE_ACCOUNT_UID):
-            return None
-        return service_account_user(where.namespace, account)
+        return None if obj["metadata"].get("deletionTimestamp") else obj
 
 
 def _bearer(header: str | None) -> str | None:
@@ -139,12 +113,11 @@ def _bearer(header: str | None) -> str | None:
 
 
 def _holds(secret: Obj, token: str) -> bool:
-    if secret.get("type") != SERVICE_ACCOUNT_TOKEN_TYPE:
-        return False
     encoded = (secret.get("data") or {}).get(TOKEN_KEY)
-    if not encoded:
+    if not isinstance(encoded, str) or not encoded:
         return False
     try:
-        return base64.b64decode(encoded, validate=True).decode() == token
-    except (binascii.Error, UnicodeDecodeError):
+        held = base64.b64decode(encoded, validate=True)
+    except binascii.Error:
         return False
+    return hmac.compare_digest(held, token.encode())

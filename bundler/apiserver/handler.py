@@ -4,14 +4,21 @@ responses.
 Every request is counted by API verb, may be answered by an injected fault, and otherwise runs
 against the store; every error leaves as a Kubernetes Status object, and every answer carries the
 request's warnings as Warning headers. Custom resources are served as decoded from storage
-(bundler.apiserver.decoding), to reads and watches alike.
+(bundler.apiserver.decoding), to reads and watches alike. A request's body is read only once the
+request is authenticated and authorized, and only by a verb that takes one, within the body limit
+(bundler.apiserver.bodies); a connection whose body was left unread closes after the answer. A
+client that goes away (mid-handshake, mid-request, mid-body, mid-answer, during a watch) ends its
+connection with one debug line, never a traceback: only the server's own failures are errors.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import select
 import socket
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler
@@ -19,8 +26,9 @@ from typing import Any, Protocol, cast
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from bundler.api.resources import Verb
-from bundler.apiserver.admission import Admitted, admit, authorize_path
+from bundler.apiserver.admission import Admitted, admit, authorize_path, authorize_request
 from bundler.apiserver.authn import UserInfo
+from bundler.apiserver.bodies import ClientGoneError, RequestBody
 from bundler.apiserver.context import ServerContext, Write
 from bundler.apiserver.decoding import from_storage
 from bundler.apiserver.discovery import document, is_discovery_path
@@ -43,6 +51,11 @@ log = logging.getLogger(__name__)
 DEFAULT_WATCH_SECONDS = 1800.0
 _TRUE = ("true", "1", "True")
 _READS = frozenset({Verb.GET, Verb.LIST, Verb.WATCH})
+# The verbs whose kube-apiserver handlers read a request body (writes, and delete options).
+_WITH_BODY = frozenset({Verb.CREATE, Verb.UPDATE, Verb.PATCH, Verb.DELETE, Verb.DELETE_COLLECTION})
+# How long a connection closed with a body left unread still drops what arrives, so the client
+# reads the answer before a reset can destroy it (Go's server waits as long: rstAvoidanceDelay).
+LINGER_SECONDS = 0.5
 # Admissions of one patch whose object keeps changing under it, before its 409 goes out.
 _PATCH_ATTEMPTS = 20
 
@@ -61,9 +74,20 @@ class RequestHandler(BaseHTTPRequestHandler):
 
     def setup(self) -> None:
         super().setup()
+        self._body: RequestBody | None = None
         # Headers and body leave in separate writes: without this, Nagle's algorithm and the
         # client's delayed ACK add tens of milliseconds to every keep-alive request.
-        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        with contextlib.suppress(OSError):  # a client gone already is found by the first read
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def handle(self) -> None:
+        try:
+            super().handle()
+        except OSError as error:
+            # What http.server reads and writes itself: the TLS handshake, a request line or
+            # headers, a keep-alive connection idle or reset. (Answers go through _send, whose
+            # failures are ClientGoneError.)
+            log.debug("connection from %s ended: %r", self.address_string(), error)
 
     def do_GET(self) -> None:
         self._handle()
@@ -80,6 +104,31 @@ class RequestHandler(BaseHTTPRequestHandler):
     def do_DELETE(self) -> None:
         self._handle()
 
+    def handle_expect_100(self) -> bool:
+        # 100 Continue goes out when the body is read (RequestBody), not with the headers: a
+        # request refused before that never has its client send the body.
+        return True
+
+    def finish(self) -> None:
+        super().finish()
+        if self._body is not None and self._body.left_unread:
+            self._linger()
+
+    def _linger(self) -> None:
+        """Close our side, then drop what the client still sends, until it closes or
+        LINGER_SECONDS pass: closing with unread data would reset the connection at once."""
+        connection = self.connection
+        deadline = time.monotonic() + LINGER_SECONDS
+        try:
+            connection.shutdown(socket.SHUT_WR)
+            while (left := deadline - time.monotonic()) > 0:
+                readable, _, _ = select.select([connection], [], [], left)
+                # After shutdown() a TLS socket reads its raw bytes: dropped all the same.
+                if not readable or not connection.recv(65536):
+                    return
+        except OSError:
+            return  # the client is gone already
+
     def log_message(self, format: str, *args: Any) -> None:
         log.debug("%s " + format, self.address_string(), *args)
 
@@ -90,31 +139,32 @@ class RequestHandler(BaseHTTPRequestHandler):
     def _handle(self) -> None:
         self._started = False
         self._warnings = Warnings()
+        body = self._body = RequestBody(self.rfile, self.headers, self._send_continue)
         try:
-            self._dispatch(self._read_body())
+            self._respond(body)
+        except ClientGoneError as gone:
+            self.close_connection = True
+            log.debug("%s %s: the client went away: %s", self.command, self.path, gone)
+
+    def _respond(self, body: RequestBody) -> None:
+        try:
+            self._dispatch(body)
         except HttpError as error:
             self._answer_error(error)
+        except ClientGoneError:
+            raise
         except Exception:
             log.exception("test API server failed on %s %s", self.command, self.path)
             self._answer_error(HttpError(500, "internal error in the test API server"))
 
-    def _read_body(self) -> bytes:
+    def _send_continue(self) -> None:
+        if self.request_version == "HTTP/1.0":
+            return  # an HTTP/1.0 client knows no interim answers and sends its body anyway
         try:
-            return self._read_framed_body()
-        except ValueError:
-            self.close_connection = True  # the framing is lost: the next request cannot be found
-            raise HttpError(400, "malformed request body framing") from None
-
-    def _read_framed_body(self) -> bytes:
-        if "chunked" not in self.headers.get("Transfer-Encoding", "").lower():
-            return self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        chunks: list[bytes] = []
-        while size := int(self.rfile.readline().split(b";")[0].strip() or b"0", 16):
-            chunks.append(self.rfile.read(size))
-            self.rfile.readline()
-        while self.rfile.readline() not in (b"\r\n", b"\n", b""):
-            pass  # trailers
-        return b"".join(chunks)
+            self.send_response_only(100)
+            self.end_headers()
+        except OSError as error:
+            raise ClientGoneError(f"sending 100 Continue: {error}") from None
 
     def _answer_error(self, error: HttpError) -> None:
         if error.code == 403:
@@ -128,8 +178,9 @@ class RequestHandler(BaseHTTPRequestHandler):
         headers = {} if error.retry_after is None else {"Retry-After": str(error.retry_after)}
         self._send_json(error.code, error.status(), headers)
 
-    def _dispatch(self, body: bytes) -> None:
+    def _dispatch(self, request_body: RequestBody) -> None:
         context = self._context
+        request_body.check_framing()  # Go's server refuses it before any handler runs
         user = context.authenticator.authenticate(self.headers.get("Authorization"))
         url = urlsplit(self.path)
         path = unquote(url.path)
@@ -161,6 +212,8 @@ class RequestHandler(BaseHTTPRequestHandler):
         context.count(verb.value)
         if "dryRun" in query:
             raise HttpError(400, "dryRun is not supported by the test API server")
+        authorize_request(context.authorizer, user, route, verb, query)
+        body = request_body.read() if verb in _WITH_BODY else b""
         content_type = self.headers.get("Content-Type", "").split(";")[0].strip().lower()
         request = ApiRequest(route, verb, query, content_type, body)
         admitted = self._admit(user, request)
@@ -243,11 +296,16 @@ class RequestHandler(BaseHTTPRequestHandler):
 
     def _begin_stream(self) -> None:
         self._started = True
+        self._settle()  # the stream's connection closes when it ends, whatever is left
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Transfer-Encoding", "chunked")
         self.send_header("Connection", "close")
         self.end_headers()
+
+    def _settle(self) -> bool:
+        """Whether the connection can carry another request after this answer."""
+        return self._body is None or self._body.settle()
 
     def _send_text(self, code: int, text: str) -> None:
         self._send(code, text.encode(), "text/plain; charset=utf-8" if text else None, {})
@@ -260,7 +318,10 @@ class RequestHandler(BaseHTTPRequestHandler):
     def _send(
         self, code: int, data: bytes, content_type: str | None, headers: dict[str, str] | None
     ) -> None:
+        keep_alive = self._settle()
         self.send_response(code)
+        if not keep_alive:
+            self.send_header("Connection", "close")  # http.server then closes after the answer
         if content_type is not None:
             self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
@@ -269,8 +330,11 @@ class RequestHandler(BaseHTTPRequestHandler):
         for warning in self._warnings.headers():
             # http.server writes headers as latin-1; these bytes are the UTF-8 Go would send.
             self.send_header("Warning", warning.encode().decode("latin-1"))
-        self.end_headers()
-        self.wfile.write(data)
+        try:
+            self.end_headers()
+            self.wfile.write(data)
+        except OSError as error:
+            raise ClientGoneError(f"sending the answer: {error}") from None
 
 
 def _named(request: ApiRequest) -> str | None:

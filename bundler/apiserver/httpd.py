@@ -1,20 +1,26 @@
 """The threaded HTTP server under the test API server, which can close its own connections.
 
 Each connection gets a thread. Stopping shuts every open connection down so that idle keep-alive
-connections and watch streams end at once, and `server_close()` can join all their threads.
+connections and watch streams end at once, and `server_close()` can join all their threads. What
+a connection's thread fails on goes to the log, not to stderr as socketserver prints it: a
+connection error (the client went away) as one debug line, anything else as an error.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import socket
 import ssl
+import sys
 import threading
 from http.server import ThreadingHTTPServer
 from typing import Any
 
 from bundler.apiserver.context import ServerContext
 from bundler.apiserver.handler import RequestHandler
+
+log = logging.getLogger(__name__)
 
 
 class KubeHTTPServer(ThreadingHTTPServer):
@@ -46,6 +52,18 @@ class KubeHTTPServer(ThreadingHTTPServer):
         with self._connections_lock:
             self._connections.discard(request)
         super().shutdown_request(request)
+
+    def open_connections(self) -> int:
+        """Connections whose threads have not finished with them yet."""
+        with self._connections_lock:
+            return len(self._connections)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        error = sys.exc_info()[1]
+        if isinstance(error, OSError):
+            log.debug("connection from %s failed: %r", client_address, error)
+            return
+        log.exception("test API server failed on a connection from %s", client_address)
 
     def close_connections(self) -> None:
         """Shut down every open connection; their handler threads then finish on their own."""

@@ -1,7 +1,8 @@
 """The limits a real cluster with default settings puts on what it stores, with its own answers.
 
-- A write request body over 3 MiB: 413 `Request entity too large: limit is 3145728`
-  (kube-apiserver's MaxRequestBodyBytes, twice etcd's limit to allow for JSON's overhead).
+- A request body over 3 MiB (create, update, patch, delete): 413 `Request entity too large: limit
+  is 3145728` (kube-apiserver's MaxRequestBodyBytes, twice etcd's limit to allow for JSON's
+  overhead), once that much and one byte more was read (bundler.apiserver.bodies).
 - An object over etcd's default `--max-request-bytes` of 1.5 MiB: etcd refuses it, and
   kube-apiserver passes etcd's error on as it does any error that is not a Status: 500 with no
   reason and the message `etcdserver: request is too large` (kubernetes/kubernetes#112152). The
@@ -63,13 +64,12 @@ _LABEL_VALUE_MSG = (
 )
 
 
-def check_body_size(body: bytes) -> None:
-    if len(body) > MAX_REQUEST_BODY_BYTES:
-        raise HttpError(
-            413,
-            f"Request entity too large: limit is {MAX_REQUEST_BODY_BYTES}",
-            reason="RequestEntityTooLarge",
-        )
+def request_entity_too_large(limit: int = MAX_REQUEST_BODY_BYTES) -> HttpError:
+    return HttpError(
+        413,
+        f"Request entity too large: limit is {limit}",
+        reason="RequestEntityTooLarge",
+    )
 
 
 def check_stored_size(obj: Obj) -> None:

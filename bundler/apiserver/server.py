@@ -125,6 +125,10 @@ class ApiServer:
     ) -> None:
         self.stop()
 
+    def open_connections(self) -> int:
+        """Client connections whose handlers have not finished yet (0 when stopped)."""
+        return self._httpd.open_connections() if self._httpd is not None else 0
+
     def request_counts(self) -> Counter[str]:
         """Requests so far by Kubernetes verb (get, list, watch, create, update, patch, delete)."""
         return self._context.counts()

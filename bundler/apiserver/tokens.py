@@ -1,13 +1,16 @@
 """Kubernetes' token controller, as far as bundler needs it: service-account token Secrets get a
 token.
 
-When a Secret of type `kubernetes.io/service-account-token` is stored without a token and the
-ServiceAccount its annotation names exists, the controller fills `data.token` (random),
-`data.ca.crt` (the CA it was given: the API server's own certificate when it serves HTTPS, so a
-kubeconfig built from the Secret verifies the server; else a fixed test PEM), `data.namespace`,
-and the ServiceAccount's uid annotation, as the real one does. A Secret whose ServiceAccount does
-not exist is left as it is (the real controller deletes it). bundler.apiserver.authn accepts these
-tokens as their ServiceAccount.
+When a Secret of type `kubernetes.io/service-account-token` is stored and the ServiceAccount its
+annotation names exists, the controller completes what it lacks, as kube-controller-manager's
+does: `data.token` (a JWT of the legacy claims signed with the store's key:
+bundler.apiserver.service_account_tokens), `data.ca.crt` (the CA it was given: the API server's own
+certificate when it serves HTTPS, so a kubeconfig built from the Secret verifies the server; else
+a fixed test PEM), `data.namespace`, and the ServiceAccount's name and uid annotations. A token
+the client wrote is kept, as there, and authenticates as nobody: bundler.apiserver.authn accepts
+only tokens signed with the store's key. A Secret whose ServiceAccount does not exist, or exists
+with another uid than the Secret's annotation names, is left as it is (the real controller
+deletes it).
 
 Like kube-controller-manager's, it watches every Secret stored (`start()`), whoever wrote it:
 a client through the API server, or a controller writing to the store directly, as the manager of
@@ -19,9 +22,9 @@ fillers never replace each other's token.
 from __future__ import annotations
 
 import base64
-import secrets
 
 from bundler.api.resources import SECRET, SERVICE_ACCOUNT
+from bundler.apiserver.service_account_tokens import LegacyClaims, issue, signing_key
 from bundler.core.agent.identity import (
     ANNOTATION_SERVICE_ACCOUNT_NAME,
     ANNOTATION_SERVICE_ACCOUNT_UID,
@@ -50,6 +53,7 @@ class TokenController:
     def __init__(self, store: MemoryStore, ca_pem: str = TEST_CA_PEM) -> None:
         self._store = store
         self._ca = _encode(ca_pem)
+        self._key = signing_key(store)
         self._watch: Watch | None = None
 
     def start(self) -> None:
@@ -70,8 +74,8 @@ class TokenController:
             self._watch = None
 
     def fill(self, secret: Obj) -> None:
-        """Give `secret` (as last seen) a token, if it is a token Secret that needs one."""
-        if not _wants_token(secret):
+        """Complete `secret` (as last seen), if it is a token Secret that lacks something."""
+        if not _incomplete(secret):
             return
         meta = secret["metadata"]
         name, namespace = meta["name"], meta["namespace"]
@@ -85,10 +89,10 @@ class TokenController:
                 current = self._store.get(SECRET, name, namespace)
             except NotFound:
                 return  # deleted meanwhile: nothing to fill
-            if not _wants_token(current):
-                return
+            if not _incomplete(current) or _annotated_uid(current) not in ("", uid):
+                return  # a token of an account gone since: never completed for its successor
             try:
-                self._store.update(SECRET, self._filled(current, uid))
+                self._store.update(SECRET, self._filled(current, account, uid))
             except Conflict:
                 continue
             except NotFound:
@@ -99,25 +103,40 @@ class TokenController:
         if event.type is not EventType.DELETED:
             self.fill(event.object)
 
-    def _filled(self, secret: Obj, uid: str) -> Obj:
+    def _filled(self, secret: Obj, account: str, uid: str) -> Obj:
+        """`secret` with what it lacks; a token it has, whoever wrote it, is kept."""
         meta = secret["metadata"]
-        annotations = {**(meta.get("annotations") or {}), ANNOTATION_SERVICE_ACCOUNT_UID: uid}
-        data = {
-            **(secret.get("data") or {}),
-            TOKEN_KEY: _encode(secrets.token_urlsafe(32)),
-            CA_KEY: self._ca,
-            NAMESPACE_KEY: _encode(meta["namespace"]),
+        namespace = meta["namespace"]
+        annotations = {
+            **(meta.get("annotations") or {}),
+            ANNOTATION_SERVICE_ACCOUNT_NAME: account,
+            ANNOTATION_SERVICE_ACCOUNT_UID: uid,
         }
+        data = dict(secret.get("data") or {})
+        if not data.get(TOKEN_KEY):
+            claims = LegacyClaims(namespace, meta["name"], account, uid)
+            data[TOKEN_KEY] = _encode(issue(self._key, claims))
+        if not data.get(CA_KEY):
+            data[CA_KEY] = self._ca
+        if not data.get(NAMESPACE_KEY):
+            data[NAMESPACE_KEY] = _encode(namespace)
         return {**secret, "metadata": {**meta, "annotations": annotations}, "data": data}
 
 
-def _wants_token(secret: Obj) -> bool:
+def _incomplete(secret: Obj) -> bool:
+    """Whether `secret` is a token Secret of an account that lacks its token, CA or namespace."""
     if secret.get("type") != SERVICE_ACCOUNT_TOKEN_TYPE:
         return False
-    if (secret.get("data") or {}).get(TOKEN_KEY):
-        return False
     annotations = secret["metadata"].get("annotations") or {}
-    return bool(annotations.get(ANNOTATION_SERVICE_ACCOUNT_NAME))
+    if not annotations.get(ANNOTATION_SERVICE_ACCOUNT_NAME):
+        return False
+    data = secret.get("data") or {}
+    return not all(data.get(key) for key in (TOKEN_KEY, CA_KEY, NAMESPACE_KEY))
+
+
+def _annotated_uid(secret: Obj) -> str:
+    annotations = secret["metadata"].get("annotations") or {}
+    return str(annotations.get(ANNOTATION_SERVICE_ACCOUNT_UID) or "")
 
 
 def _encode(text: str) -> str:

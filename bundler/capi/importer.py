@@ -7,6 +7,10 @@ the CAPI Cluster, its finalizer `bundler.dev/capi-import` (bundler.capi.cleanup)
 finalizers, status) is left as others wrote it, and nothing is written when nothing changed.
 A Cluster of the same name that no CAPI Cluster controls was made by hand: it is left alone.
 
+The ControlPlane and InfraCluster the CAPI Cluster refers to (bundler.capi.references) are read at
+each reconcile and become `spec.values.ControlPlane` and `spec.values.InfraCluster`; they are not
+watched, so a CAPI Cluster that refers to any is reconciled again every REFERENCES_RESYNC_S.
+
 A CAPI Cluster that is being deleted, is gone, or is no longer imported has its Cluster deleted
 right away, so the manager uninstalls its releases while the workload cluster may still answer;
 the ownerReference makes the garbage collector do the same if the importer is not running.
@@ -24,9 +28,14 @@ from bundler.api.cluster import AgentMode
 from bundler.api.resources import CLUSTER
 from bundler.capi.caches import ScopedCache
 from bundler.capi.cleanup import IMPORT_FINALIZER
+from bundler.capi.references import ReferenceReader
 from bundler.core.capi_import import (
+    CAPI_VALUE_MAX_BYTES,
+    CapiReference,
     ImportMode,
     capi_owner,
+    capi_references,
+    capi_values,
     cluster_of_kubeconfig_secret,
     imported_cluster,
     is_capi_cluster,
@@ -45,6 +54,8 @@ log = logging.getLogger(__name__)
 
 # The parts of a Cluster the importer writes; anything else is someone else's.
 _OWNED_SPEC = ("values", "kubeConfigSecret", "agentMode")
+# How often the objects a CAPI Cluster refers to are read again.
+REFERENCES_RESYNC_S = 300.0
 
 
 class ClusterImporter:
@@ -68,6 +79,7 @@ class ClusterImporter:
         self._namespaces = namespaces
         self._mode = mode
         self._default_agent_mode = default_agent_mode
+        self._references = ReferenceReader(store)
 
     def __call__(self, key: Key) -> Result | None:
         capi = self._capi.get(key.namespace, key.name)
@@ -76,18 +88,36 @@ class ClusterImporter:
             self._release(existing)
             return None
         secret = self._secrets.get(key.namespace, kubeconfig_secret_name(key.name))
+        references = capi_references(capi)
+        referenced = self._referenced(references)
+        _, omitted = capi_values(capi, referenced)
+        if omitted:
+            log.warning(
+                "capi import: %s/%s: %s left out of spec.values, over %d bytes",
+                key.namespace, key.name, ", ".join(omitted), CAPI_VALUE_MAX_BYTES,
+            )  # fmt: skip
         desired = imported_cluster(
             capi,
             kubeconfig_present=kubeconfig_present(secret),
             default_agent_mode=self._default_agent_mode,
+            referenced=referenced,
         )
         desired["metadata"]["finalizers"] = [IMPORT_FINALIZER]
+        again = Result(requeue_after=REFERENCES_RESYNC_S) if references else None
         if existing is None:
             existing = self._create(desired)
             if existing is None:
-                return None
+                return again
         self._converge(existing, desired)
-        return None
+        return again
+
+    def _referenced(self, references: Iterable[CapiReference]) -> dict[str, Obj]:
+        found = {}
+        for ref in references:
+            obj = self._references.read(ref)
+            if obj is not None:
+                found[ref.role] = obj
+        return found
 
     # -- keys other objects wake ----------------------------------------------------------------
 

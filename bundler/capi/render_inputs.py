@@ -7,6 +7,10 @@ and the `<name>-kubeconfig` Secret among the inputs) and the class groups are th
 (bundler.core.capi_import), and so is the rule that a hand-written Cluster or ClusterGroup of the
 same name wins. Errors name the document (`FILE:DOC-INDEX`) and the field.
 
+The objects a CAPI Cluster refers to (its ControlPlane and InfraCluster, any kind of Cluster API's
+provider groups) are read from the inputs too, and become `spec.values.ControlPlane` and
+`spec.values.InfraCluster` as the manager's importer makes them.
+
 Every Secret is checked as the API server would check it (metadata, `type` text, `data` keys and
 base64 values, `stringData` text) and handed back too, kubeconfig or not: the inputs' Secrets
 belong to the world they describe (the simulator creates them; a Bundle's `helm.secretRef` names
@@ -34,7 +38,9 @@ from bundler.api.documents import (
 from bundler.api.meta import ObjectMeta
 from bundler.core.capi_import import (
     CAPI_GROUP,
+    CAPI_REFERENCE_GROUPS,
     ImportMode,
+    capi_references,
     class_groups,
     imported_cluster,
     is_capi_cluster,
@@ -56,10 +62,20 @@ ObjectRef = tuple[str, str]
 
 
 def is_capi_input(body: Mapping[str, Any]) -> bool:
-    """Whether a document is for the CAPI import: a CAPI Cluster, or a v1 Secret or Namespace."""
-    return is_capi_cluster(body) or (
-        body.get("apiVersion") == "v1" and body.get("kind") in CORE_KINDS
+    """Whether a document is for the CAPI import: a CAPI Cluster, an object of Cluster API's
+    provider groups (a ControlPlane, an InfraCluster), or a v1 Secret or Namespace."""
+    return (
+        is_capi_cluster(body)
+        or _is_provider_object(body)
+        or (body.get("apiVersion") == "v1" and body.get("kind") in CORE_KINDS)
     )
+
+
+def _is_provider_object(body: Mapping[str, Any]) -> bool:
+    api_version = body.get("apiVersion")
+    if not isinstance(api_version, str) or not isinstance(body.get("kind"), str):
+        return False
+    return api_version.partition("/")[0] in CAPI_REFERENCE_GROUPS
 
 
 @dataclass(frozen=True)
@@ -77,6 +93,17 @@ class _Inputs:
     capi: list[tuple[Document, dict[str, Any]]] = field(default_factory=list)
     secrets: dict[ObjectRef, dict[str, Any]] = field(default_factory=dict)
     namespace_labels: dict[str, Mapping[str, str]] = field(default_factory=dict)
+    # Provider objects by (group, kind, namespace, name).
+    provided: dict[tuple[str, str, str, str], dict[str, Any]] = field(default_factory=dict)
+
+    def referenced(self, capi: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+        """The objects of the inputs that `capi` refers to, by role."""
+        found = {}
+        for ref in capi_references(capi):
+            obj = self.provided.get((ref.group, ref.kind, ref.namespace, ref.name))
+            if obj is not None:
+                found[ref.role] = obj
+        return found
 
 
 def import_documents(
@@ -104,6 +131,7 @@ def import_documents(
                 capi,
                 kubeconfig_present=kubeconfig_present(secret),
                 default_agent_mode=default_agent_mode,
+                referenced=inputs.referenced(capi),
             )
         except InvalidInputError as err:
             raise InvalidInputError(err.message, obj=doc.where, field=err.field) from None
@@ -144,6 +172,9 @@ def _collect(docs: Sequence[Document]) -> _Inputs:
             inputs.secrets[(meta["namespace"], meta["name"])] = _checked_secret(doc, body)
         elif body.get("kind") == "Namespace" and body.get("apiVersion") == "v1":
             inputs.namespace_labels[meta["name"]] = _labels(doc, meta)
+        elif _is_provider_object(body):
+            group = str(body["apiVersion"]).partition("/")[0]
+            inputs.provided[(group, str(body["kind"]), namespace, meta["name"])] = body
         else:
             raise InvalidInputError(
                 f"not a Cluster API input (apiVersion {body.get('apiVersion')!r}, "

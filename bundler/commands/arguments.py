@@ -11,7 +11,7 @@ import os
 import sys
 from pathlib import Path
 
-from bundler.commands.flag_types import check_seconds
+from bundler.commands.flag_types import check_seconds, mebibytes, positive_seconds
 from bundler.errors import InvalidInputError, NothingToReadError
 from bundler.inputs import World, load_world
 from bundler.manager.chart_resolver import (
@@ -24,6 +24,10 @@ from bundler.observe.logs import LogFormat
 from bundler.observe.logs import configure_logging as configure_log_lines
 from bundler.oci.credentials import from_docker_config
 from bundler.oci.images import ImageResolverSettings
+from bundler.templating_pool import TemplateLimits, TemplatePool, shared_pool
+from bundler.templating_pool.limits import DEFAULT_MEMORY_MIB as DEFAULT_TEMPLATE_MEMORY_MIB
+from bundler.templating_pool.limits import DEFAULT_TIMEOUT_S as DEFAULT_TEMPLATE_TIMEOUT_S
+from bundler.templating_pool.limits import MIN_MEMORY_MIB as MIN_TEMPLATE_MEMORY_MIB
 
 
 def configure_logging(log_format: LogFormat = LogFormat.TEXT) -> None:
@@ -162,3 +166,37 @@ def image_resolver_settings(
         fallback_credentials=lambda host: from_docker_config(host, config_path),
         credentials_hint=hint,
     )
+
+
+def add_template_arguments(parser: argparse._ActionsContainer) -> None:
+    """`--template-memory MIB` and `--template-timeout SECONDS`: the bounds of one cluster's
+    values render in a template worker (bundler.templating_pool.limits)."""
+    parser.add_argument(
+        "--template-memory",
+        type=template_memory_mib,
+        default=DEFAULT_TEMPLATE_MEMORY_MIB,
+        metavar="MIB",
+        help="the memory, in MiB, one cluster's values render may allocate in a template worker "
+        f"(at least {MIN_TEMPLATE_MEMORY_MIB}, default: {DEFAULT_TEMPLATE_MEMORY_MIB})",
+    )
+    parser.add_argument(
+        "--template-timeout",
+        type=positive_seconds,
+        default=DEFAULT_TEMPLATE_TIMEOUT_S,
+        metavar="SECONDS",
+        help="stop one cluster's values render after this long, wall or CPU time "
+        f"(default: {DEFAULT_TEMPLATE_TIMEOUT_S:g})",
+    )
+
+
+template_memory_mib = mebibytes(MIN_TEMPLATE_MEMORY_MIB)
+
+
+def template_limits(args: argparse.Namespace) -> TemplateLimits:
+    """The template limits of `add_template_arguments`."""
+    return TemplateLimits(memory_mib=args.template_memory, timeout_s=args.template_timeout)
+
+
+def templater(args: argparse.Namespace) -> TemplatePool:
+    """The process's pool of template workers for the limits the flags ask for."""
+    return shared_pool(template_limits(args))

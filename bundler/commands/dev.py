@@ -31,10 +31,12 @@ from bundler.capi.start import start_capi_importer
 from bundler.commands.arguments import (
     add_input_paths,
     add_registry_arguments,
+    add_template_arguments,
     configure_logging,
     image_resolver_settings,
     load_inputs,
     resolver_settings,
+    template_limits,
 )
 from bundler.commands.flag_types import non_negative_seconds
 from bundler.errors import BundlerError
@@ -87,6 +89,7 @@ def register(sub: Any) -> None:
         help=f"mean time a simulated Helm action takes (default {DEFAULT_FLUX_DELAY})",
     )
     add_registry_arguments(dev.add_argument_group("version ranges (resolved as the manager does)"))
+    add_template_arguments(dev.add_argument_group("templates"))
     dev.set_defaults(run=run_dev)
 
 
@@ -147,7 +150,10 @@ def run_dev(args: argparse.Namespace) -> int:
     resolver = RegistryResolver(with_docker_config(resolver_settings(args)), clock)
     images = ImageResolver(image_resolver_settings(args, docker_config=True))
     options = FleetOptions(
-        flux_delay=args.flux_delay, resolver=resolver, image_resolver=images.resolve
+        flux_delay=args.flux_delay,
+        resolver=resolver,
+        image_resolver=images.resolve,
+        template_limits=template_limits(args),
     )
     with tempfile.TemporaryDirectory(prefix="bundler-dev-") as workdir:
         playground = Playground(world, options, Path(workdir), args.port)

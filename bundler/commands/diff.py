@@ -4,7 +4,8 @@ Each side is a file, a directory or a git revision (bundler.commands.diff_sides)
 the BundleDeployments of a management cluster as the old side instead. Both sides are planned
 exactly as `render` plans them, and the difference (bundler.core.diff) is printed per bundle and
 cluster: BundleDeployments created and removed, chart versions, values and options by path, and
-with `--manifests` the objects the charts render to (added, removed, changed with a unified diff).
+with `--manifests` the objects the charts render to (added, removed, changed with a unified diff;
+hooks left out as Helm's release manifest does, the values of Secrets redacted to a fingerprint).
 
 A cluster that fails to render on either side (a template error, a chart that does not render) is
 an error line and is not compared; the others are. Exit codes: 0 printed (an error line: 1), and
@@ -14,8 +15,11 @@ with `--exit-code` 0 no change, 1 changes, 2 an error; invalid input exits 2 eit
 from __future__ import annotations
 
 import argparse
+import hashlib
+import hmac
 import json
 import os
+import secrets
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -26,7 +30,9 @@ from bundler.api.resources import BUNDLE_DEPLOYMENT
 from bundler.commands.arguments import (
     add_kubeconfig_argument,
     add_registry_arguments,
+    add_template_arguments,
     check_kubeconfig_source,
+    templater,
 )
 from bundler.commands.diff_sides import parse_side, side_paths
 from bundler.commands.manifests import (
@@ -35,8 +41,9 @@ from bundler.commands.manifests import (
     add_registry_config_argument,
     manifest_renderer,
 )
-from bundler.commands.render import cli_resolver, resolve_ranges
+from bundler.commands.render import cli_resolver, dependencies_in, resolve_ranges
 from bundler.core.diff.deployments import DeploymentRef, DeploymentSide, FleetDiff, diff_fleet
+from bundler.core.diff.manifests import redact_secrets
 from bundler.core.diff.report import markdown_report, text_report
 from bundler.core.labels import (
     LABEL_BUNDLE_NAME,
@@ -45,6 +52,7 @@ from bundler.core.labels import (
     LABEL_CLUSTER_NAMESPACE,
 )
 from bundler.core.planning import key, plan_bundle
+from bundler.core.templating.templater import IN_PROCESS, Templater
 from bundler.errors import BundlerError, InvalidInputError
 from bundler.inputs import World, load_world
 from bundler.kube.store import load_store
@@ -107,6 +115,7 @@ def register(sub: Any) -> None:
         action="store_true",
         help="exit 0 when nothing changes, 1 when something does, 2 on an error (for CI)",
     )
+    add_template_arguments(diff)
     add_manifest_arguments(diff, "compare")
     add_registry_config_argument(diff, "--manifests")
     add_registry_arguments(diff)
@@ -143,14 +152,14 @@ def _run_diff(args: argparse.Namespace) -> int:
         new_world = _load(new_paths)
         resolver = cli_resolver(args) if args.manifests else None
         renderer = manifest_renderer(args, new_world) if args.manifests else None
-        new = plan_world(new_world, resolver, renderer, "new")
+        new = plan_world(new_world, resolver, renderer, "new", templater(args))
     if old_side is None:
         old = live_deployments(args.kubeconfig, renderer)
     else:
         with side_paths(old_side, new_side) as old_paths:
             old_world = _load(old_paths)
             old_renderer = None if renderer is None else _for_world(renderer, old_world)
-            old = plan_world(old_world, resolver, old_renderer, "old")
+            old = plan_world(old_world, resolver, old_renderer, "old", templater(args))
     result = compare(old, new)
     sys.stdout.write(format_diff(result, args.output))
     for line in result.errors:
@@ -167,6 +176,7 @@ def plan_world(
     resolver: VersionResolver | None,
     renderer: ManifestRenderer | None,
     label: str,
+    templater: Templater = IN_PROCESS,
 ) -> _Planned:
     """Every BundleDeployment `world` plans (as render does), rendered when asked."""
     planned = _Planned()
@@ -178,7 +188,15 @@ def plan_world(
             planned.failed_bundles.add(bundle_key)
             planned.errors.append(f"error: {label}: Bundle {bundle_key}: {err}")
             continue
-        plan = plan_bundle(bundle, world.clusters, world.groups, resolved)
+        plan = plan_bundle(
+            bundle,
+            world.clusters,
+            world.groups,
+            resolved,
+            None,
+            dependencies_in(world, bundle),
+            templater,
+        )
         for error in plan.errors:
             planned.failed.add((error.bundle, error.cluster))
             planned.errors.append(f"error: {label}: {error.message}")
@@ -206,10 +224,20 @@ def _add(planned: _Planned, bd: Obj, renderer: ManifestRenderer | None, label: s
     objects = None
     if renderer is not None:
         try:
-            objects = renderer.render(bd)
+            objects = redact_secrets(renderer.render(bd), _fingerprint)
         except BundlerError as err:
             planned.errors.append(f"error: {label}: {err}")
     planned.deployments[ref] = DeploymentSide(options, objects)
+
+
+# A fingerprint keyed for this run only: it tells whether a Secret's value changed between the
+# sides, and, unlike a plain hash, cannot be looked up to guess a weak value from a diff.
+_FINGERPRINT_KEY = secrets.token_bytes(32)
+
+
+def _fingerprint(value: str) -> str:
+    digest = hmac.new(_FINGERPRINT_KEY, value.encode("utf-8"), hashlib.sha256).hexdigest()
+    return f"hmac-sha256:{digest[:16]}"
 
 
 def deployment_ref(bd: Obj) -> DeploymentRef | None:

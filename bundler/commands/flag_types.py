@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Callable
 
 from bundler.core.naming import is_dns1123_label
 from bundler.errors import InvalidInputError
@@ -25,6 +26,22 @@ def positive_seconds(text: str) -> float:
 def non_negative_seconds(text: str) -> float:
     """argparse type: a finite number of seconds, zero allowed."""
     return _parsed_seconds(text, allow_zero=True)
+
+
+def mebibytes(minimum: int, why: str = "") -> Callable[[str], int]:
+    """argparse type: a whole number of MiB, at least `minimum` (`why`, in the message)."""
+
+    def parsed(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of MiB") from None
+        if value < minimum:
+            reason = f" ({why})" if why else ""
+            raise argparse.ArgumentTypeError(f"must be at least {minimum} MiB{reason}, got {value}")
+        return value
+
+    return parsed
 
 
 def namespace_name(text: str) -> str:

@@ -34,12 +34,14 @@ from bundler.capi.start import CapiImportOptions, start_capi_importer
 from bundler.commands.arguments import (
     add_kubeconfig_argument,
     add_registry_arguments,
+    add_template_arguments,
     add_workers_argument,
     check_kubeconfig_source,
     check_workers,
     configure_logging,
     image_resolver_settings,
     resolver_settings,
+    template_limits,
 )
 from bundler.commands.flag_types import check_seconds
 from bundler.commands.operations import (
@@ -143,6 +145,7 @@ def register(sub: Any) -> None:
     )
     add_leader_election_arguments(parser)
     add_registry_arguments(parser)
+    add_template_arguments(parser)
     add_operations_arguments(parser)
     parser.set_defaults(run=run_manager)
 
@@ -173,6 +176,7 @@ def options_from(args: argparse.Namespace) -> ManagerOptions:
         lease_duration=args.leader_election_lease_duration,
         renew_deadline=args.leader_election_renew_deadline,
         retry_period=args.leader_election_retry_period,
+        template_limits=template_limits(args),
         bootstrap=args.bootstrap,
         shard=Shard(args.shard_index, args.shard_count) if args.shard_count > 1 else None,
     )

@@ -20,7 +20,7 @@ from typing import Any
 from bundler.api.bundledeployment import BundleDeployment
 from bundler.api.cluster import Cluster
 from bundler.commands.arguments import resolver_settings
-from bundler.commands.flag_types import positive_seconds
+from bundler.commands.flag_types import mebibytes, positive_seconds
 from bundler.core.labels import (
     ANNOTATION_CLUSTER,
     LABEL_BUNDLE_NAMESPACE,
@@ -82,18 +82,7 @@ def add_manifest_arguments(parser: argparse._ActionsContainer, what: str) -> Non
     )
 
 
-def render_memory_mib(text: str) -> int:
-    """argparse type: MiB of memory, enough for Helm's Go runtime to start."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of MiB") from None
-    if value < MIN_MEMORY_MIB:
-        raise argparse.ArgumentTypeError(
-            f"must be at least {MIN_MEMORY_MIB} MiB (what Helm's engine needs to start), "
-            f"got {value}"
-        )
-    return value
+render_memory_mib = mebibytes(MIN_MEMORY_MIB, "what Helm's engine needs to start")
 
 
 def add_registry_config_argument(parser: argparse._ActionsContainer, used_by: str) -> None:

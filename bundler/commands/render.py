@@ -14,7 +14,8 @@ PATH`, else `$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`); a bundl
 be resolved is an error line, the other bundles still print. Other Secrets among the inputs (a CAPI
 cluster's kubeconfig) only feed the Cluster API import; none is printed. `--manifests` (which
 resolves ranges as --resolve does) adds after each BundleDeployment the objects its chart renders to
-(bundler.commands.manifests).
+(bundler.commands.manifests). Values are rendered in bounded template workers
+(`--template-memory`, `--template-timeout`: bundler.templating_pool), as the manager renders them.
 """
 
 from __future__ import annotations
@@ -24,16 +25,22 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from bundler.agent.config import AgentConfig
+from bundler.agent.desired import desired_objects
 from bundler.api.bundle import Bundle
 from bundler.api.bundledeployment import BundleDeployment
 from bundler.api.cluster import AgentMode, Cluster
 from bundler.api.crdgen import all_crds
+from bundler.api.dependencies import DependsOn
+from bundler.api.resources import SECRET
 from bundler.commands.arguments import (
     add_input_paths,
     add_registry_arguments,
+    add_template_arguments,
     image_resolver_settings,
     load_inputs,
     resolver_settings,
+    templater,
 )
 from bundler.commands.manifests import (
     add_manifest_arguments,
@@ -49,18 +56,19 @@ from bundler.commands.output import (
     to_yaml,
 )
 from bundler.commands.render_images import image_lines, resolve_images, wanted_images
+from bundler.core.dependencies import has_selectors, resolve_dependencies, workspace_bundles
 from bundler.core.explain import Explanation, explain, target_lines, target_state, verdict
-from bundler.core.flux import FluxTarget, build_flux_objects
 from bundler.core.labels import ANNOTATION_CLUSTER
 from bundler.core.planning import (
     PlannedDeployment,
     ResolvedVersions,
     key,
-    merged_helm,
+    merged_helm_view,
     plan_bundle,
 )
 from bundler.core.targeting import match_targets, missing_references
 from bundler.core.templating.gotemplate import bundle_label_warnings
+from bundler.core.templating.templater import IN_PROCESS, Templater
 from bundler.core.versions import LATEST_STABLE, is_exact_version
 from bundler.errors import BundlerError, InvalidInputError
 from bundler.inputs import World
@@ -82,6 +90,7 @@ def register(sub: Any) -> None:
         "(others still print); 2: invalid input.",
     )
     add_input_paths(render)
+    add_template_arguments(render)
     render.add_argument(
         "--flux", action="store_true", help="also print each cluster's Flux objects"
     )
@@ -105,6 +114,7 @@ def register(sub: Any) -> None:
         "Exit 0: explained; 1: the values failed to render; 2: invalid input.",
     )
     add_input_paths(exp)
+    add_template_arguments(exp)
     exp.add_argument("--bundle", required=True, metavar="NS/NAME", help="the Bundle to explain")
     exp.add_argument("--cluster", required=True, metavar="NS/NAME", help="the Cluster to explain")
     add_output_argument(exp, default=None)
@@ -115,22 +125,28 @@ def register(sub: Any) -> None:
     crds.set_defaults(run=run_crds)
 
 
-def flux_target(cluster: Cluster, namespace: str) -> FluxTarget:
-    """Where the agent of `cluster` would write its Flux objects."""
-    cluster_ref = key(cluster.metadata.namespace, cluster.metadata.name)
+def agent_config(cluster: Cluster) -> AgentConfig:
+    """The agent that serves `cluster`, as `bundler agent` runs it by default (pull: in
+    `bundler-system` downstream; remote: in the cluster namespace, through its kubeconfig)."""
+    workspace, name = cluster.metadata.namespace or "", cluster.metadata.name
     if cluster.spec.agentMode is AgentMode.REMOTE:
-        return FluxTarget(
-            cluster=cluster_ref,
-            namespace=namespace,
+        return AgentConfig(
+            workspace=workspace,
+            cluster=name,
             mode=AgentMode.REMOTE,
             kubeconfig_secret=cluster.spec.kubeConfigSecret,
         )
-    return FluxTarget(cluster=cluster_ref)
+    return AgentConfig(workspace=workspace, cluster=name)
 
 
 def _flux_objects(planned: PlannedDeployment, cluster: Cluster) -> list[dict[str, Any]]:
+    """The Flux objects the cluster's agent writes for `planned`, by the agent's own function
+    (bundler.agent.desired): the same source (its credentials secretRef included), HelmRelease,
+    labels and annotations. The Secrets it writes beside them (a credentials copy, remote-mode
+    valuesFrom copies) are named by the source and the HelmRelease, never printed."""
     bd = BundleDeployment.model_validate(planned.to_object())
-    objects = build_flux_objects(bd, flux_target(cluster, planned.namespace)).all()
+    desired = desired_objects(bd, agent_config(cluster), credentials=None)
+    objects = [obj for res, obj in desired.objects if res != SECRET]
     for obj in objects:
         obj["metadata"].setdefault("annotations", {})[ANNOTATION_CLUSTER] = planned.cluster
     return objects
@@ -141,7 +157,7 @@ def range_queries(bundle: Bundle, world: World) -> list[VersionQuery]:
     queries: dict[tuple[str, str, str], VersionQuery] = {}
     for cluster in world.clusters:
         decision = match_targets(bundle, cluster, world.groups)
-        query = query_for(merged_helm(bundle, decision)) if decision.deploy else None
+        query = query_for(merged_helm_view(bundle, decision)) if decision.deploy else None
         if query is not None:
             queries.setdefault(query.key, query)
     return [queries[k] for k in sorted(queries)]
@@ -163,10 +179,12 @@ def render_world(
     with_flux: bool,
     resolver: VersionResolver | None = None,
     image_resolver: ImageResolverFn | None = None,
+    templater: Templater = IN_PROCESS,
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """All objects to print and all error lines (per cluster, or per bundle for its version).
     Images are resolved with `image_resolver`, else shown offline
-    (bundler.commands.render_images)."""
+    (bundler.commands.render_images). Values are rendered by `templater` (the command's: the
+    pool of bounded template workers)."""
     clusters = {key(c.metadata.namespace, c.metadata.name): c for c in world.clusters}
     objects: list[dict[str, Any]] = []
     errors: list[str] = []
@@ -183,9 +201,17 @@ def render_world(
         if image_resolver is not None:
             images = resolve_images(bundle, queries, world, image_resolver)
         errors.extend(image_lines(bundle, queries, images))
-        plan = plan_bundle(bundle, world.clusters, world.groups, resolved, images)
-        siblings = bundle_names(world, bundle.metadata.namespace)
-        missing = missing_references(bundle, world.groups, siblings)
+        plan = plan_bundle(
+            bundle,
+            world.clusters,
+            world.groups,
+            resolved,
+            images,
+            dependencies_in(world, bundle),
+            templater,
+        )
+        siblings = workspace_bundles(world.bundles, bundle.metadata.namespace)
+        missing = missing_references(bundle, world.groups, siblings, siblings)
         missing += bundle_label_warnings(bundle)
         errors.extend(f"warning: Bundle {bundle_key}: {line}" for line in missing)
         ranges: set[str] = set()
@@ -204,9 +230,12 @@ def render_world(
     return objects, errors
 
 
-def bundle_names(world: World, workspace: str | None) -> set[str]:
-    """The names of the input Bundles of `workspace`."""
-    return {b.metadata.name for b in world.bundles if b.metadata.namespace == workspace}
+def dependencies_in(world: World, bundle: Bundle) -> tuple[DependsOn, ...] | None:
+    """`bundle`'s dependsOn resolved against the input Bundles of its workspace, as the manager
+    resolves it (None: names only, nothing to resolve)."""
+    if not has_selectors(bundle):
+        return None
+    return resolve_dependencies(bundle, workspace_bundles(world.bundles, bundle.metadata.namespace))
 
 
 def _unresolved(ranges: set[str]) -> str:
@@ -238,7 +267,7 @@ def run_render(args: argparse.Namespace) -> int:
     resolver = cli_resolver(args) if args.resolve or args.manifests else None
     images = cli_image_resolver(args) if args.resolve or args.manifests else None
     renderer = manifest_renderer(args, world) if args.manifests else None
-    objects, messages = render_world(world, args.flux, resolver, images)
+    objects, messages = render_world(world, args.flux, resolver, images, templater(args))
     if renderer is not None:
         objects, chart_errors = with_manifests(objects, renderer)
         messages.extend(chart_errors)
@@ -260,8 +289,16 @@ def run_explain(args: argparse.Namespace) -> int:
     world = load_inputs(args)
     bundle = _find(world.bundles, args.bundle, "Bundle", "--bundle")
     cluster = _find(world.clusters, args.cluster, "Cluster", "--cluster")
-    siblings = bundle_names(world, bundle.metadata.namespace)
-    exp = explain(bundle, cluster, world.groups, bundle_names=siblings)
+    siblings = workspace_bundles(world.bundles, bundle.metadata.namespace)
+    exp = explain(
+        bundle,
+        cluster,
+        world.groups,
+        bundle_names=siblings,
+        bundle_labels=siblings,
+        dependencies=dependencies_in(world, bundle),
+        templater=templater(args),
+    )
     if args.output is not None:
         sys.stdout.write(format_data(explanation_data(args.bundle, args.cluster, exp), args.output))
         return EXIT_RENDER_FAILED if exp.error else EXIT_OK
@@ -298,6 +335,7 @@ def explanation_data(bundle: str, cluster: str, exp: Explanation) -> dict[str, A
         ],
         "options": None if exp.options is None else exp.options.to_wire(),
         "error": exp.error,
+        "held": exp.held,
         "warnings": list(exp.missing),
     }
 

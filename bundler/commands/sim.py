@@ -21,9 +21,11 @@ from typing import Any
 from bundler.commands.arguments import (
     add_input_paths,
     add_registry_arguments,
+    add_template_arguments,
     image_resolver_settings,
     load_inputs,
     resolver_settings,
+    template_limits,
 )
 from bundler.commands.flag_types import non_negative_seconds, positive_seconds
 from bundler.commands.output import OutputFormat, add_output_argument, format_data
@@ -132,6 +134,7 @@ def register(sub: Any) -> None:
         help=f"worker threads shared by all agents and Flux instances (default {DEFAULT_WORKERS})",
     )
     add_registry_arguments(sim.add_argument_group("version ranges (resolved as the manager does)"))
+    add_template_arguments(sim.add_argument_group("templates"))
     sim.add_argument(
         "--values",
         action="append",
@@ -163,6 +166,7 @@ def run_sim(args: argparse.Namespace) -> int:
         manager_workers=args.workers,
         resolver=resolver,
         image_resolver=images.resolve,
+        template_limits=template_limits(args),
     )
     bundles = {f"{b.metadata.namespace}/{b.metadata.name}" for b in world.bundles}
     for ref in args.values:

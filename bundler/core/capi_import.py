@@ -6,6 +6,19 @@ with `kubeConfigSecret: <name>-kubeconfig`, remote agent mode unless the CAPI Cl
 `bundler.dev/agent-mode` says `pull`, and `spec.values.Cluster` = the CAPI Cluster without status,
 managedFields, resourceVersion and uid (so templates read e.g. its pod CIDRs).
 
+As CAAPH's `.ControlPlane` and `.InfraCluster`, the objects the CAPI Cluster's
+`spec.controlPlaneRef` and `spec.infrastructureRef` name are `spec.values.ControlPlane` and
+`spec.values.InfraCluster`, sanitized the same way, when the caller could read them
+(`capi_references` says which). Each of the three is bounded: one whose JSON is over
+CAPI_VALUE_MAX_BYTES is left out (a template reading it fails for that cluster, naming it), so the
+bundler Cluster always fits what the API server stores.
+
+One form for both Cluster versions (`unified`): a v1beta1 Cluster also gets the v1beta2 spellings
+of what v1beta2 renamed and templates read, `spec.topology.classRef.name` (v1beta1
+`spec.topology.class`, and `classRef.namespace` from `classNamespace`) and `apiGroup` on
+`spec.controlPlaneRef` and `spec.infrastructureRef` (v1beta1 `apiVersion`); its own fields stay.
+So a template written against v1beta2 reads either.
+
 The gate: until the control plane is initialized (v1beta2 `status.initialization.
 controlPlaneInitialized`, v1beta1 `status.controlPlaneReady`), or while the kubeconfig Secret is
 missing, the Cluster carries the annotation `bundler.dev/import-gate: <reason>`. Planning gives a
@@ -19,7 +32,9 @@ offline preview and the manager agree.
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
@@ -47,6 +62,65 @@ CLASS_GROUP_PREFIX = "cluster-class-"
 
 # What `values.Cluster` leaves out: status, and metadata the server rewrites on every write.
 _DROPPED_METADATA = ("managedFields", "resourceVersion", "uid")
+# The most one object of `spec.values` (Cluster, ControlPlane, InfraCluster) may take, as JSON.
+CAPI_VALUE_MAX_BYTES = 256 * 1024
+# Cluster API's provider groups, where the kinds a Cluster refers to are defined.
+CAPI_REFERENCE_GROUPS = ("controlplane.cluster.x-k8s.io", "infrastructure.cluster.x-k8s.io")
+# The kinds (plurals) of those groups the import reads, those of the providers Cluster API lists:
+# named one by one, as bundler's RBAC holds no wildcard. A kind not listed is not read.
+CAPI_REFERENCE_KINDS: Mapping[str, tuple[str, ...]] = {
+    "controlplane.cluster.x-k8s.io": (
+        "awsmanagedcontrolplanes",
+        "k0scontrolplanes",
+        "k0smotroncontrolplanes",
+        "kamajicontrolplanes",
+        "kubeadmcontrolplanes",
+        "microk8scontrolplanes",
+        "nestedcontrolplanes",
+        "rke2controlplanes",
+        "taloscontrolplanes",
+    ),
+    "infrastructure.cluster.x-k8s.io": (
+        "awsclusters",
+        "awsmanagedclusters",
+        "azureasomanagedclusters",
+        "azureclusters",
+        "azuremanagedclusters",
+        "byoclusters",
+        "cloudstackclusters",
+        "dockerclusters",
+        "gcpclusters",
+        "gcpmanagedclusters",
+        "hetznerclusters",
+        "ibmpowervsclusters",
+        "ibmvpcclusters",
+        "kubevirtclusters",
+        "linodeclusters",
+        "metal3clusters",
+        "nutanixclusters",
+        "ociclusters",
+        "openstackclusters",
+        "proxmoxclusters",
+        "vcdclusters",
+        "vsphereclusters",
+    ),
+}
+
+
+def reference_plural(kind: str) -> str:
+    """A provider kind's plural by Cluster API's convention: lower case, plus `s`."""
+    return f"{kind.lower()}s"
+
+
+def is_readable_reference(group: str, kind: str) -> bool:
+    """Whether the import reads objects of this kind (CAPI_REFERENCE_KINDS)."""
+    return reference_plural(kind) in CAPI_REFERENCE_KINDS.get(group, ())
+
+
+CONTROL_PLANE = "ControlPlane"
+INFRA_CLUSTER = "InfraCluster"
+# The CAPI Cluster's reference fields, by the name templates read their objects under.
+_REFERENCE_FIELDS = ((CONTROL_PLANE, "controlPlaneRef"), (INFRA_CLUSTER, "infrastructureRef"))
 
 
 class ImportMode(StrEnum):
@@ -184,6 +258,80 @@ def sanitized(capi: Mapping[str, Any]) -> dict[str, Any]:
     return body
 
 
+@dataclass(frozen=True)
+class CapiReference:
+    """An object a CAPI Cluster refers to: `role` is the name templates read it under.
+    `version` is None when the reference names only the group (v1beta2): the reader picks the
+    version the server serves."""
+
+    role: str
+    group: str
+    version: str | None
+    kind: str
+    name: str
+    namespace: str
+
+
+def capi_references(capi: Mapping[str, Any]) -> tuple[CapiReference, ...]:
+    """The ControlPlane and InfraCluster a CAPI Cluster names (v1beta2 `apiGroup`, v1beta1
+    `apiVersion`; always in the Cluster's namespace, as Cluster API requires); incomplete
+    references are left out."""
+    spec = _mapping(capi.get("spec"))
+    namespace = str(_mapping(capi.get("metadata")).get("namespace") or "")
+    found = []
+    for role, field in _REFERENCE_FIELDS:
+        ref = _mapping(spec.get(field))
+        kind, name = ref.get("kind"), ref.get("name")
+        api_version, api_group = ref.get("apiVersion"), ref.get("apiGroup")
+        if not isinstance(kind, str) or not isinstance(name, str) or not kind or not name:
+            continue
+        if isinstance(api_version, str) and "/" in api_version:
+            group, version = api_version.split("/", 1)
+            found.append(CapiReference(role, group, version, kind, name, namespace))
+        elif isinstance(api_group, str) and api_group:
+            found.append(CapiReference(role, api_group, None, kind, name, namespace))
+    return tuple(found)
+
+
+def unified(capi: Mapping[str, Any]) -> dict[str, Any]:
+    """The sanitized CAPI Cluster, with the v1beta2 spellings added to a v1beta1 one (see the
+    module docstring)."""
+    body = sanitized(capi)
+    if capi.get("apiVersion") != V1BETA1:
+        return body
+    spec = body.get("spec")
+    if not isinstance(spec, dict):
+        return body
+    topology = spec.get("topology")
+    if isinstance(topology, dict) and isinstance(topology.get("class"), str):
+        class_ref = {"name": topology["class"]}
+        if isinstance(topology.get("classNamespace"), str):
+            class_ref["namespace"] = topology["classNamespace"]
+        topology.setdefault("classRef", class_ref)
+    for _, field in _REFERENCE_FIELDS:
+        ref = spec.get(field)
+        if isinstance(ref, dict) and isinstance(ref.get("apiVersion"), str):
+            ref.setdefault("apiGroup", ref["apiVersion"].partition("/")[0])
+    return body
+
+
+def capi_values(
+    capi: Mapping[str, Any], referenced: Mapping[str, Mapping[str, Any]]
+) -> tuple[dict[str, Any], list[str]]:
+    """`spec.values` of an imported Cluster: the unified Cluster and the `referenced` objects by
+    role, each sanitized; and the names of those left out for their size."""
+    candidates = {"Cluster": unified(capi)}
+    candidates.update({role: sanitized(obj) for role, obj in sorted(referenced.items())})
+    values, omitted = {}, []
+    for role, body in candidates.items():
+        size = len(json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode())
+        if size > CAPI_VALUE_MAX_BYTES:
+            omitted.append(role)
+        else:
+            values[role] = body
+    return values, omitted
+
+
 def owner_reference(capi: Mapping[str, Any]) -> dict[str, Any]:
     """The controller ownerReference from an imported Cluster to its CAPI Cluster."""
     metadata = _mapping(capi.get("metadata"))
@@ -210,8 +358,10 @@ def imported_cluster(
     *,
     kubeconfig_present: bool,
     default_agent_mode: AgentMode = AgentMode.REMOTE,
+    referenced: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """The bundler Cluster object to write for an imported CAPI Cluster (see the module doc).
+    """The bundler Cluster object to write for an imported CAPI Cluster (see the module doc);
+    `referenced`: the objects of `capi_references` that could be read, by role.
 
     The ownerReference is left out when the CAPI Cluster has no uid (offline input documents).
     """
@@ -233,7 +383,7 @@ def imported_cluster(
         "kind": "Cluster",
         "metadata": meta,
         "spec": {
-            "values": {"Cluster": sanitized(capi)},
+            "values": capi_values(capi, referenced or {})[0],
             "kubeConfigSecret": kubeconfig_secret_name(name),
             "agentMode": _agent_mode(capi, default_agent_mode).value,
         },

@@ -1,23 +1,33 @@
-"""Explain: for one bundle and one cluster, why it deploys (or not) and what it would run."""
+"""Explain: for one bundle and one cluster, why it deploys (or not) and what it would run.
+
+A cluster that may receive nothing yet (a Cluster API import gate: control plane not initialized,
+kubeconfig Secret missing; or a name that cannot be a label value) is said to be held, and why,
+while each target is still listed with whether its criteria match, so the user sees what will
+happen once the gate opens.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bundler.api.bundle import Bundle
+from bundler.api.bundle import Bundle, TargetMode
 from bundler.api.bundledeployment import DeploymentOptions
 from bundler.api.cluster import Cluster, ClusterGroup
-from bundler.core.planning import ResolvedVersions, merged_helm, render_options
+from bundler.core.capi_import import gate_message, is_gated
+from bundler.core.planning import Dependencies, ResolvedVersions, merged_helm, render_options
 from bundler.core.targeting import (
     Criterion,
     TargetDecision,
     TargetResult,
+    evaluate_targets,
     groups_of,
     match_targets,
     missing_references,
 )
+from bundler.core.templating.templater import IN_PROCESS, Templater
+from bundler.core.validation import cluster_name_problem
 from bundler.errors import TemplateError
 
 
@@ -34,6 +44,8 @@ class Explanation:
     workspace_groups: frozenset[str] = frozenset()
     # clusterGroups and dependsOn of the bundle that name nothing in its workspace
     missing: tuple[str, ...] = ()
+    # why the cluster may receive nothing yet (an import gate, an invalid name), if it may not
+    held: str | None = None
 
 
 def explain(
@@ -42,11 +54,21 @@ def explain(
     groups: Sequence[ClusterGroup],
     resolved: ResolvedVersions | None = None,
     bundle_names: Iterable[str] = (),
+    bundle_labels: Mapping[str, Mapping[str, str]] | None = None,
+    dependencies: Dependencies | None = None,
+    templater: Templater = IN_PROCESS,
 ) -> Explanation:
-    """`bundle_names`: the Bundles of the bundle's workspace, to check its dependsOn."""
+    """`bundle_names`: the Bundles of the bundle's workspace, to check its dependsOn;
+    `bundle_labels` their labels, to check its dependsOn selectors; `dependencies` its dependsOn
+    resolved (bundler.core.dependencies)."""
     decision = match_targets(bundle, cluster, groups)
+    held = _held(cluster)
+    if held is not None and cluster.metadata.namespace == bundle.metadata.namespace:
+        # Nothing deploys, but each target's criteria are still worth showing.
+        listed = evaluate_targets(bundle, cluster, groups)
+        decision = TargetDecision(listed.results, (), None)
     group_names = tuple(g.metadata.name for g in groups_of(cluster, groups))
-    missing = tuple(missing_references(bundle, groups, bundle_names))
+    missing = tuple(missing_references(bundle, groups, bundle_names, bundle_labels))
     ours = frozenset(
         g.metadata.name for g in groups if g.metadata.namespace == cluster.metadata.namespace
     )
@@ -54,12 +76,22 @@ def explain(
     if decision.deploy:
         merged = merged_helm(bundle, decision)
         try:
-            options = render_options(bundle, cluster, decision, resolved or {})
+            options = render_options(
+                bundle, cluster, decision, resolved or {}, None, dependencies, templater
+            )
         except TemplateError as err:
             error = str(err)
     return Explanation(
-        bundle, cluster, group_names, decision, merged, options, error, ours, missing
+        bundle, cluster, group_names, decision, merged, options, error, ours, missing, held
     )
+
+
+def _held(cluster: Cluster) -> str | None:
+    if problem := cluster_name_problem(cluster):
+        return f"InvalidName: {problem}"
+    if gate := is_gated(cluster):
+        return f"the cluster is gated: {gate}: {gate_message(gate, cluster)}"
+    return None
 
 
 def verdict(exp: Explanation) -> str:
@@ -69,6 +101,12 @@ def verdict(exp: Explanation) -> str:
         return (
             f"not deployed: cluster is in workspace {c.namespace!r}, the bundle in {b.namespace!r}"
         )
+    if exp.held is not None:
+        matching = [r.label for r in exp.decision.results if r.matched]
+        if exp.bundle.spec.targetMode is TargetMode.FIRST_MATCH:
+            matching = matching[:1]
+        then = f"; once it opens: {_once_open(exp, matching)}" if exp.bundle.spec.targets else ""
+        return f"not deployed: {exp.held}{then}"
     if not exp.bundle.spec.targets:
         return "not deployed: the bundle has no targets"
     if exp.decision.excluded_by is not None:
@@ -79,6 +117,12 @@ def verdict(exp: Explanation) -> str:
     if exp.error is not None:
         return f"targeted by {names}, but rendering failed: {exp.error}"
     return f"deployed by {names}"
+
+
+def _once_open(exp: Explanation, matching: list[str]) -> str:
+    if not matching:
+        return "no target matches"
+    return f"target {', '.join(matching)} matches"
 
 
 def target_lines(exp: Explanation) -> list[str]:

@@ -39,6 +39,7 @@ from bundler.api.resources import (
     CLUSTER_GROUP,
     CLUSTER_ROLE,
     CLUSTER_ROLE_BINDING,
+    EVENT,
     FLUX_KINDS,
     HELM_RELEASE,
     HELM_REPOSITORY,
@@ -51,6 +52,7 @@ from bundler.api.resources import (
     SERVICE_ACCOUNT,
     Resource,
 )
+from bundler.core.capi_import import CAPI_REFERENCE_GROUPS, CAPI_REFERENCE_KINDS
 from bundler.core.shards import Shard
 
 RBAC_GROUP = ROLE.group
@@ -123,6 +125,12 @@ BOOTSTRAP_RULES: tuple[PolicyRule, ...] = (
     rule((*READ, "create", "update"), [HELM_RELEASE, HELM_REPOSITORY]),
 )
 
+# The Cluster API import reads the ControlPlane and InfraCluster a CAPI Cluster refers to
+# (bundler.capi.references): by name, of the kinds Cluster API's providers define.
+CAPI_REFERENCE_RULES: tuple[PolicyRule, ...] = tuple(
+    PolicyRule(("get",), (group,), CAPI_REFERENCE_KINDS[group]) for group in CAPI_REFERENCE_GROUPS
+)
+
 # The ClusterRole of AGENT_NAMESPACE_RULES: each pull agent's RoleBinding in its cluster namespace
 # grants it there only (the rules name nothing of one cluster, so one ClusterRole serves them all).
 AGENT_NAMESPACE_ROLE = "bundler-agent"
@@ -154,10 +162,13 @@ MANAGER_RULES: tuple[PolicyRule, ...] = (
     # leader election (client-go's pattern: create is never limited by name)
     rule(("create",), [LEASE]),
     rule(("get", "update"), [LEASE], names=[MANAGER_LEASE]),
-    # Cluster API import reads CAPI Clusters
+    # Cluster API import reads CAPI Clusters, and the objects they refer to
     rule(READ, [CAPI_CLUSTER]),
+    *CAPI_REFERENCE_RULES,
     # forced cleanup of an import strips finalizers of bundler's Flux objects
     rule(("list", "patch"), FLUX_KINDS),
+    # Events on Bundles and Clusters (bundler.manager.events): written once, never updated
+    rule(("create",), [EVENT]),
     *BOOTSTRAP_RULES,
 )
 

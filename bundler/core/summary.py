@@ -13,9 +13,16 @@ an earlier BundleDeployment. The manager leaves that earlier deployment alone (t
 what it runs), but the cluster is not where the Bundle asks it to be, so the Bundle must not read
 Ready even when the old release is.
 
-A Bundle that targets no cluster has readyClusters "0/0", no display state, and Ready=False with
-reason NoTargets: nothing is deployed, and the Bundle says so. A Cluster with no bundles, or a
-ClusterGroup with no clusters, is simply Ready.
+A Bundle that targets no cluster has readyClusters "0/0" and Ready=False with reason NoTargets:
+nothing is deployed, and the Bundle says so. A Cluster with no bundles, or a ClusterGroup with no
+clusters, is simply Ready.
+
+The STATE column (`display.state`) is the reason of the Ready condition (`display_state`), so
+`kubectl get` and the conditions never disagree: whatever replaces the roll-up's Ready (a rejected
+spec, a deletion held, a gated Cluster) goes through `with_ready`, which sets both. A paused Bundle
+or Cluster says Paused: its clusters whose new deployment is staged (OutOfSync) or not created
+(Pending) are held by the pause, not by the rollout strategy, and a paused object whose clusters
+are all Ready is Ready=True with reason Paused.
 """
 
 from __future__ import annotations
@@ -24,6 +31,8 @@ import heapq
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
+from typing import TypeVar
 
 from bundler.api.bundle import BundleDisplay, BundleStatus
 from bundler.api.bundledeployment import BundleDeployment
@@ -38,9 +47,13 @@ from bundler.api.cluster import (
 from bundler.api.meta import Condition
 from bundler.api.summary import (
     NON_READY_MAX,
+    NON_READY_OBJECT_MESSAGE_MAX,
+    NON_READY_OBJECTS_MAX,
     DeploymentState,
+    DisplayState,
     NonReadyBundle,
     NonReadyResource,
+    NonReadyStatus,
     Summary,
 )
 from bundler.core.bounds import truncated
@@ -54,7 +67,10 @@ from bundler.core.state import (
     state_message,
 )
 
-REASON_NO_TARGETS = "NoTargets"
+REASON_NO_TARGETS = DisplayState.NO_TARGETS.value
+REASON_PAUSED = DisplayState.PAUSED.value
+
+StatusT = TypeVar("StatusT", BundleStatus, ClusterStatus)
 
 _SEVERITY = {state: rank for rank, state in enumerate(DeploymentState)}
 
@@ -83,15 +99,43 @@ _DEFAULT_MESSAGE = {
 }
 
 
+class PausedBy(StrEnum):
+    """Which object's spec.paused holds a placement's new deployment back."""
+
+    BUNDLE = "Bundle"
+    CLUSTER = "Cluster"
+
+
+# The states a pause explains: the new deployment is staged, or not created.
+_PAUSE_HOLDS = frozenset({DeploymentState.OUT_OF_SYNC, DeploymentState.PENDING})
+
+
+def paused_by(bundle_paused: bool, cluster_paused: bool) -> PausedBy | None:
+    if bundle_paused:
+        return PausedBy.BUNDLE
+    return PausedBy.CLUSTER if cluster_paused else None
+
+
+def pause_message(by: PausedBy, state: DeploymentState) -> str:
+    held = (
+        "no BundleDeployment is created"
+        if state is DeploymentState.PENDING
+        else "its new deployment is staged, not promoted"
+    )
+    return f"{REASON_PAUSED}: the {by.value} is paused (spec.paused): {held}"
+
+
 @dataclass(frozen=True)
 class Placement:
-    """One bundle targeted at one cluster, as the roll-ups see it (keys are namespace/name)."""
+    """One bundle targeted at one cluster, as the roll-ups see it (keys are namespace/name).
+    `paused`: whose spec.paused applies to it (the Bundle's first)."""
 
     bundle: str
     cluster: str
     deployment: BundleDeployment | None
     offline: bool = False
     error: str | None = None
+    paused: PausedBy | None = None
 
     @property
     def state(self) -> DeploymentState:
@@ -105,8 +149,28 @@ class Placement:
         if self.error is not None:
             return truncated(self.error)
         state = self.state
+        if self.held_by_pause:
+            assert self.paused is not None
+            return pause_message(self.paused, state)
         explained = "" if state is DeploymentState.OFFLINE else state_message(self.deployment)
         return truncated(explained) or _DEFAULT_MESSAGE[state]
+
+    @property
+    def objects(self) -> tuple[NonReadyStatus, ...]:
+        """The release's objects that are not ready, as the agent copied them from Flux."""
+        status = self.deployment.status if self.deployment is not None else None
+        if status is None or self.error is not None or self.state is DeploymentState.READY:
+            return ()
+        return tuple(_bounded_object(o) for o in status.nonReadyStatus[:NON_READY_OBJECTS_MAX])
+
+    @property
+    def held_by_pause(self) -> bool:
+        return self.paused is not None and self.error is None and self.state in _PAUSE_HOLDS
+
+    @property
+    def reason(self) -> str:
+        """The Ready reason this placement gives when it is the worst: its state, or Paused."""
+        return REASON_PAUSED if self.held_by_pause else self.state.value
 
 
 @dataclass(frozen=True)
@@ -116,6 +180,49 @@ class _Row:
     name: str
     state: DeploymentState
     message: str
+    reason: str = ""
+    objects: tuple[NonReadyStatus, ...] = ()
+
+    @property
+    def why(self) -> str:
+        return self.reason or self.state.value
+
+
+def _bounded_object(obj: NonReadyStatus) -> NonReadyStatus:
+    """An object as an agent wrote it, its message cut (an agent's text is not trusted)."""
+    if len(obj.message) <= NON_READY_OBJECT_MESSAGE_MAX:
+        return obj
+    cut = obj.message[: NON_READY_OBJECT_MESSAGE_MAX - 3] + "..."
+    return obj.model_copy(update={"message": cut})
+
+
+def display_state(conditions: Sequence[Condition]) -> DisplayState:
+    """The STATE column: the Ready condition's reason (NotReady for a reason it has no word
+    for, Ready for a True condition without one)."""
+    ready = next((c for c in conditions if c.type == ConditionType.READY.value), None)
+    if ready is None:
+        return DisplayState.PENDING
+    try:
+        return DisplayState(ready.reason)
+    except ValueError:
+        return DisplayState.READY if ready.status.value == "True" else DisplayState.NOT_READY
+
+
+def with_ready(
+    status: StatusT, reason: str, message: str, now: str, previous: Sequence[Condition]
+) -> StatusT:
+    """`status` with its Ready condition False for `reason` (what holds the whole object back:
+    a rejected spec, a deletion held, a gated Cluster), and the STATE column saying the same.
+    `previous` are the observed conditions (lastTransitionTime is kept while Ready stays
+    False)."""
+    kind = ConditionType.READY.value
+    updated = condition(kind, False, reason, message, now, previous)
+    ready = next(c for c in updated if c.type == kind)
+    others: list[Condition] = [c for c in status.conditions if c.type != kind]
+    conditions = [ready, *others]
+    assert status.display is not None
+    display = status.display.model_copy(update={"state": display_state(conditions)})
+    return status.model_copy(update={"conditions": conditions, "display": display})
 
 
 def placements_from_plan(
@@ -146,6 +253,8 @@ def bundle_status(
     resolved_version: str | None,
     previous: Sequence[Condition],
     now: str,
+    version: str | None = None,
+    paused: bool = False,
 ) -> BundleStatus:
     """The Bundle's status over its targeted clusters."""
     tally = Tally()
@@ -156,6 +265,8 @@ def bundle_status(
         resolved_version=resolved_version,
         previous=previous,
         now=now,
+        version=version,
+        paused=paused,
     )
 
 
@@ -172,7 +283,13 @@ class Tally:
     def put(self, placement: Placement) -> None:
         """Add the placement, or replace the one on its cluster."""
         self.remove(placement.cluster)
-        row = _Row(placement.cluster, placement.state, placement.message)
+        row = _Row(
+            placement.cluster,
+            placement.state,
+            placement.message,
+            placement.reason,
+            placement.objects,
+        )
         self._rows[row.name] = row
         self._counts[row.state] += 1
         if row.state is not DeploymentState.READY:
@@ -198,12 +315,18 @@ class Tally:
         resolved_version: str | None,
         previous: Sequence[Condition],
         now: str,
+        version: str | None = None,
+        paused: bool = False,
     ) -> BundleStatus:
+        """`version`: the chart version shown (resolved, or the exact spec version)."""
         total = len(self._rows)
         listed = heapq.nsmallest(NON_READY_MAX, self._not_ready.values(), key=_row_order)
         if total:
             note = _template_note(len(self._errors))
-            ready = _ready_from(total, self._counts, listed[:1], "clusters", note, previous, now)
+            pause = _pause_note("Bundle", paused)
+            ready = _ready_from(
+                total, self._counts, listed[:1], "clusters", note, previous, now, pause
+            )
         else:
             ready = condition(
                 ConditionType.READY.value,
@@ -215,16 +338,20 @@ class Tally:
             )
         fields = {SUMMARY_FIELD[state]: self._counts[state] for state in DeploymentState}
         ready_count = self._counts[DeploymentState.READY]
-        present = (state for state in DeploymentState if self._counts[state])
         return BundleStatus(
             observedGeneration=observed_generation,
             resolvedVersion=resolved_version,
             summary=Summary(desiredReady=total, **fields),
             display=BundleDisplay(
-                readyClusters=f"{ready_count}/{total}", state=worst_state(present)
+                readyClusters=f"{ready_count}/{total}",
+                state=display_state(ready),
+                version=resolved_version or version,
             ),
             nonReady=[
-                NonReadyResource(cluster=r.name, state=r.state, message=r.message) for r in listed
+                NonReadyResource(
+                    cluster=r.name, state=r.state, message=r.message, nonReadyStatus=list(r.objects)
+                )
+                for r in listed
             ],
             conditions=ready,
         )
@@ -237,18 +364,24 @@ def cluster_status(
     agent: AgentStatus | None,
     previous: Sequence[Condition],
     now: str,
+    paused: bool = False,
 ) -> ClusterStatus:
     """A Cluster's status over the bundles placed on it; namespace and agent pass through."""
-    rows = [_Row(p.bundle, p.state, p.message) for p in placements]
+    rows = [_Row(p.bundle, p.state, p.message, p.reason, p.objects) for p in placements]
+    pause = _pause_note("Cluster", paused)
+    conditions = _ready_condition(rows, "bundles", "", previous, now, pause)
     return ClusterStatus(
         namespace=namespace,
         agent=agent,
         summary=summarize(r.state for r in rows),
-        display=ClusterDisplay(readyBundles=_ratio(rows), state=worst_state(r.state for r in rows)),
+        display=ClusterDisplay(readyBundles=_ratio(rows), state=display_state(conditions)),
         nonReadyBundles=[
-            NonReadyBundle(bundle=r.name, state=r.state, message=r.message) for r in _listed(rows)
+            NonReadyBundle(
+                bundle=r.name, state=r.state, message=r.message, nonReadyStatus=list(r.objects)
+            )
+            for r in _listed(rows)
         ],
-        conditions=_ready_condition(rows, "bundles", "", previous, now),
+        conditions=conditions,
     )
 
 
@@ -287,15 +420,14 @@ def cluster_group_status(
     on_members = [p for placed in by_cluster.values() for p in placed]
     rows = [_cluster_row(key, placed) for key, placed in by_cluster.items()]
     not_ready = _not_ready(rows)
+    conditions = _ready_condition(rows, "clusters", "", previous, now)
     return ClusterGroupStatus(
         clusterCount=len(rows),
         nonReadyClusterCount=len(not_ready),
         nonReadyClusters=[r.name for r in not_ready[:NON_READY_MAX]],
         summary=summarize(p.state for p in on_members),
-        display=ClusterGroupDisplay(
-            readyClusters=_ratio(rows), state=worst_state(p.state for p in on_members)
-        ),
-        conditions=_ready_condition(rows, "clusters", "", previous, now),
+        display=ClusterGroupDisplay(readyClusters=_ratio(rows), state=display_state(conditions)),
+        conditions=conditions,
     )
 
 
@@ -303,7 +435,7 @@ def _cluster_row(cluster: str, placements: Sequence[Placement]) -> _Row:
     worst = min(placements, key=lambda p: (_SEVERITY[p.state], p.bundle), default=None)
     if worst is None:
         return _Row(cluster, DeploymentState.READY, "")
-    return _Row(cluster, worst.state, f"{worst.bundle}: {worst.message}")
+    return _Row(cluster, worst.state, f"{worst.bundle}: {worst.message}", worst.reason)
 
 
 def _row_order(row: _Row) -> tuple[int, str]:
@@ -328,13 +460,24 @@ def _template_note(errors: int) -> str:
     return f"template errors on {errors} of them" if errors else ""
 
 
+def _pause_note(kind: str, paused: bool) -> str:
+    if not paused:
+        return ""
+    return f"the {kind} is paused (spec.paused): changes are staged, not promoted"
+
+
 def _ready_condition(
-    rows: Sequence[_Row], noun: str, note: str, previous: Sequence[Condition], now: str
+    rows: Sequence[_Row],
+    noun: str,
+    note: str,
+    previous: Sequence[Condition],
+    now: str,
+    pause: str = "",
 ) -> list[Condition]:
     """Ready=True when every row is Ready; else the worst state as reason and a counted summary."""
     counts = Counter(r.state for r in rows)
     first = _not_ready(rows)[:1]
-    return _ready_from(len(rows), counts, first, noun, note, previous, now)
+    return _ready_from(len(rows), counts, first, noun, note, previous, now, pause)
 
 
 def _ready_from(
@@ -345,11 +488,16 @@ def _ready_from(
     note: str,
     previous: Sequence[Condition],
     now: str,
+    pause: str = "",
 ) -> list[Condition]:
-    """The Ready condition from the count of rows in each state and the first not-ready row."""
+    """The Ready condition from the count of rows in each state and the first not-ready row;
+    `pause` says the object is paused (reason Paused while it is Ready)."""
     if not first:
         message = f"all {total} {noun} ready" if total else f"no {noun}"
-        return condition(ConditionType.READY.value, True, "Ready", message, now, previous)
+        if pause:
+            message = f"{message}; {pause}"
+        reason = REASON_PAUSED if pause else DisplayState.READY.value
+        return condition(ConditionType.READY.value, True, reason, message, now, previous)
     not_ready = sum(n for s, n in counts.items() if s is not DeploymentState.READY)
     by_state = ", ".join(
         f"{s.value}({counts[s]})"
@@ -360,4 +508,4 @@ def _ready_from(
     parts = [f"{not_ready} of {total} {noun} not ready: {by_state}", note]
     parts.append(f"{worst.name}: {worst.message}" if worst.message else "")
     message = "; ".join(part for part in parts if part)
-    return condition(ConditionType.READY.value, False, worst.state.value, message, now, previous)
+    return condition(ConditionType.READY.value, False, worst.why, message, now, previous)

@@ -17,7 +17,7 @@ not an error (the object may be created later), but it is told: `missing_referen
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -25,6 +25,7 @@ from bundler.api.bundle import Bundle, BundleTarget, TargetMode
 from bundler.api.cluster import Cluster, ClusterGroup
 from bundler.api.selector import LabelSelector
 from bundler.core.capi_import import is_gated
+from bundler.core.dependencies import unmatched_selector
 from bundler.core.naming import is_dns1123_label
 from bundler.core.selectors import selector_matches
 
@@ -147,6 +148,14 @@ def match_targets(
         or not is_dns1123_label(cluster.metadata.name)
     ):
         return TargetDecision((), (), None)
+    return evaluate_targets(bundle, cluster, groups)
+
+
+def evaluate_targets(
+    bundle: Bundle, cluster: Cluster, groups: Sequence[ClusterGroup]
+) -> TargetDecision:
+    """How each target's criteria fare against `cluster`, whether or not the cluster may receive
+    anything (`match_targets` decides that): what `explain` lists for a gated cluster too."""
     cluster_groups = groups_of(cluster, groups)
     results = tuple(
         evaluate_target(i, t, cluster, cluster_groups) for i, t in enumerate(bundle.spec.targets)
@@ -159,9 +168,13 @@ def match_targets(
 
 
 def missing_references(
-    bundle: Bundle, groups: Iterable[ClusterGroup], bundle_names: Iterable[str]
+    bundle: Bundle,
+    groups: Iterable[ClusterGroup],
+    bundle_names: Iterable[str],
+    bundle_labels: Mapping[str, Mapping[str, str]] | None = None,
 ) -> list[str]:
-    """One line per clusterGroup or dependsOn of `bundle` that names nothing in its workspace.
+    """One line per clusterGroup or dependsOn of `bundle` that names nothing in its workspace,
+    and (given the labels of the workspace's Bundles) per dependsOn selector picking none.
 
     `groups` may span workspaces (only the bundle's own count); `bundle_names` are the names of the
     Bundles of the bundle's workspace.
@@ -185,6 +198,13 @@ def missing_references(
             )
     known_bundles = set(bundle_names)
     for i, dep in enumerate(bundle.spec.dependsOn):
+        if dep.selector is not None:
+            unmatched = (
+                None if bundle_labels is None else unmatched_selector(bundle, i, bundle_labels)
+            )
+            if unmatched is not None:
+                problems.append(unmatched)
+            continue
         if dep.name not in known_bundles:
             problems.append(
                 f"spec.dependsOn[{i}]: Bundle {workspace}/{dep.name} does not exist, so no "

@@ -121,9 +121,21 @@ def validate_bundle(bundle: Bundle) -> None:
     for path, name in _references(bundle):
         _check_object_name(obj, path, name)
     for i, dep in enumerate(bundle.spec.dependsOn):
+        if (dep.name is None) == (dep.selector is None):
+            raise InvalidInputError(
+                "give either name or selector (a Bundle by name, or the Bundles a label selector "
+                "picks)",
+                obj=obj,
+                field=f"spec.dependsOn[{i}]",
+            )
         if dep.name == bundle.metadata.name:
             raise InvalidInputError(
                 "a bundle cannot depend on itself", obj=obj, field=f"spec.dependsOn[{i}].name"
+            )
+        states = dep.acceptedStates or []
+        if len(set(states)) != len(states):
+            raise InvalidInputError(
+                "lists a state twice", obj=obj, field=f"spec.dependsOn[{i}].acceptedStates"
             )
 
 
@@ -212,6 +224,9 @@ def _selectors(bundle: Bundle) -> Iterator[tuple[str, LabelSelector]]:
                 f"spec.rolloutStrategy.partitions[{i}].clusterGroupSelector",
                 part.clusterGroupSelector,
             )
+    for i, dep in enumerate(bundle.spec.dependsOn):
+        if dep.selector is not None:
+            yield f"spec.dependsOn[{i}].selector", dep.selector
 
 
 def _references(bundle: Bundle) -> Iterator[tuple[str, str]]:
@@ -227,7 +242,8 @@ def _references(bundle: Bundle) -> Iterator[tuple[str, str]]:
         if picker.clusterGroup is not None:
             yield f"{path}.clusterGroup", picker.clusterGroup
     for i, dep in enumerate(bundle.spec.dependsOn):
-        yield f"spec.dependsOn[{i}].name", dep.name
+        if dep.name is not None:
+            yield f"spec.dependsOn[{i}].name", dep.name
 
 
 def _validate_helm(obj: str, path: str, helm: HelmOptions) -> None:

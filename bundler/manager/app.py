@@ -5,7 +5,9 @@
 any Store: KubeStore for `bundler manager`, MemoryStore for the simulator and fast tests. A shard's
 manager works through a ShardedStore, which shows it only its own workspaces' objects. With a
 `registry`, it exports the fleet state and its counters there (bundler.manager.metrics), and with
-`runtime_metrics` its host reports reconciles and queue depth.
+`runtime_metrics` its host reports reconciles and queue depth. Values are rendered by the process's
+shared pool of template workers for the options' limits (bundler.templating_pool), started at the
+first render and stopped when the process exits.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from bundler.manager.bundle_controller import BundleController
 from bundler.manager.cluster_controller import ClusterController
 from bundler.manager.context import Context
 from bundler.manager.echoes import OwnWrites
+from bundler.manager.events import EventRecorder
 from bundler.manager.image_resolution import ImageResolution
 from bundler.manager.liveness import Liveness
 from bundler.manager.metrics import FleetState, ManagerMetrics
@@ -42,6 +45,7 @@ from bundler.runtime.metrics import RuntimeMetrics
 from bundler.runtime.timers import Timer
 from bundler.store.protocol import Store
 from bundler.store.sharded import ShardedStore
+from bundler.templating_pool import shared_pool
 
 # What the keys of each stage name, for log lines.
 STAGE_KINDS = {
@@ -85,7 +89,7 @@ class Manager:
             scopes=Scopes(scopes),
             outcomes=Outcomes(),
             liveness=Liveness(self.clock, self.options.offline_after),
-            memo=RowMemo(),
+            memo=RowMemo(shared_pool(self.options.template_limits)),
             resolution=VersionResolution(
                 metrics.counting(self.options.resolver), store, self.clock
             ),
@@ -94,6 +98,7 @@ class Manager:
             ),
             work=Work(),
             own_writes=OwnWrites(),
+            events=EventRecorder(store, self.clock),
             metrics=metrics,
         )
         if registry is not None:

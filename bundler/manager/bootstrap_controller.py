@@ -52,6 +52,7 @@ from bundler.core.bootstrap import (
     removed_condition,
 )
 from bundler.core.capi_import import capi_owner, gate_message, is_capi_cluster, is_gated
+from bundler.core.events import cluster_events
 from bundler.core.labels import (
     ANNOTATION_BOOTSTRAP_MODE,
     LABEL_CLUSTER_NAME,
@@ -283,7 +284,8 @@ class BootstrapController:
                 spec.type.value, spec.status, spec.reason.value, spec.message, now, conditions
             )
         wire = [c.model_dump(mode="json", exclude_none=True) for c in conditions]
-        patch_status_if_changed(self.ctx.store, CLUSTER, observed, {"conditions": wire})
+        if patch_status_if_changed(self.ctx.store, CLUSTER, observed, {"conditions": wire}):
+            self.ctx.events.tell(observed, cluster_events(previous, conditions))
 
 
 def _imported(observed: Obj, cluster: Cluster) -> bool:

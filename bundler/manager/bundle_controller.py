@@ -33,6 +33,7 @@ from bundler.api.bundle import Bundle
 from bundler.api.bundledeployment import BundleDeployment
 from bundler.api.resources import BUNDLE, BUNDLE_DEPLOYMENT
 from bundler.core.deletion_guard import deletion_hold
+from bundler.core.dependencies import has_selectors, resolve_dependencies
 from bundler.core.planning import key as ref
 from bundler.core.rollout import RolloutDecision, RolloutTarget, plan_rollout
 from bundler.core.targeting import missing_references
@@ -179,8 +180,11 @@ class BundleController:
         images = self.ctx.images.resolve(
             bundle, decided.image_queries, partial(scope.secrets.get, workspace), kubeconfigs
         )
+        dependencies = None
+        if has_selectors(bundle):
+            dependencies = resolve_dependencies(bundle, _bundle_labels(scope, workspace))
         try:
-            return self.ctx.memo.render(bundle, decided, resolved, images)
+            return self.ctx.memo.render(bundle, decided, resolved, images, dependencies)
         except InvalidInputError as invalid:
             self._reject(scope, bundle_ref, generation, Rejection(REASON_INVALID, str(invalid)))
             return None
@@ -509,10 +513,23 @@ def _delete(ctx: Context, deployment: BundleDeployment) -> None:
 
 
 def _missing(scope: Scope, bundle: Bundle) -> tuple[str, ...]:
-    """The clusterGroups and dependsOn of `bundle` naming nothing in its workspace."""
+    """The clusterGroups and dependsOn of `bundle` naming (or selecting) nothing in its
+    workspace."""
     workspace = bundle.metadata.namespace or ""
-    names = (k.name for k in scope.keys_in(scope.bundles, workspace))
-    return tuple(missing_references(bundle, scope.groups_in(workspace), names))
+    labels = _bundle_labels(scope, workspace)
+    return tuple(missing_references(bundle, scope.groups_in(workspace), labels, labels))
+
+
+def _bundle_labels(scope: Scope, workspace: str) -> dict[str, dict[str, str]]:
+    """The Bundles of `workspace` by name, with their labels."""
+    found = {}
+    for key in scope.keys_in(scope.bundles, workspace):
+        obj = scope.bundles.get(key.namespace, key.name)
+        if obj is None:
+            continue
+        labels = obj["metadata"].get("labels") or {}
+        found[key.name] = {str(k): str(v) for k, v in labels.items()}
+    return found
 
 
 @dataclass(frozen=True)
@@ -568,6 +585,7 @@ def _outcome(
         deletion_held=holds.deletion_held,
         halted=holds.halted,
         images=images_outcome(planned, bool(bundle.spec.images)),
+        paused=bundle.spec.paused,
     )
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from bundler.manager.continuation import Continuations
 from bundler.manager.echoes import OwnWrites
+from bundler.manager.events import EventRecorder
 from bundler.manager.image_resolution import ImageResolution
 from bundler.manager.liveness import Liveness
 from bundler.manager.metrics import ManagerMetrics
@@ -41,6 +42,7 @@ class Context:
     images: ImageResolution
     work: Work
     own_writes: OwnWrites
+    events: EventRecorder
     metrics: ManagerMetrics = field(default_factory=ManagerMetrics)
     continuations: Continuations = field(default_factory=Continuations)
     tallies: Tallies = field(default_factory=Tallies)

@@ -12,6 +12,8 @@ Defaults and their reasons:
 - `offline_after` 5 minutes: a Cluster whose agent last checked in longer ago counts as Offline.
   An agent that never checked in is given the same grace from the Cluster's creation, so a freshly
   registered cluster reads Pending/WaitApplied, not Offline, while its agent starts.
+- `template_limits`: each cluster's values render in the process's shared pool of template
+  workers under these bounds (bundler.templating_pool.limits: 256 MiB and 10 s per render).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from bundler.runtime.leader import (
     DEFAULT_RETRY_PERIOD,
     LeaseConfig,
 )
+from bundler.templating_pool import TemplateLimits
 
 # (repository, chart, version constraint, repository credentials Secret data or None) -> version.
 # Raise InvalidInputError when the range can never resolve as written, TransientError otherwise.
@@ -70,6 +73,7 @@ class ManagerOptions:
     # HelmReleases, so Flux must be installed on the management cluster.
     bootstrap: bool = False
     shard: Shard | None = None
+    template_limits: TemplateLimits = field(default_factory=TemplateLimits)
 
     def __post_init__(self) -> None:
         if self.workers < 1:

@@ -44,7 +44,8 @@ class Outcome:
     `kept` are clusters no longer targeted whose deployments the deletion guard keeps, and
     `deletion_held` says why (the Bundle's Ready condition while it holds). `halted` says why a
     failing rollout halted or rolled back (bundler.manager.rollout_memory). `images` is what the
-    Bundle says of its images (None: it has none; bundler.manager.image_status).
+    Bundle says of its images (None: it has none; bundler.manager.image_status). `paused` is the
+    Bundle's spec.paused (its placements say Paused).
     """
 
     generation: int
@@ -59,14 +60,16 @@ class Outcome:
     deletion_held: Rejection | None = None
     halted: Rejection | None = None
     images: ImagesOutcome | None = None
+    paused: bool = False
 
     def keeps(self, cluster: str) -> bool:
         """Whether this plan keeps a deployment on `cluster` (a rejected one keeps every one)."""
         return self.targeted is None or cluster in self.targeted or cluster in self.kept
 
-    def placement(self, cluster: str) -> tuple[bool, str | None]:
+    def placement(self, cluster: str) -> tuple[bool, str | None, bool]:
+        """Whether `cluster` is targeted, its error, and whether the Bundle is paused."""
         targeted = self.targeted is not None and cluster in self.targeted
-        return targeted, self.errors.get(cluster)
+        return targeted, self.errors.get(cluster), self.paused
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from functools import partial
 from bundler.api.cluster import Cluster
 from bundler.core.naming import cluster_namespace
 from bundler.core.planning import key as ref
-from bundler.core.summary import Placement
+from bundler.core.summary import PausedBy, Placement, paused_by
 from bundler.manager.context import Context, split_ref
 from bundler.manager.outcomes import Outcome
 from bundler.manager.scope import Scope
@@ -100,6 +100,7 @@ def of_bundle(ctx: Context, scope: Scope, bundle: str, outcome: Outcome) -> list
                 deployments.get(cluster_ref),
                 offline,
                 outcome.errors.get(cluster_ref),
+                _paused(outcome, cluster),
             )
         )
     return placements
@@ -114,8 +115,18 @@ def of_bundle_on(
     cluster = scope.cluster_models.get(key.namespace, key.name)
     offline = cluster is not None and is_offline(ctx, scope, cluster)
     return Placement(
-        bundle, cluster_ref, here.get(bundle), offline, outcome.errors.get(cluster_ref)
+        bundle,
+        cluster_ref,
+        here.get(bundle),
+        offline,
+        outcome.errors.get(cluster_ref),
+        _paused(outcome, cluster),
     )
+
+
+def _paused(outcome: Outcome | None, cluster: Cluster | None) -> PausedBy | None:
+    bundle_paused = outcome is not None and outcome.paused
+    return paused_by(bundle_paused, cluster is not None and cluster.spec.paused)
 
 
 def of_cluster(ctx: Context, scope: Scope, cluster: Cluster, offline: bool) -> list[Placement]:
@@ -126,10 +137,13 @@ def of_cluster(ctx: Context, scope: Scope, cluster: Cluster, offline: bool) -> l
     for bundle_key in sorted(scope.keys_in(scope.bundles, workspace)):
         bundle = ref(bundle_key.namespace, bundle_key.name)
         outcome = ctx.outcomes.get(bundle)
+        paused = _paused(outcome, cluster)
         if outcome is not None and outcome.targeted is not None:
-            targeted, error = outcome.placement(cluster_ref)
+            targeted, error, _ = outcome.placement(cluster_ref)
             if targeted:
-                placements.append(Placement(bundle, cluster_ref, here.get(bundle), offline, error))
+                placements.append(
+                    Placement(bundle, cluster_ref, here.get(bundle), offline, error, paused)
+                )
         elif bundle in here:
-            placements.append(Placement(bundle, cluster_ref, here[bundle], offline))
+            placements.append(Placement(bundle, cluster_ref, here[bundle], offline, None, paused))
     return placements

@@ -5,7 +5,8 @@ that fingerprint changes (or the object appears or goes). So the manager's own s
 an agent's heartbeat while it stays online, wake nothing; a Cluster's label change wakes the
 Bundles of its workspace (each then re-renders only that cluster's row) and its groups; a
 BundleDeployment's status change wakes the status of its Bundle, its Cluster and their groups; a
-Bundle that appears or goes wakes the Bundles naming it in dependsOn (their References); a
+Bundle that appears or goes wakes the Bundles naming it in dependsOn (their References), and one
+that appears, goes or is relabelled those selecting dependencies by label in its workspace; a
 workspace Secret's change of type or data wakes the Bundles that name it as credentials, and only
 those (every other Secret of the workspace is ignored without a fingerprint kept). A change of the
 status fields the manager owns wakes that object's status roll-up, which writes nothing when they
@@ -57,12 +58,15 @@ class Changes:
 
 
 class Dependents:
-    """Which Bundles name which in `dependsOn`: a Bundle appearing or going wakes exactly them."""
+    """Which Bundles name which in `dependsOn`, and which select Bundles by label there: a Bundle
+    appearing or going wakes exactly those naming it and those selecting in its workspace; its
+    labels changing, those selecting."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._needs: dict[Key, frozenset[Key]] = {}
         self._needed_by: dict[Key, set[Key]] = {}
+        self._selecting: dict[str, set[Key]] = {}
 
     def record(self, key: Key, event: EventType, obj: Obj) -> None:
         spec = obj.get("spec") or {}
@@ -72,6 +76,7 @@ class Dependents:
             for d in entries or []
             if isinstance(d, dict) and d.get("name")
         )
+        selects = any(isinstance(d, dict) and d.get("selector") is not None for d in entries or [])
         with self._lock:
             for old in self._needs.pop(key, frozenset()) - needs:
                 self._needed_by.get(old, set()).discard(key)
@@ -79,10 +84,23 @@ class Dependents:
                 self._needed_by.setdefault(new, set()).add(key)
             if needs:
                 self._needs[key] = needs
+            holders = self._selecting.setdefault(key.namespace, set())
+            if selects:
+                holders.add(key)
+            else:
+                holders.discard(key)
 
     def of(self, key: Key) -> list[Key]:
         with self._lock:
-            return sorted(self._needed_by.get(key, ()))
+            return sorted(self._needed_by.get(key, set()) | self._selectors_of(key))
+
+    def selecting(self, key: Key) -> list[Key]:
+        """The other Bundles of `key`'s workspace that select dependencies by label."""
+        with self._lock:
+            return sorted(self._selectors_of(key))
+
+    def _selectors_of(self, key: Key) -> set[Key]:
+        return self._selecting.get(key.namespace, set()) - {key}
 
 
 def _meta(obj: Obj) -> dict[str, Any]:
@@ -124,6 +142,7 @@ class Router:
         self._bundles = Changes()
         self._bundle_finalizers = Changes()
         self._bundle_presence = Changes()
+        self._bundle_labels = Changes()
         self._dependents = Dependents()
         self._bundle_status = Changes()
         self._cluster_setup = Changes()
@@ -166,8 +185,12 @@ class Router:
         if self._bundle_finalizers.changed(key, event, tuple(_meta(obj).get("finalizers") or ())):
             self.ctx.work.add(Stage.BUNDLE, key)
         self._dependents.record(key, event, obj)
+        labels = labels_fingerprint(_meta(obj).get("labels") or {})
+        relabelled = self._bundle_labels.changed(key, event, labels)
         if self._bundle_presence.changed(key, event, True):
             self._replan(self._dependents.of(key))
+        elif relabelled:
+            self._replan(self._dependents.selecting(key))
         if self._bundle_status.changed(key, event, _owned_status(obj, BUNDLE_FIELDS)):
             self.ctx.work.add(Stage.BUNDLE_STATUS, key)
 

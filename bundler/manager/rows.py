@@ -7,7 +7,8 @@ and annotations, the groups that pick the Cluster, and the concrete version and 
 was rendered with.
 When one cluster's labels change, every Bundle of the workspace is looked at again, but only that
 cluster's rows are recomputed; `rendered` counts the renders and `decided` the targeting decisions
-so this stays observable.
+so this stays observable. The rows a pass must render are rendered as one batch by the memo's
+templater (the manager's: a pool of bounded worker processes, bundler.templating_pool).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from dataclasses import dataclass, field, replace
 
 from bundler.api.bundle import Bundle
 from bundler.api.cluster import Cluster, ClusterGroup
+from bundler.api.dependencies import DependsOn
+from bundler.core.dependencies import has_selectors
 from bundler.core.images.wanted import (
     ImageAnswer,
     ImageQuery,
@@ -27,15 +30,18 @@ from bundler.core.images.wanted import (
     image_queries,
 )
 from bundler.core.planning import (
+    Dependencies,
+    OptionsOrError,
     PlannedDeployment,
     ResolvedVersions,
     key,
-    merged_helm,
+    merged_helm_view,
     plan_deployment,
-    render_options,
+    render_many,
 )
 from bundler.core.targeting import TargetDecision, match_targets
 from bundler.core.templating.images import ImageNotResolvedError
+from bundler.core.templating.templater import IN_PROCESS, Templater
 from bundler.errors import TemplateError
 from bundler.manager.indexes import LabelsFingerprint, Memberships, labels_fingerprint
 from bundler.manager.resolve import VersionQuery, query_for
@@ -89,6 +95,10 @@ class Decided:
         return frozenset(k for k, e in self.entries.items() if e.decision.deploy)
 
 
+# The version, image answers and resolved dependencies a row is rendered with.
+RowInputs = tuple[str | None, Mapping[str, ImageAnswer], tuple[DependsOn, ...] | None]
+
+
 @dataclass(frozen=True)
 class _Entry:
     cluster: Cluster
@@ -97,14 +107,14 @@ class _Entry:
     query: VersionQuery | None
     images: tuple[ImageQuery, ...] = ()
     row: Row | None = None
-    # The version and image answers the row was rendered with.
-    rendered_with: tuple[str | None, Mapping[str, ImageAnswer]] | None = None
+    rendered_with: RowInputs | None = None
 
 
 class RowMemo:
     """Rows of every Bundle, kept for the Bundle's current generation only."""
 
-    def __init__(self) -> None:
+    def __init__(self, templater: Templater = IN_PROCESS) -> None:
+        self.templater = templater
         self._lock = threading.Lock()
         self._bundles: dict[str, tuple[tuple[str, int], dict[str, _Entry]]] = {}
         self.rendered = 0
@@ -136,17 +146,16 @@ class RowMemo:
         decided: Decided,
         resolved: ResolvedVersions,
         images: ResolvedImages | None = None,
+        dependencies: Dependencies | None = None,
     ) -> BundleRows:
         """A row per targeted cluster, rendered unless its inputs are unchanged since last time.
+        `dependencies`: the Bundle's dependsOn resolved against its workspace (None: by name).
 
         Errors other than a TemplateError (confined to its row) mean the bundle is invalid: they
         propagate.
         """
         images = images or {}
-        entries = {
-            k: self._render(bundle, e, resolved, images) if e.decision.deploy else e
-            for k, e in decided.entries.items()
-        }
+        entries = self._render(bundle, dict(decided.entries), resolved, images, dependencies)
         with self._lock:
             self._bundles[_bundle_key(bundle)] = (decided.ident, entries)
         rows = tuple(e.row for e in entries.values() if e.row is not None)
@@ -167,13 +176,14 @@ class RowMemo:
         cluster_key = key(cluster.metadata.namespace, cluster.metadata.name)
         with self._lock:
             known_ident, entries = self._bundles.get(_bundle_key(bundle), (None, {}))
-        if known_ident != ident:
+        if known_ident != ident or has_selectors(bundle):
+            # (a dependsOn selector is resolved against the whole workspace, in a full pass)
             return False, None
         entry = self._decide(bundle, cluster, groups, memberships, entries.get(cluster_key))
         if entry.query is not None or entry.images:
             return False, None
         if entry.decision.deploy:
-            entry = self._render(bundle, entry, {}, {})
+            entry = self._render(bundle, {cluster_key: entry}, {}, {})[cluster_key]
         with self._lock:
             if self._bundles.get(_bundle_key(bundle), (None, {}))[1] is entries:
                 entries[cluster_key] = entry
@@ -227,37 +237,48 @@ class RowMemo:
         decision = match_targets(bundle, cluster, groups)
         if not decision.deploy:
             return _Entry(cluster, fingerprint, decision, None)
-        query = query_for(merged_helm(bundle, decision))
+        query = query_for(merged_helm_view(bundle, decision))
         return _Entry(cluster, fingerprint, decision, query, image_queries(bundle, decision))
 
     def _render(
-        self, bundle: Bundle, entry: _Entry, resolved: ResolvedVersions, images: ResolvedImages
-    ) -> _Entry:
-        version = resolved.get(entry.query.key) if entry.query is not None else None
-        inputs = (version, answers_for(entry.images, images))
-        if entry.row is not None and entry.rendered_with == inputs:
-            return entry
+        self,
+        bundle: Bundle,
+        entries: dict[str, _Entry],
+        resolved: ResolvedVersions,
+        images: ResolvedImages,
+        dependencies: Dependencies | None = None,
+    ) -> dict[str, _Entry]:
+        """`entries` with a row for each targeted cluster, rendered in one batch unless its
+        inputs are unchanged since last time."""
+        deps = None if dependencies is None else tuple(dependencies)
+        stale: list[tuple[str, RowInputs]] = []
+        for cluster_key, entry in entries.items():
+            if not entry.decision.deploy:
+                continue
+            version = resolved.get(entry.query.key) if entry.query is not None else None
+            inputs: RowInputs = (version, answers_for(entry.images, images), deps)
+            if entry.row is None or entry.rendered_with != inputs:
+                stale.append((cluster_key, inputs))
+        if not stale:
+            return entries
         with self._lock:
-            self.rendered += 1
-        row = _render_row(bundle, entry.cluster, entry.decision, resolved, images)
-        return replace(entry, row=row, rendered_with=inputs)
+            self.rendered += len(stale)
+        targeted = [(entries[k].cluster, entries[k].decision) for k, _ in stale]
+        answers = render_many(bundle, targeted, resolved, images, deps, self.templater)
+        for (cluster_key, inputs), answer in zip(stale, answers, strict=True):
+            entry = entries[cluster_key]
+            row = _row(bundle, entry.cluster, answer)
+            entries[cluster_key] = replace(entry, row=row, rendered_with=inputs)
+        return entries
 
 
 def _bundle_key(bundle: Bundle) -> str:
     return key(bundle.metadata.namespace, bundle.metadata.name)
 
 
-def _render_row(
-    bundle: Bundle,
-    cluster: Cluster,
-    decision: TargetDecision,
-    resolved: ResolvedVersions,
-    images: ResolvedImages,
-) -> Row:
-    try:
-        options = render_options(bundle, cluster, decision, resolved, images)
-    except ImageNotResolvedError as held:
-        return Row(cluster, None, str(held), held.image)
-    except TemplateError as err:
-        return Row(cluster, None, str(err))
-    return Row(cluster, plan_deployment(bundle, cluster, options))
+def _row(bundle: Bundle, cluster: Cluster, answer: OptionsOrError) -> Row:
+    if isinstance(answer, ImageNotResolvedError):
+        return Row(cluster, None, str(answer), answer.image)
+    if isinstance(answer, TemplateError):
+        return Row(cluster, None, str(answer))
+    return Row(cluster, plan_deployment(bundle, cluster, answer))

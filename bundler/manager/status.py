@@ -21,12 +21,19 @@ from bundler.api.meta import Condition
 from bundler.api.resources import BUNDLE, CLUSTER, CLUSTER_GROUP
 from bundler.api.summary import DeploymentState
 from bundler.core.capi_import import gate_message, is_gated
+from bundler.core.events import bundle_events, cluster_events
 from bundler.core.naming import cluster_namespace
 from bundler.core.planning import key as ref
 from bundler.core.selectors import selector_matches
 from bundler.core.state import ConditionType, condition
-from bundler.core.summary import cluster_group_status, cluster_status, flux_supported_condition
+from bundler.core.summary import (
+    cluster_group_status,
+    cluster_status,
+    flux_supported_condition,
+    with_ready,
+)
 from bundler.core.validation import cluster_name_problem
+from bundler.core.versions import is_exact_version
 from bundler.manager import placements
 from bundler.manager.context import Context, split_ref
 from bundler.manager.image_status import images_condition
@@ -104,20 +111,36 @@ class BundleStatusController:
             resolved_version=resolved,
             previous=previous,
             now=now,
+            version=_exact_version(observed),
+            paused=outcome.paused,
         )
         why = outcome.rejection or outcome.deletion_held or outcome.halted or outcome.blocked
         if why is not None:
-            not_ready = condition(
-                ConditionType.READY.value, False, why.reason, why.message, now, previous
-            )
-            status = status.model_copy(update={"conditions": not_ready})
+            status = with_ready(status, why.reason, why.message, now, previous)
         conditions = references_condition(status.conditions, outcome.missing, now, previous)
         if outcome.rejection is None:
             conditions = images_condition(conditions, outcome.images, now, previous)
         # Absent rather than empty for a Bundle without images: its status stays as it was.
         listed = images or None
         status = status.model_copy(update={"conditions": conditions, "resolvedImages": listed})
-        patch_status_if_changed(self.ctx.store, BUNDLE, observed, owned(status, BUNDLE_FIELDS))
+        if patch_status_if_changed(self.ctx.store, BUNDLE, observed, owned(status, BUNDLE_FIELDS)):
+            seen = (observed.get("status") or {}).get("observedGeneration")
+            targeted = status.summary.desiredReady if status.summary is not None else 0
+            events = bundle_events(
+                previous,
+                status.conditions,
+                observed_generation=seen if isinstance(seen, int) else None,
+                generation=status.observedGeneration,
+                targeted=targeted,
+            )
+            self.ctx.events.tell(observed, events)
+
+
+def _exact_version(observed: Obj) -> str | None:
+    """The Bundle's spec.helm.version when it is an exact version (the VERSION column)."""
+    helm = (observed.get("spec") or {}).get("helm") or {}
+    version = helm.get("version") if isinstance(helm, dict) else None
+    return version if isinstance(version, str) and is_exact_version(version) else None
 
 
 def _observed_images(observed: Obj) -> list[ResolvedImage]:
@@ -212,19 +235,22 @@ class ClusterStatusController:
             agent=None,
             previous=previous_conditions(observed),
             now=self.ctx.now_iso(),
+            paused=cluster.spec.paused,
         )
         if held := _not_ready_cluster(cluster, offline, seen):
             # The cluster's own trouble replaces the roll-up's Ready; the observed condition
             # keeps its lastTransitionTime while nothing changes.
             reason, message = held
             previous = previous_conditions(observed)
-            now = self.ctx.now_iso()
-            conditions = condition(ConditionType.READY.value, False, reason, message, now, previous)
-            status = status.model_copy(update={"conditions": conditions})
+            status = with_ready(status, reason, message, self.ctx.now_iso(), previous)
         if flux := _agent_flux(observed):
             conditions = flux_supported_condition(status.conditions, flux, self.ctx.now_iso())
             status = status.model_copy(update={"conditions": conditions})
-        patch_status_if_changed(self.ctx.store, CLUSTER, observed, owned(status, CLUSTER_FIELDS))
+        if patch_status_if_changed(
+            self.ctx.store, CLUSTER, observed, owned(status, CLUSTER_FIELDS)
+        ):
+            events = cluster_events(previous_conditions(observed), status.conditions)
+            self.ctx.events.tell(observed, events)
         return requeue
 
     def _wake_viewers(self, key: Key) -> None:

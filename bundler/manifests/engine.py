@@ -46,6 +46,8 @@ class ReleaseInput:
     values: dict[str, Any] = field(default_factory=dict)
     kube_version: str | None = None
     include_crds: bool = True
+    # helm-controller runs the chart's tests (test.enable): its test hooks are shown too.
+    tests: bool = False
 
 
 class HelmEngine(Protocol):

@@ -9,6 +9,11 @@ skips them. The Kube version is the cluster's when its Cluster says it: the Clus
 With `helm.valuesFiles` the chart is first made what source-controller makes of it for the
 HelmChart: its values.yaml replaced by those files of the chart merged in order
 (`with_values_files`).
+
+The objects are those of Helm's release manifest (`helm get manifest`), what Flux applies and
+watches: hooks (`helm.sh/hook`) are left out, as Helm keeps them apart and runs them around an
+install, and so are their names, which charts often make random. Test hooks are kept only when the
+HelmRelease runs them (`test.enable`), each annotated `bundler.dev/helm-hook: test`.
 """
 
 from __future__ import annotations
@@ -28,6 +33,11 @@ from bundler.manifests.engine import MAX_RENDERED_BYTES, HelmEngine, ReleaseInpu
 from bundler.oci import package
 
 Obj = dict[str, Any]
+
+HELM_HOOK = "helm.sh/hook"
+# Helm's test hook events (test-success is the older spelling).
+TEST_HOOKS = frozenset({"test", "test-success"})
+ANNOTATION_HELM_HOOK = "bundler.dev/helm-hook"
 
 
 def cluster_kube_version(cluster: Cluster | None) -> str | None:
@@ -51,6 +61,7 @@ def release_input(bd: BundleDeployment, chart: Path, cluster: Cluster | None) ->
         values=dict(helm.values or {}),
         kube_version=cluster_kube_version(cluster),
         include_crds=not skip_crds,
+        tests=helm.test is not None and bool(helm.test.enable),
     )
 
 
@@ -114,7 +125,33 @@ def render_release(engine: HelmEngine, release: ReleaseInput) -> list[Obj]:
     for doc in objects:
         if not isinstance(doc, dict) or not isinstance(doc.get("kind"), str):
             raise TemplateError("the chart renders a document that is not a Kubernetes object")
-    return objects
+    return release_manifest(objects, tests=release.tests)
+
+
+def release_manifest(objects: list[Obj], *, tests: bool) -> list[Obj]:
+    """The objects of Helm's release manifest: hooks left out, test hooks kept (and marked
+    `bundler.dev/helm-hook: test`) when the release runs its tests."""
+    kept = []
+    for obj in objects:
+        events = hook_events(obj)
+        if not events:
+            kept.append(obj)
+        elif tests and events & TEST_HOOKS:
+            meta = obj.setdefault("metadata", {})
+            if not isinstance(meta.get("annotations"), dict):
+                meta["annotations"] = {}
+            meta["annotations"][ANNOTATION_HELM_HOOK] = "test"
+            kept.append(obj)
+    return kept
+
+
+def hook_events(obj: Obj) -> frozenset[str]:
+    """The Helm hook events an object declares (`helm.sh/hook: pre-install,post-upgrade`)."""
+    annotations = _get(obj, "metadata", "annotations")
+    value = annotations.get(HELM_HOOK) if isinstance(annotations, Mapping) else None
+    if not isinstance(value, str):
+        return frozenset()
+    return frozenset(e.strip() for e in value.split(",") if e.strip())
 
 
 def _get(value: Any, *path: str) -> Any:

@@ -12,11 +12,11 @@ random; its data stays near 150 MiB until a template allocates.
 
 One child serves every render of a command (starting one costs the interpreter and Helm's Go
 runtime, some 80 ms); a child that is killed or dies is replaced at the next render. The two talk
-over the child's stdin and stdout in frames: an 8-byte big-endian length, then that many bytes of
-JSON. A request is the release; the answer its rendered text (cut just past the cap
-bundler.manifests.release checks, so a frame's size is bounded), Helm's error or that the child
-ran out of memory. The child's stderr goes to a file, so Go's crash dump on running out of memory
-never reaches the user and tells the parent which bound was hit.
+over the child's stdin and stdout in frames (bundler.bounded.frames). A request is the release;
+the answer its rendered text (cut just past the cap bundler.manifests.release checks, so a
+frame's size is bounded), Helm's error or that the child ran out of memory. The child's stderr
+goes to a file, so Go's crash dump on running out of memory never reaches the user and tells the
+parent which bound was hit.
 """
 
 from __future__ import annotations
@@ -24,17 +24,16 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import select
 import subprocess
 import sys
 import tempfile
 import time
 import weakref
 from dataclasses import asdict, dataclass
-from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, BinaryIO
+from typing import IO, TYPE_CHECKING, Any
 
-import bundler
+from bundler.bounded.child import child_environment
+from bundler.bounded.frames import ChildGoneError, FrameReader, TimedOutError, write_frame
 from bundler.errors import BundlerError, TemplateError
 
 if TYPE_CHECKING:  # engine imports this module
@@ -45,7 +44,6 @@ DEFAULT_TIMEOUT_S = 60.0
 DEFAULT_MEMORY_MIB = 2048
 # The interpreter and Helm's Go runtime use some 150 MiB of data before any render.
 MIN_MEMORY_MIB = 256
-FRAME_HEADER_BYTES = 8
 # Go's crash dump on running out of memory (or failing to reserve it) says so.
 MEMORY_SIGNS = ("out of memory", "cannot allocate memory", "failed to reserve")
 STDERR_TAIL_BYTES = 64 << 10
@@ -57,28 +55,6 @@ class RenderLimits:
 
     timeout_s: float = DEFAULT_TIMEOUT_S
     memory_mib: int = DEFAULT_MEMORY_MIB
-
-
-class _ChildGoneError(Exception):
-    """The child closed its end: it died (killed by its own memory limit, or crashed)."""
-
-
-class _TimedOutError(Exception):
-    """The child did not answer before the deadline."""
-
-
-def write_frame(out: IO[bytes], payload: bytes) -> None:
-    out.write(len(payload).to_bytes(FRAME_HEADER_BYTES, "big"))
-    out.write(payload)
-    out.flush()
-
-
-def read_frame(source: BinaryIO) -> bytes | None:
-    """The next frame from `source` (blocking), None at its end: the child's side."""
-    header = source.read(FRAME_HEADER_BYTES)
-    if len(header) < FRAME_HEADER_BYTES:
-        return None
-    return source.read(int.from_bytes(header, "big"))
 
 
 def timeout_message(limits: RenderLimits) -> str:
@@ -98,6 +74,7 @@ class RenderWorker:
         self.max_text_chars = max_text_chars
         self.started = 0  # children started, for tests and benchmarks
         self._child: list[tuple[subprocess.Popen[bytes], IO[bytes]]] = []
+        self._answers: FrameReader | None = None
         weakref.finalize(self, _stop_all, self._child)
 
     def render(self, release: ReleaseInput) -> str:
@@ -110,11 +87,11 @@ class RenderWorker:
             write_frame(process.stdin, json.dumps(request).encode("utf-8"))
             deadline = time.monotonic() + self.limits.timeout_s
             # JSON spells a character in at most 6 bytes (\u0000).
-            answer = self._answer(process, deadline, 6 * (self.max_text_chars + 1) + 1024)
-        except _TimedOutError:
+            answer = self._answer(deadline, 6 * (self.max_text_chars + 1) + 1024)
+        except TimedOutError:
             self.stop()
             raise TemplateError(timeout_message(self.limits)) from None
-        except (_ChildGoneError, BrokenPipeError):
+        except (ChildGoneError, BrokenPipeError):
             raise TemplateError(self._death_message()) from None
         if answer.get("memory"):
             self.stop()  # Python's MemoryError in the child: it may not recover
@@ -138,15 +115,17 @@ class RenderWorker:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=stderr,
-            env=_child_environment(),
+            env=child_environment(),
         )
         self._child.append((process, stderr))
+        assert process.stdout is not None
+        self._answers = FrameReader(process.stdout.fileno())
         self.started += 1
         try:
-            ready = self._answer(process, time.monotonic() + self.limits.timeout_s, 64)
+            ready = self._answer(time.monotonic() + self.limits.timeout_s, 64)
             if ready != {"ready": True}:
-                raise _ChildGoneError
-        except (_TimedOutError, _ChildGoneError):
+                raise ChildGoneError
+        except (TimedOutError, ChildGoneError):
             said = _first_line(self._stderr_tail())
             self.stop()
             raise BundlerError(
@@ -156,23 +135,11 @@ class RenderWorker:
             ) from None
         return process
 
-    def _answer(
-        self, process: subprocess.Popen[bytes], deadline: float, limit: int
-    ) -> dict[str, Any]:
+    def _answer(self, deadline: float, limit: int) -> dict[str, Any]:
         """The child's next frame, a JSON object of at most `limit` bytes; anything else is
-        not the child speaking (_ChildGoneError)."""
-        assert process.stdout is not None
-        fd = process.stdout.fileno()
-        size = int.from_bytes(_read_exact(fd, FRAME_HEADER_BYTES, deadline), "big")
-        if size > limit:
-            raise _ChildGoneError
-        try:
-            answer = json.loads(_read_exact(fd, size, deadline))
-        except ValueError:
-            raise _ChildGoneError from None
-        if not isinstance(answer, dict):
-            raise _ChildGoneError
-        return answer
+        not the child speaking (ChildGoneError)."""
+        assert self._answers is not None
+        return self._answers.read_object(deadline, limit)
 
     def _death_message(self) -> str:
         """Why the child died: its memory limit when its crash dump says so."""
@@ -192,32 +159,8 @@ class RenderWorker:
         return stderr.read().decode("utf-8", "replace")
 
 
-def _read_exact(fd: int, size: int, deadline: float) -> bytes:
-    """`size` bytes from the pipe `fd`, waiting no later than `deadline` (monotonic)."""
-    data = bytearray()
-    while len(data) < size:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise _TimedOutError
-        readable, _, _ = select.select([fd], [], [], remaining)
-        if not readable:
-            raise _TimedOutError
-        chunk = os.read(fd, min(size - len(data), 1 << 20))
-        if not chunk:
-            raise _ChildGoneError
-        data += chunk
-    return bytes(data)
-
-
 def _first_line(text: str) -> str:
     return next((line.strip() for line in text.splitlines() if line.strip()), "")
-
-
-def _child_environment() -> dict[str, str]:
-    """The parent's environment, with bundler importable however the parent found it."""
-    source_root = str(Path(bundler.__file__).resolve().parent.parent)
-    path = os.environ.get("PYTHONPATH")
-    return {**os.environ, "PYTHONPATH": source_root + (os.pathsep + path if path else "")}
 
 
 def _stop_all(children: list[tuple[subprocess.Popen[bytes], IO[bytes]]]) -> None:

@@ -13,21 +13,20 @@ import json
 import os
 import resource
 import sys
-import threading
-import time
 from pathlib import Path
 from typing import Any
 
+from bundler.bounded.child import exit_when_orphaned
+from bundler.bounded.frames import read_frame, write_frame
 from bundler.errors import TemplateError
-from bundler.manifests.sandbox import read_frame, write_frame
-
-ORPHAN_CHECK_S = 1.0
 
 
 def main(argv: list[str]) -> int:
     limit = int(argv[0]) << 20
     resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
-    threading.Thread(target=_exit_when_orphaned, args=(os.getppid(),), daemon=True).start()
+    # ctypes releases the GIL while Go renders, so the watching thread runs even as a template
+    # loops (the kernel's parent-death signal would follow the parent's thread, not its process)
+    exit_when_orphaned(os.getppid())
     answers = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     import helm_python  # noqa: F401  (Helm's Go runtime starts here, before the child is ready)
@@ -54,13 +53,6 @@ def _rendered(frame: bytes) -> dict[str, Any]:
         return {"memory": True}
     except Exception as err:  # a child that dies would tell the user less than this line
         return {"error": f"Helm's engine failed: {type(err).__name__}: {err}"}
-
-
-def _exit_when_orphaned(parent: int) -> None:
-    # ctypes releases the GIL while Go renders, so this runs even as a template loops.
-    while os.getppid() == parent:
-        time.sleep(ORPHAN_CHECK_S)
-    os._exit(1)
 
 
 if __name__ == "__main__":

@@ -56,6 +56,7 @@ from bundler.sim.flux import FluxSettings, SimulatedFlux
 from bundler.store.errors import AlreadyExists
 from bundler.store.memory import MemoryStore
 from bundler.store.protocol import Obj
+from bundler.templating_pool import TemplateLimits
 
 DEFAULT_FLUX_DELAY = 1.0
 DEFAULT_WORKERS = 4
@@ -69,7 +70,8 @@ class FleetOptions:
     """`flux_delay`: mean clock seconds a Helm action takes (each cluster gets 0.5x to 1.5x of it,
     drawn from `seed`); `failures`: what the simulated Flux fails on purpose; `resolver`: how the
     manager resolves version ranges (None: ranges are rejected, as by a manager without one);
-    `image_resolver`: how it resolves images (None: the clusters using one are held)."""
+    `image_resolver`: how it resolves images (None: the clusters using one are held);
+    `template_limits`: the bounds of each cluster's values render (bundler.templating_pool)."""
 
     flux_delay: float = DEFAULT_FLUX_DELAY
     failures: FailurePolicy = field(default_factory=FailurePolicy)
@@ -78,6 +80,7 @@ class FleetOptions:
     manager_workers: int = DEFAULT_WORKERS
     resolver: VersionResolver | None = None
     image_resolver: ImageResolverFn | None = None
+    template_limits: TemplateLimits = field(default_factory=TemplateLimits)
 
 
 @dataclass
@@ -113,6 +116,7 @@ class Fleet:
             resolver=options.resolver,
             image_resolver=options.image_resolver,
             bootstrap=bool(world.bootstrap_configs),
+            template_limits=options.template_limits,
         )
         self.manager = Manager(
             self.store,

@@ -4,6 +4,8 @@
 # by the go.mod/go.sum beside this script, into a cache keyed by component and version. What is there
 # is skipped; the Go build cache makes a rebuild after a version bump cheap.
 #
+# `$0 fleet` (make bench-fleet) builds Rancher Fleet's controller too, for the side-by-side benchmark.
+#
 # Output: the directory holding the binaries, printed last (also `$0 --print-dir`).
 set -euo pipefail
 
@@ -55,7 +57,7 @@ build etcd go.etcd.io/etcd/server/v3 etcd go.etcd.io/etcd/server/v3 -ldflags "-s
 build source-controller github.com/fluxcd/source-controller source-controller github.com/fluxcd/source-controller -ldflags "-s -w"
 build helm-controller github.com/fluxcd/helm-controller helm-controller github.com/fluxcd/helm-controller -ldflags "-s -w"
 
-# The Flux CRDs come from the same module zips the controllers were built from.
+# Flux's CRDs (and Fleet's) come from the same module zips the controllers were built from.
 for pair in source-controller:github.com/fluxcd/source-controller helm-controller:github.com/fluxcd/helm-controller; do
   dir=${pair%%:*}; module=${pair#*:}
   src=$(cd "$here/$dir" && go list -m -f '{{.Dir}}' "$module")
@@ -63,4 +65,15 @@ for pair in source-controller:github.com/fluxcd/source-controller helm-controlle
   cp -f "$src"/config/crd/bases/*.yaml "$cache/crds/$dir/"
   chmod u+w "$cache/crds/$dir/"*.yaml
 done
+
+if [ "${1:-}" = "fleet" ]; then
+  build fleet github.com/rancher/fleet fleetcontroller github.com/rancher/fleet/cmd/fleetcontroller \
+    -ldflags "-s -w"
+  src=$(cd "$here/fleet" && go list -m -f '{{.Dir}}' github.com/rancher/fleet)
+  mkdir -p "$cache/fleet"
+  cp -f "$src/charts/fleet-crd/templates/crds.yaml" "$cache/fleet/crds.yaml"
+  rm -rf "$cache/fleet/chart"
+  cp -rf "$src/charts/fleet" "$cache/fleet/chart"
+  chmod -R u+w "$cache/fleet"
+fi
 echo "$bin"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from bundler.api.bundledeployment import BundleDeployment, DeploymentOptions
-from bundler.api.meta import DependsOn
+from bundler.api.dependencies import DependsOn
 from bundler.core.planning import plan_deployment
 from bundler.store.protocol import Obj
 from tests.builders import bundle, cluster

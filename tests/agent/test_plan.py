@@ -428,3 +428,114 @@ def test_a_huge_flux_message_is_truncated_in_the_status() -> None:
     assert ready is not None and ready.reason == "UpgradeFailed"
     assert len(ready.message.encode()) <= CONDITION_MESSAGE_MAX
     assert ready.message.endswith(TRUNCATED_MARKER)
+
+
+WAIT_FAILED = (
+    "Helm install failed for release apps/app with chart app@1.0.0: "
+    "resource Deployment/apps/web not ready. status: InProgress, message: Available: 0/1\n"
+    "resource ClusterRole//web-reader not ready. status: NotFound, message: \n"
+    "context deadline exceeded"
+)
+HOOKS = {"app-smoke": {"phase": "Failed"}, "app-ping": {"phase": "Succeeded"}}
+
+# (release, (kind, namespace, name, status, message) of each object reported)
+OBJECT_CASES: list[tuple[str, dict[str, Any], list[tuple[str, str, str, str, str]]]] = [
+    (
+        "helms-wait-names-the-objects",
+        helm_release(ready="False", reason="InstallFailed", message=WAIT_FAILED),
+        [
+            ("Deployment", "apps", "web", "InProgress", "Available: 0/1"),
+            ("ClusterRole", "", "web-reader", "NotFound", ""),
+        ],
+    ),
+    (
+        "fluxs-wait-timeout",
+        helm_release(
+            ready="False",
+            reason="InstallFailed",
+            message="Helm install failed for release apps/app with chart app@1.0.0+0123456789ab: "
+            "timeout waiting for: [Deployment/apps/web status: 'InProgress', "
+            "ClusterRole/web-reader status: 'NotFound']",
+        ),
+        [
+            ("Deployment", "apps", "web", "InProgress", ""),
+            ("ClusterRole", "", "web-reader", "NotFound", ""),
+        ],
+    ),
+    (
+        "fluxs-wait-stalled-with-errors",
+        helm_release(
+            ready="False",
+            reason="UpgradeFailed",
+            message="Helm upgrade failed: failed early due to stalled resources: "
+            "[Deployment/apps/web status: 'Failed': Progress deadline exceeded, retrying, "
+            "Job/apps/migrate status: 'Failed': BackoffLimitExceeded]",
+        ),
+        [
+            ("Deployment", "apps", "web", "Failed", "Progress deadline exceeded, retrying"),
+            ("Job", "apps", "migrate", "Failed", "BackoffLimitExceeded"),
+        ],
+    ),
+    (
+        "failed-test-hooks-from-the-history",
+        helm_release(
+            ready="False",
+            reason="TestFailed",
+            message="test failed",
+            history=[{**HISTORY[0], "testHooks": HOOKS}],
+        ),
+        [("Pod", "apps", "app-smoke", "Failed", "Helm test hook failed")],
+    ),
+    ("ready-reports-none", helm_release(message=WAIT_FAILED), []),
+    ("a-plain-failure-names-no-object", helm_release(ready="False", message="boom"), []),
+]
+
+
+@pytest.mark.parametrize(
+    ("release", "objects"), [c[1:] for c in OBJECT_CASES], ids=[c[0] for c in OBJECT_CASES]
+)
+def test_the_objects_flux_reports_not_ready_reach_the_status(
+    release: dict[str, Any], objects: list[tuple[str, str, str, str, str]]
+) -> None:
+    report = read_release(release)
+    found = [(o.kind, o.namespace, o.name, o.status, o.message) for o in report.objects]
+    assert found == objects
+    status = next_status(bd_model(), Observation(Decision(Step.APPLY), APPLIED, report, NOW))
+    assert [(o.kind, o.name) for o in status.nonReadyStatus] == [(o[0], o[2]) for o in objects]
+
+
+def test_the_objects_reported_are_bounded() -> None:
+    many = "\n".join(
+        f"resource ConfigMap/apps/c{i} not ready. status: InProgress, message: {'x' * 2000}"
+        for i in range(15)
+    )
+    report = read_release(helm_release(ready="False", reason="InstallFailed", message=many))
+    assert len(report.objects) == 10
+    assert all(len(o.message) <= 1024 for o in report.objects)
+
+
+def _with_states(bd: BundleDeployment, states: list[str]) -> BundleDeployment:
+    obj = bd.to_wire()
+    obj["spec"]["options"]["dependsOn"] = [
+        {"name": d["name"], "acceptedStates": states} for d in obj["spec"]["options"]["dependsOn"]
+    ]
+    return BundleDeployment.model_validate(obj)
+
+
+@pytest.mark.parametrize(
+    ("states", "db_status", "unready"),
+    [
+        (["NotReady", "Ready"], {"ready": False}, []),
+        (["Ready"], {"ready": False}, ["db"]),
+        (["Ready", "Modified"], {"ready": True, "nonModified": False}, []),
+        (["Ready"], {"ready": True, "nonModified": False}, ["db"]),
+    ],
+    ids=["not-ready-accepted", "not-ready-refused", "modified-accepted", "modified-refused"],
+)
+def test_accepted_states_decide_whether_a_dependency_holds_back(
+    states: list[str], db_status: dict[str, Any], unready: list[str]
+) -> None:
+    db = bd_object("db")
+    db["status"] = {**ready_status(db), **db_status}
+    dependent = _with_states(bd_model(depends_on=("db",)), states)
+    assert unready_dependencies(dependent, [BundleDeployment.model_validate(db)]) == unready

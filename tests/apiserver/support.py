@@ -1,5 +1,6 @@
 """What the API-server contract tests share: the paths and objects they use, `Http` (JSON over
-HTTPS to one server, in one test namespace) and `WatchReader` (a watch stream read line by line).
+HTTPS to one server, in one test namespace), `WatchReader` (a watch stream read line by line) and
+`stream_body` (a request whose body is sent until the answer comes, never whole).
 
 Paths are templates: `{ns}` stands for the test's own namespace and is filled in by the client
 that sends them, so one table of cases serves every test and both backends
@@ -11,9 +12,12 @@ from __future__ import annotations
 import base64
 import http.client
 import json
+import select
+import socket
 import ssl
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
@@ -257,3 +261,92 @@ def _summary(event: dict[str, Any] | None) -> tuple[str, str]:
     obj = event["object"]
     label = obj["metadata"].get("name") or obj["metadata"].get("resourceVersion", "")
     return event["type"], label if obj.get("kind") != "Status" else str(obj["code"])
+
+
+@dataclass(frozen=True)
+class StreamedAnswer:
+    """The first answer to a streamed body: its code, headers (names in lower case) and body
+    text (empty for an interim 100), and how much of the body had been sent when it came."""
+
+    sent: int
+    code: int
+    headers: dict[str, str]
+    text: str
+
+    def json(self) -> Any:
+        return json.loads(self.text)
+
+
+def stream_body(
+    base: str,
+    context: ssl.SSLContext,
+    method: str,
+    path: str,
+    headers: dict[str, str],
+    frame: bytes,
+    bound: int,
+) -> StreamedAnswer:
+    """Send `method path` with `headers` (its framing among them), then `frame` again and again
+    as its body, and stop at the first answer; fails if none comes before `bound` bytes of the
+    body were sent.
+
+    The body is sent while the answer is awaited, as a client writing a large request does; how
+    far it got when the answer came bounds what the server read of it."""
+    url = urlsplit(base)
+    host = url.hostname or ""
+    head = f"{method} {path} HTTP/1.1\r\nHost: {url.netloc}\r\n" + "".join(
+        f"{name}: {value}\r\n" for name, value in headers.items()
+    )
+    raw = socket.create_connection((host, url.port or 443), timeout=PATIENCE_S)
+    with context.wrap_socket(raw, server_hostname=host) as tls:
+        tls.sendall(head.encode() + b"\r\n")
+        sent, first = _send_until_answered(tls, frame, bound)
+        return _first_answer(tls, sent, first)
+
+
+def _send_until_answered(tls: ssl.SSLSocket, frame: bytes, bound: int) -> tuple[int, bytes]:
+    """Body bytes sent, and the first bytes of the answer, once they come."""
+    tls.setblocking(False)
+    sent = 0
+    deadline = time.monotonic() + PATIENCE_S
+    why = "the server sent nothing"
+    while sent < bound and time.monotonic() < deadline:
+        try:
+            first = tls.recv(65536)
+        except (ssl.SSLWantReadError, ssl.SSLWantWriteError):
+            first = None  # no application data yet (a TLS 1.3 ticket makes a socket readable)
+        except OSError as error:
+            why = f"the connection failed: {error!r}"
+            break
+        if first is not None:
+            if first:
+                return sent, first
+            why = "the server closed the connection without an answer"
+            break
+        try:
+            tls.send(frame)  # all of it or nothing: OpenSSL's writes are not partial here
+            sent += len(frame)
+        except (ssl.SSLWantReadError, ssl.SSLWantWriteError):
+            select.select([tls], [tls], [], 0.1)
+        except OSError:
+            # The server stopped reading and closed: its answer may be waiting all the same.
+            select.select([tls], [], [], 1.0)
+    raise AssertionError(f"no answer with {sent} bytes of the body sent: {why}")
+
+
+def _first_answer(tls: ssl.SSLSocket, sent: int, received: bytes) -> StreamedAnswer:
+    tls.setblocking(True)
+    tls.settimeout(PATIENCE_S)
+    while b"\r\n\r\n" not in received and (more := tls.recv(65536)):
+        received += more
+    head, _, rest = received.partition(b"\r\n\r\n")
+    status, *lines = head.decode("latin-1").split("\r\n")
+    code = int(status.split(" ")[1])
+    headers = {k.strip().lower(): v.strip() for k, v in (ln.split(":", 1) for ln in lines)}
+    if code == 100:
+        return StreamedAnswer(sent, code, headers, "")
+    # Go leaves Content-Length out of a plain-text error it closes the connection after.
+    length = int(headers.get("content-length", "-1"))
+    while (length < 0 or len(rest) < length) and (more := tls.recv(65536)):
+        rest += more
+    return StreamedAnswer(sent, code, headers, (rest if length < 0 else rest[:length]).decode())

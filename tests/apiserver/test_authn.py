@@ -1,16 +1,19 @@
 """Authentication as kube-apiserver does it with bearer tokens (anonymous access off): the admin is
 a member of system:masters, a service-account token is its ServiceAccount (a token Secret's while
-the Secret holds it and the ServiceAccount is the one it was minted for); anything else is 401
-with Kubernetes' Status body."""
+the Secret holds it and the ServiceAccount is the one it was minted for, and only a token the
+token controller minted); anything else is 401 with Kubernetes' Status body."""
 
 from __future__ import annotations
 
+import base64
+import json
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from bundler.apiserver import ApiServer
+from bundler.store.protocol import Obj
 from tests.apiserver.backends import Backend
 from tests.apiserver.support import (
     ACCOUNTS,
@@ -23,6 +26,7 @@ from tests.apiserver.support import (
     secret_token,
 )
 
+UID = "kubernetes.io/service-account.uid"
 # kube-apiserver's answer to a request it cannot authenticate, byte for byte as JSON.
 UNAUTHORIZED = {
     "kind": "Status",
@@ -133,6 +137,71 @@ def test_a_token_dies_with_its_secret_or_account(
         return found == (401, UNAUTHORIZED) or None
 
     eventually(refused, "the token to be refused")
+
+
+def unsigned_jwt(namespace: str, account: str, uid: str, secret: str) -> str:
+    """A token that says all the right things, signed by nobody (`alg: none`)."""
+
+    def part(obj: dict[str, str]) -> str:
+        return base64.urlsafe_b64encode(json.dumps(obj).encode()).rstrip(b"=").decode()
+
+    prefix = "kubernetes.io/serviceaccount/"
+    claims = {
+        "iss": "kubernetes/serviceaccount",
+        prefix + "namespace": namespace,
+        prefix + "secret.name": secret,
+        prefix + "service-account.name": account,
+        prefix + "service-account.uid": uid,
+        "sub": f"system:serviceaccount:{namespace}:{account}",
+    }
+    return f"{part({'alg': 'none', 'typ': 'JWT'})}.{part(claims)}."
+
+
+CHOSEN_TOKENS: dict[str, Callable[[str, str], str]] = {
+    "opaque": lambda ns, uid: "a-token-of-my-choosing",
+    "unsigned-jwt": lambda ns, uid: unsigned_jwt(ns, "boss", uid, "boss-chosen"),
+}
+CHOOSING = ["written-with-the-secret", "replacing-a-given-token"]
+
+
+@pytest.mark.parametrize("choosing", CHOOSING)
+@pytest.mark.parametrize("chosen", list(CHOSEN_TOKENS.values()), ids=list(CHOSEN_TOKENS))
+def test_a_token_a_client_chose_never_authenticates(
+    backend: Backend, api: Http, choosing: str, chosen: Callable[[str, str], str]
+) -> None:
+    """A ServiceAccount that may write Secrets does not become another one by writing a token of
+    its choosing into that one's token Secret: tokens are the token controller's (a JWT signed
+    with the cluster's key on a real cluster), the uid annotation is no secret."""
+    ns = api.namespace
+    boss = backend.user(ns, "boss", [rule(["list"], [""], ["secrets"])])
+    writes = rule(["create", "get", "patch"], [""], ["secrets"])
+    writer = backend.client(backend.user(ns, "writer", [writes]), ns)
+    uid = api.call("GET", f"{ACCOUNTS}/boss")[1]["metadata"]["uid"]
+    token = chosen(ns, uid)
+    encoded = base64.b64encode(token.encode()).decode()
+    annotations = {"kubernetes.io/service-account.name": "boss", UID: uid}
+    secret: Obj = {"metadata": {"name": "boss-chosen", "annotations": annotations}}
+    secret["type"] = TOKEN_SECRET_TYPE
+    if choosing == "written-with-the-secret":
+        secret["data"] = {"token": encoded}
+        assert writer.call("POST", SECRETS, secret)[0] == 201
+    else:
+        assert api.call("POST", SECRETS, secret)[0] == 201
+        eventually(lambda: secret_token(api, "boss-chosen"), "the token controller")
+        patch = {"data": {"token": encoded}}
+        assert writer.call("PATCH", f"{SECRETS}/boss-chosen", patch, headers=MERGE)[0] == 200
+    writer.close()
+    assert answer(backend, ns, SECRETS, f"Bearer {token}") == (401, UNAUTHORIZED)
+
+    def completed() -> bool | None:
+        data = api.call("GET", f"{SECRETS}/boss-chosen")[1].get("data") or {}
+        return "ca.crt" in data or None
+
+    # Nor once the token controller has done all it will with the Secret: it keeps the token.
+    eventually(completed, "the token controller")
+    assert secret_token(api, "boss-chosen") == token
+    assert answer(backend, ns, SECRETS, f"Bearer {token}") == (401, UNAUTHORIZED)
+    assert answer(backend, ns, SECRETS, f"Bearer {boss}")[0] == 200
 
 
 @pytest.mark.stand_in_only("restarts the stand-in on the same store")

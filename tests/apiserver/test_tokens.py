@@ -1,7 +1,7 @@
 """The token controller (kube-controller-manager's on the real server, emulated by the stand-in):
 service-account token Secrets get a token when their ServiceAccount exists, whoever stores them,
-with the server's CA; other Secrets, and servers without it, are left alone, and a token once
-given is never replaced."""
+with the server's CA, and one that came with a token is completed around it; other Secrets, and
+servers without it, are left alone, and a token once given is never replaced."""
 
 from __future__ import annotations
 
@@ -97,25 +97,44 @@ def test_an_opaque_secret_is_left_alone(api: Http, account: Obj) -> None:
 
 
 @pytest.mark.deliberate_difference(
-    "kube-controller-manager deletes a token Secret whose ServiceAccount does not exist; the "
-    "stand-in leaves it as it is"
+    "kube-controller-manager deletes a token Secret whose ServiceAccount does not exist, or has "
+    "another uid than the Secret names; the stand-in leaves it as it is"
 )
-def test_a_token_secret_of_a_missing_account_is_left_alone(api: Http) -> None:
-    api.call("POST", SECRETS, token_secret(account="nobody"))
+@pytest.mark.parametrize(
+    "annotations",
+    [
+        {"kubernetes.io/service-account.name": "nobody"},
+        {"kubernetes.io/service-account.name": "robot", UID: "an-account-gone-since"},
+    ],
+    ids=["missing-account", "another-uid"],
+)
+def test_a_token_secret_of_a_missing_account_is_left_alone(
+    api: Http, account: Obj, annotations: dict[str, str]
+) -> None:
+    body = token_secret()
+    body["metadata"]["annotations"] = annotations
+    api.call("POST", SECRETS, body)
     secret = api.call("GET", f"{SECRETS}/robot-token")[1]
     assert "data" not in secret
 
 
-@pytest.mark.deliberate_difference(
-    "kube-controller-manager completes a token Secret that came with a token (ca.crt, namespace, "
-    "the account's uid); the stand-in leaves it as it is"
-)
-def test_a_token_secret_with_a_token_is_left_alone(api: Http, account: Obj) -> None:
+def test_a_token_secret_that_comes_with_a_token_is_completed_and_keeps_it(
+    backend: Backend, api: Http, account: Obj
+) -> None:
+    """As kube-controller-manager does; the token it keeps authenticates as nobody
+    (test_authn.py::test_a_token_a_client_chose_never_authenticates)."""
     mine = base64.b64encode(b"mine").decode()
     api.call("POST", SECRETS, token_secret(data={"token": mine}))
-    secret = api.call("GET", f"{SECRETS}/robot-token")[1]
-    assert secret["data"] == {"token": mine}
-    assert UID not in secret["metadata"]["annotations"]
+
+    def completed() -> Obj | None:
+        secret = api.call("GET", f"{SECRETS}/robot-token")[1]
+        return secret if "ca.crt" in secret["data"] else None
+
+    secret = eventually(completed, "the token controller")
+    assert secret["data"]["token"] == mine
+    assert decoded(secret, "ca.crt") == backend.ca_file.read_text()
+    assert decoded(secret, "namespace") == api.namespace
+    assert secret["metadata"]["annotations"][UID] == account["metadata"]["uid"]
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from bundler.api.resources import (
     SECRET,
 )
 from bundler.capi.start import CapiImportOptions
-from bundler.core.capi_import import ImportGate, ImportMode, is_gated
+from bundler.core.capi_import import ImportGate, ImportMode, is_gated, unified
 from bundler.core.labels import (
     ANNOTATION_IMPORT_GATE,
     LABEL_CLUSTER_CLASS,
@@ -82,7 +82,7 @@ def test_an_initialized_capi_cluster_becomes_an_open_cluster(
     assert cluster.spec.kubeConfigSecret == "eu-1-kubeconfig"
     assert cluster.spec.agentMode.value == "remote"
     values = cluster.spec.values["Cluster"]
-    assert values["spec"] == capi["spec"]
+    assert values["spec"] == unified(capi)["spec"]  # v1beta2's spellings added to v1beta1
     assert "status" not in values
     assert not {"uid", "resourceVersion", "managedFields"} & set(values["metadata"])
 

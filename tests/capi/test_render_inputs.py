@@ -15,7 +15,7 @@ from bundler.api.bundledeployment import BundleDeployment
 from bundler.api.cluster import AgentMode, Cluster, ClusterGroup
 from bundler.api.documents import Document, split_documents
 from bundler.capi.render_inputs import ImportedInputs, import_documents, is_capi_input
-from bundler.commands.render import flux_target
+from bundler.commands.render import agent_config
 from bundler.core.capi_import import ImportGate, ImportMode, is_gated
 from bundler.core.flux import build_flux_objects
 from bundler.core.labels import LABEL_CLUSTER_CLASS, LABEL_IMPORT
@@ -133,7 +133,7 @@ def test_remote_flux_objects_use_the_kubeconfig_secret() -> None:
     plan = plan_bundle(bundles[0], imported.clusters, imported.groups)
     for planned in plan.deployments:
         bd = BundleDeployment.model_validate(planned.to_object())
-        target = flux_target(clusters[planned.cluster], planned.namespace)
+        target = agent_config(clusters[planned.cluster]).target()
         release = build_flux_objects(bd, target).release
         validate(release)
         name = clusters[planned.cluster].metadata.name

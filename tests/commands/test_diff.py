@@ -313,3 +313,69 @@ def test_a_failure_of_the_whole_diff_is_exit_2_under_exit_code(
     code, _, err = diff(capsys, "--from", "main", "--to", "fleet", "--manifests", *extra)
     assert code == expected
     assert "bundler[helm]" in err
+
+
+HOOK_JOB = """apiVersion: batch/v1
+kind: Job
+metadata:
+  name: migrate-{{ randAlphaNum 8 | lower }}
+  annotations: {"helm.sh/hook": "pre-install,pre-upgrade"}
+spec: {template: {spec: {restartPolicy: Never, containers: [{name: m, image: busybox}]}}}
+"""
+TEST_POD = """apiVersion: v1
+kind: Pod
+metadata:
+  name: smoke-{{ randAlphaNum 8 | lower }}
+  annotations: {"helm.sh/hook": test}
+spec: {containers: [{name: t, image: busybox}]}
+"""
+SECRET = """apiVersion: v1
+kind: Secret
+metadata: {name: db}
+data: {password: {{ .Values.password | b64enc }}, user: {{ "app" | b64enc }}}
+"""
+
+
+def test_manifests_leave_hooks_out_and_never_print_secret_values(
+    capsys: pytest.CaptureFixture[str], repo: Path, helm_repo: HelmRepository, tmp_path: Path
+) -> None:
+    files = {"templates/hook.yaml": HOOK_JOB, "templates/test.yaml": TEST_POD}
+    helm_repo.publish(
+        write_chart(tmp_path / "src", "web", "1.0.0", {**files, "templates/secret.yaml": SECRET})
+    )
+    old = bundle("web", helm_repo.url, "web", "1.0.0", {"password": "hunter2"})
+    commit(repo, "one", PROD, old)
+    argv = ["--from", "main", "--to", "fleet", "--manifests", "--cache-dir", str(tmp_path / "c")]
+    # Identical input: the hooks' random names are not part of the release, so nothing changes.
+    code, out, err = diff(capsys, *argv, "--exit-code")
+    assert code == 0, out + err
+    # A new password: the Secret changes, its values are never printed.
+    write_fleet(
+        repo / "fleet/fleet.yaml",
+        PROD,
+        bundle("web", helm_repo.url, "web", "1.0.0", {"password": "correct-horse"}),
+    )
+    for fmt in ("text", "json", "markdown"):
+        code, out, err = diff(capsys, *argv, "-o", fmt)
+        assert code == 0, err
+        assert "Secret" in out and "password" in out and "YXBw" not in out
+        # (the Bundle's own values are in git: shown; the Secret's data is not)
+        assert "aHVudGVyMg==" not in out and "Y29ycmVjdC1ob3JzZQ==" not in out
+        assert "(redacted hmac-sha256:" in out
+        assert "migrate-" not in out and "smoke-" not in out
+    # With test.enable the HelmRelease runs the test hooks: render shows them, marked.
+    tested = bundle("web", helm_repo.url, "web", "1.0.0", {"password": "hunter2"})
+    tested["spec"]["helm"]["test"] = {"enable": True}
+    write_fleet(repo / "fleet/fleet.yaml", PROD, tested)
+    render = ["render", "-f", "fleet", "--manifests", "--cache-dir", str(tmp_path / "c")]
+    code, out, err = run_cli(capsys, *render, "-o", "json")
+    assert code == 0, err
+    rendered = json.loads(out)["items"]
+    hooks = {
+        o["metadata"]["name"].split("-")[0]: o["metadata"]["annotations"].get(
+            "bundler.dev/helm-hook"
+        )
+        for o in rendered
+        if o["kind"] in ("Pod", "Job")
+    }
+    assert hooks == {"smoke": "test"}

@@ -360,3 +360,51 @@ def test_a_bundle_without_version_renders_as_the_range_star_until_resolved(
     code, _, err = run_cli(capsys, "render", "-f", str(tmp_path), "--flux")
     assert code == 1 and "version '*' (no version means '*': the latest stable release)" in err
     assert "--resolve" in err
+
+
+GATED = (
+    "Bundle capi-workloads/calico on Cluster capi-workloads/ap-south-1: not deployed: the cluster "
+    "is gated: ControlPlaneNotInitialized: the Cluster API control plane is not initialized yet; "
+    "nothing is deployed until it is; once it opens:"
+)
+
+
+def test_explain_on_a_gated_cluster_says_so_and_still_lists_each_target(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ("explain", "-f", str(EXAMPLES / "capi"), "--bundle", "capi-workloads/calico")
+    code, out, _ = run_cli(capsys, *argv, "--cluster", "capi-workloads/ap-south-1")
+    assert code == 0
+    assert out.startswith(GATED), out
+    lines = [line.strip() for line in out.splitlines() if line.startswith("  ")]
+    assert lines and all(": matches" in line or "does not match" in line for line in lines)
+    code, out, _ = run_cli(capsys, *argv, "--cluster", "capi-workloads/ap-south-1", "-o", "json")
+    explained = json.loads(out)
+    assert explained["deployed"] is False
+    assert explained["held"].startswith("the cluster is gated: ControlPlaneNotInitialized")
+    assert [t["matched"] for t in explained["targets"]] != []
+
+
+LONG_NAME = "a-bundle-whose-name-is-longer-than-helms-fifty-three-characters"
+
+
+def test_render_and_explain_show_the_release_name_the_helm_release_gets(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    body = BUNDLE.replace("name: app,", f"name: {LONG_NAME},").replace(
+        '"${ cluster.labels.tier }"', "gold"
+    )
+    (tmp_path / "in.yaml").write_text(CLUSTERS + "---" + body)
+    items = render_json(capsys, tmp_path)
+    shown = {
+        i["spec"]["options"]["helm"]["releaseName"]
+        for i in items
+        if i["kind"] == "BundleDeployment"
+    }
+    given = {i["spec"]["releaseName"] for i in items if i["kind"] == "HelmRelease"}
+    assert len(given) == 1 and shown == given
+    (name,) = given
+    assert len(name) == 53 and name != LONG_NAME[:53]  # shortened with its hash
+    argv = ("explain", "-f", str(tmp_path), "--bundle", f"ws/{LONG_NAME}", "--cluster", "ws/a")
+    code, out, _ = run_cli(capsys, *argv, "-o", "json")
+    assert code == 0 and json.loads(out)["options"]["helm"]["releaseName"] == name

@@ -9,15 +9,19 @@ from bundler.api.bundledeployment import BundleDeployment
 from bundler.api.cluster import AgentStatus
 from bundler.api.meta import Condition, ConditionStatus
 from bundler.api.summary import DeploymentState as S
+from bundler.api.summary import DisplayState as D
+from bundler.api.summary import NonReadyStatus
 from bundler.core.planning import BundlePlan, ClusterError
 from bundler.core.state import conditions_equal_ignoring_time
 from bundler.core.summary import (
+    PausedBy,
     Placement,
     Tally,
     bundle_status,
     cluster_group_status,
     cluster_status,
     placements_from_plan,
+    with_ready,
 )
 from tests.builders import APPLY_FAILED, UPGRADE_FAILED, deployment
 
@@ -76,7 +80,7 @@ BUNDLE_CASES: list[
         list[Placement],
         dict[str, int],
         str,
-        S | None,
+        S | D,
         list[tuple[str, S, str]],
         tuple[str, str, str],
     ]
@@ -86,7 +90,7 @@ BUNDLE_CASES: list[
         [],
         summary(),
         "0/0",
-        None,
+        D.NO_TARGETS,
         [],
         ("False", "NoTargets", "no cluster is targeted, nothing is deployed: check spec.targets"),
     ),
@@ -193,7 +197,7 @@ def test_bundle_status(
     placements: list[Placement],
     counts: dict[str, int],
     ratio: str,
-    state: S | None,
+    state: S | D,
     non_ready: list[tuple[str, S, str]],
     ready: tuple[str, str, str],
 ) -> None:
@@ -271,9 +275,9 @@ def test_placements_from_plan_marks_errors_missing_and_offline() -> None:
 AGENT = AgentStatus(lastSeen=NOW, version="0.1.0")
 
 CLUSTER_CASES: list[
-    tuple[str, list[Placement], str, S | None, list[tuple[str, S]], tuple[str, str, str]]
+    tuple[str, list[Placement], str, S | D, list[tuple[str, S]], tuple[str, str, str]]
 ] = [
-    ("no-bundles", [], "0/0", None, [], ("True", "Ready", "no bundles")),
+    ("no-bundles", [], "0/0", D.READY, [], ("True", "Ready", "no bundles")),
     (
         "all-ready",
         [on("c", S.READY, bundle="ws/a"), on("c", S.READY, bundle="ws/b")],
@@ -324,7 +328,7 @@ CLUSTER_CASES: list[
 def test_cluster_status(
     placements: list[Placement],
     ratio: str,
-    state: S | None,
+    state: S | D,
     non_ready: list[tuple[str, S]],
     ready: tuple[str, str, str],
 ) -> None:
@@ -371,7 +375,7 @@ def test_cluster_group_status() -> None:
     assert status.summary is not None
     assert status.summary.model_dump() == summary(ready=3, notReady=1, outOfSync=1, errApplied=1)
     assert status.display is not None
-    assert (status.display.readyClusters, status.display.state) == ("2/4", S.ERR_APPLIED)
+    assert (status.display.readyClusters, status.display.state) == ("2/4", D.ERR_APPLIED)
     [condition] = status.conditions
     assert (condition.status, condition.reason) == (ConditionStatus.FALSE, "ErrApplied")
     assert condition.message == (
@@ -385,7 +389,7 @@ GROUP_CASES: list[tuple[str, list[str], list[Placement], dict[str, Any]]] = [
         "empty-group",
         [],
         [],
-        {"clusterCount": 0, "readyClusters": "0/0", "state": None, "message": "no clusters"},
+        {"clusterCount": 0, "readyClusters": "0/0", "state": D.READY, "message": "no clusters"},
     ),
     (
         "clusters-without-bundles-are-ready",
@@ -394,7 +398,7 @@ GROUP_CASES: list[tuple[str, list[str], list[Placement], dict[str, Any]]] = [
         {
             "clusterCount": 2,
             "readyClusters": "2/2",
-            "state": None,
+            "state": D.READY,
             "message": "all 2 clusters ready",
         },
     ),
@@ -508,3 +512,135 @@ def test_a_tally_changed_placement_by_placement_equals_the_roll_up_from_scratch(
     assert kept == status_of(after)
     assert kept.summary is not None
     assert kept.summary.desiredReady == 5
+
+
+PAUSED_BUNDLE = (
+    "Paused: the Bundle is paused (spec.paused): its new deployment is staged, not promoted"
+)
+PAUSED_CLUSTER = "Paused: the Cluster is paused (spec.paused): no BundleDeployment is created"
+BUNDLE_PAUSE = "the Bundle is paused (spec.paused): changes are staged, not promoted"
+
+
+def paused(cluster: str, state: S, by: PausedBy) -> Placement:
+    return Placement(BUNDLE, cluster, BD[state], paused=by)
+
+
+# (placements, bundle paused, display state, first nonReady message, Ready (status, message))
+PAUSE_CASES: list[tuple[str, list[Placement], bool, D, str | None, tuple[str, str]]] = [
+    (
+        "bundle-paused-with-a-change-staged",
+        [paused("ws/a", S.READY, PausedBy.BUNDLE), paused("ws/b", S.OUT_OF_SYNC, PausedBy.BUNDLE)],
+        True,
+        D.PAUSED,
+        PAUSED_BUNDLE,
+        ("False", f"1 of 2 clusters not ready: OutOfSync(1); ws/b: {PAUSED_BUNDLE}"),
+    ),
+    (
+        "bundle-paused-everything-ready",
+        [paused("ws/a", S.READY, PausedBy.BUNDLE)],
+        True,
+        D.PAUSED,
+        None,
+        ("True", f"all 1 clusters ready; {BUNDLE_PAUSE}"),
+    ),
+    (
+        "cluster-paused-nothing-created",
+        [paused("ws/a", S.READY, PausedBy.CLUSTER), paused("ws/b", S.PENDING, PausedBy.CLUSTER)],
+        False,
+        D.PAUSED,
+        PAUSED_CLUSTER,
+        ("False", f"1 of 2 clusters not ready: Pending(1); ws/b: {PAUSED_CLUSTER}"),
+    ),
+    (
+        "a-failure-is-worse-than-the-pause",
+        [
+            paused("ws/a", S.ERR_APPLIED, PausedBy.CLUSTER),
+            paused("ws/b", S.OUT_OF_SYNC, PausedBy.CLUSTER),
+        ],
+        False,
+        D.ERR_APPLIED,
+        "ApplyFailed: namespace podinfo is forbidden",
+        (
+            "False",
+            "2 of 2 clusters not ready: ErrApplied(1), OutOfSync(1); "
+            "ws/a: ApplyFailed: namespace podinfo is forbidden",
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("placements", "bundle_paused", "state", "first", "ready"),
+    [c[1:] for c in PAUSE_CASES],
+    ids=[c[0] for c in PAUSE_CASES],
+)
+def test_a_paused_bundle_or_cluster_says_paused_not_held_by_the_rollout(
+    placements: list[Placement],
+    bundle_paused: bool,
+    state: D,
+    first: str | None,
+    ready: tuple[str, str],
+) -> None:
+    status = bundle_status(
+        placements,
+        observed_generation=1,
+        resolved_version=None,
+        previous=[],
+        now=NOW,
+        paused=bundle_paused,
+    )
+    assert status.display is not None and status.display.state is state
+    assert (status.nonReady[0].message if status.nonReady else None) == first
+    condition = status.conditions[0]
+    assert (condition.status.value, condition.message) == ready
+    assert condition.reason == state.value  # the STATE column is the Ready reason
+
+
+@pytest.mark.parametrize(
+    ("reason", "state"),
+    [
+        ("InvalidSpec", D.INVALID_SPEC),
+        ("DeletionHeld", D.DELETION_HELD),
+        ("ControlPlaneNotInitialized", D.CONTROL_PLANE_NOT_INITIALIZED),
+        ("SomeGateNobodyKnows", D.NOT_READY),
+    ],
+    ids=["invalid-spec", "deletion-held", "gated", "unknown-reason"],
+)
+def test_what_holds_the_whole_bundle_back_is_its_state_too(reason: str, state: D) -> None:
+    rolled_up = status_of([on("ws/a", S.READY)])
+    assert rolled_up.display is not None and rolled_up.display.state is D.READY
+    earlier = Condition(
+        type="Ready", status=ConditionStatus.FALSE, reason=reason, lastTransitionTime="t0"
+    )
+    held = with_ready(rolled_up, reason, "why", NOW, [earlier])
+    assert held.display is not None
+    assert (held.display.readyClusters, held.display.state) == ("1/1", state)
+    [ready] = held.conditions
+    assert (ready.status, ready.reason, ready.message) == (ConditionStatus.FALSE, reason, "why")
+    assert ready.lastTransitionTime == "t0"  # False before, False now
+
+
+def test_the_version_column_shows_an_exact_version_too() -> None:
+    exact = bundle_status([], observed_generation=1, resolved_version=None, previous=[], now=NOW,
+                          version="6.7.1")  # fmt: skip
+    assert exact.display is not None and exact.display.version == "6.7.1"
+    assert exact.resolvedVersion is None
+    ranged = status_of([])
+    assert ranged.display is not None and ranged.display.version == "6.1.2"
+
+
+def test_the_objects_flux_reports_not_ready_reach_the_bundle_and_the_cluster() -> None:
+    failed = BD[S.NOT_READY]
+    assert failed is not None and failed.status is not None
+    web = NonReadyStatus(kind="Deployment", namespace="apps", name="web", status="InProgress",
+                         message="x" * 5000)  # fmt: skip
+    status = failed.status.model_copy(update={"nonReadyStatus": [web]})
+    placement = Placement(BUNDLE, "ws/a", failed.model_copy(update={"status": status}))
+    (listed,) = status_of([placement]).nonReady
+    (shown,) = listed.nonReadyStatus
+    assert (shown.kind, shown.namespace, shown.name, shown.status) == (
+        "Deployment", "apps", "web", "InProgress"
+    )  # fmt: skip
+    assert len(shown.message) == 1024  # an agent's text is bounded when rolled up
+    on_cluster = cluster_status([placement], namespace=None, agent=None, previous=[], now=NOW)
+    assert on_cluster.nonReadyBundles[0].nonReadyStatus == [shown]

@@ -139,7 +139,7 @@ def test_template_error_stays_on_its_cluster(
     assert deployment_of(store, "bad") == before
     assert deployment_of(store, "good")["spec"]["options"]["helm"]["values"]["v"] == 2
     status = status_of(store, BUNDLE, "app")
-    assert status["display"] == {"readyClusters": "0/2", "state": "ErrApplied"}
+    assert status["display"] == {"readyClusters": "0/2", "state": "ErrApplied", "version": "1.0.0"}
     bad = next(e for e in status["nonReady"] if e["cluster"] == f"{WS}/bad")
     assert bad["state"] == "ErrApplied"
     assert "region" in bad["message"]
@@ -152,6 +152,9 @@ def test_invalid_bundle_keeps_its_deployments(
     create_world(store, world(cluster("a"), bundle(ALL)))
     manager = start_manager(store)
     settle(manager)
+    report(store, "a")
+    settle(manager)
+    assert status_of(store, BUNDLE, "app")["display"]["state"] == "Ready"
     before = deployment_of(store, "a")
     store.patch(BUNDLE, "app", {"spec": {"helm": {"releaseName": "Not_A_Name"}}}, WS)
     settle(manager)
@@ -159,7 +162,10 @@ def test_invalid_bundle_keeps_its_deployments(
     ready = ready_condition(store)
     assert (ready["status"], ready["reason"]) == ("False", "InvalidSpec")
     assert "releaseName" in ready["message"]
-    assert status_of(store, BUNDLE, "app")["observedGeneration"] == 2
+    status = status_of(store, BUNDLE, "app")
+    assert status["observedGeneration"] == 2
+    # kubectl get bundles: the deployment still runs Ready, the Bundle's STATE is its rejection.
+    assert status["display"] == {"readyClusters": "1/1", "state": "InvalidSpec", "version": "1.0.0"}
 
 
 def test_range_without_resolver_is_not_deployed(
@@ -364,3 +370,42 @@ def test_paused_cluster_only_stages(store: MemoryStore, start_manager: StartMana
     spec = deployment_of(store, "a")["spec"]
     assert set(spec) == {"options", "deploymentID"}
     assert spec["options"]["helm"]["values"] == {"v": 2}
+
+
+def labelled(name: str, labels: dict[str, str], **spec: Any) -> Any:
+    made = bundle(ALL, name=name, **spec)
+    return made.model_copy(update={"metadata": made.metadata.model_copy(update={"labels": labels})})
+
+
+def test_depends_on_by_selector_follows_the_bundles_it_picks(
+    store: MemoryStore, start_manager: StartManager
+) -> None:
+    selector = {"matchLabels": {"tier": "infra"}}
+    create_world(
+        store,
+        world(
+            cluster("a"),
+            labelled("certs", {"tier": "infra"}),
+            labelled("app", {}, dependsOn=[{"selector": selector, "acceptedStates": ["Ready"]}]),
+        ),
+    )
+    manager = start_manager(store)
+    settle(manager)
+
+    def waits_for() -> list[Any]:
+        return list(deployment_of(store, "a")["spec"]["options"]["dependsOn"])
+
+    assert waits_for() == [{"name": "certs", "acceptedStates": ["Ready"]}]
+    # A Bundle labelled later is waited for from then on; relabelled away, no longer.
+    create_world(store, world(labelled("ingress", {"tier": "infra"})))
+    settle(manager)
+    assert [d["name"] for d in waits_for()] == ["certs", "ingress"]
+    store.patch(BUNDLE, "ingress", {"metadata": {"labels": {"tier": "web"}}}, WS)
+    settle(manager)
+    assert [d["name"] for d in waits_for()] == ["certs"]
+    store.patch(BUNDLE, "certs", {"metadata": {"labels": {"tier": "web"}}}, WS)
+    settle(manager)
+    assert waits_for() == []
+    conditions = status_of(store, BUNDLE, "app")["conditions"]
+    (references,) = [c for c in conditions if c["type"] == "References"]
+    assert "spec.dependsOn[0].selector: no other Bundle" in references["message"]

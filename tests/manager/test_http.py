@@ -146,7 +146,7 @@ def test_template_error_leaves_other_clusters_deployed(
     settle_remote(start_manager(remote), server.store)
     assert set(deployments(server.store)) == {("eu", "app"), ("us", "app")}
     status = status_of(server.store, BUNDLE, "app")
-    assert status["display"] == {"readyClusters": "0/3", "state": "ErrApplied"}
+    assert status["display"] == {"readyClusters": "0/3", "state": "ErrApplied", "version": "1.0.0"}
     failed = [e for e in status["nonReady"] if e["state"] == "ErrApplied"]
     assert [e["cluster"] for e in failed] == [f"{WS}/x"]
     assert "region" in failed[0]["message"]

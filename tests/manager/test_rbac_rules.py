@@ -23,7 +23,13 @@ from bundler.api.resources import (
     SECRET,
 )
 from bundler.apiserver import ApiServer
-from bundler.core.rbac import BOOTSTRAP_RULES, MANAGER_RULES, PolicyRule, cluster_role_binding
+from bundler.core.rbac import (
+    BOOTSTRAP_RULES,
+    CAPI_REFERENCE_RULES,
+    MANAGER_RULES,
+    PolicyRule,
+    cluster_role_binding,
+)
 from bundler.kube.store import KubeStore
 from bundler.store.errors import Forbidden
 from tests.agent.http_fleet import HttpFleet, eventually
@@ -34,7 +40,11 @@ from tests.manager.registry_charts import basic_auth_secret
 CREDS = "registry-creds"
 CAPI_GROUPS = {CAPI_CLUSTER.group, HELM_RELEASE.group}
 LOOP_RULES = [
-    r for r in MANAGER_RULES if not CAPI_GROUPS & set(r.api_groups) and r not in BOOTSTRAP_RULES
+    r
+    for r in MANAGER_RULES
+    if not CAPI_GROUPS & set(r.api_groups)
+    and r not in BOOTSTRAP_RULES
+    and r not in CAPI_REFERENCE_RULES
 ]
 
 

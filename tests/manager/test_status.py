@@ -106,7 +106,7 @@ def test_bundle_status_counts_every_state(store: MemoryStore, every_state: Manag
         "modified": 1,
         "offline": 1,
     }
-    assert status["display"] == {"readyClusters": "1/9", "state": "ErrApplied"}
+    assert status["display"] == {"readyClusters": "1/9", "state": "ErrApplied", "version": "1.0.0"}
     assert [(e["cluster"].split("/")[1], e["state"]) for e in status["nonReady"]] == [
         ("err-applied", "ErrApplied"),
         ("template-error", "ErrApplied"),
@@ -132,7 +132,9 @@ def test_cluster_status_shows_its_bundle_state(
 ) -> None:
     status = status_of(store, CLUSTER, name)
     ready = state == "Ready"
-    assert status["display"] == {"readyBundles": "1/1" if ready else "0/1", "state": state}
+    # The fixture pauses these two clusters: held by the pause, not by the rollout strategy.
+    shown = "Paused" if name in ("out-of-sync", "pending") else state
+    assert status["display"] == {"readyBundles": "1/1" if ready else "0/1", "state": shown}
     assert status["summary"]["desiredReady"] == 1
     assert [b["bundle"] for b in status["nonReadyBundles"]] == ([] if ready else [f"{WS}/app"])
     assert status["conditions"][0]["status"] == ("True" if ready else "False")
@@ -193,7 +195,7 @@ def test_bundle_targeting_nothing_says_so(store: MemoryStore, start_manager: Sta
     create_world(store, world(cluster("a"), bundle([{"clusterName": "nope"}])))
     settle(start_manager(store))
     status = status_of(store, BUNDLE, "app")
-    assert status["display"] == {"readyClusters": "0/0"}
+    assert status["display"] == {"readyClusters": "0/0", "state": "NoTargets", "version": "1.0.0"}
     assert status["conditions"][0]["reason"] == "NoTargets"
 
 
@@ -231,7 +233,7 @@ def test_all_ready_bundle_is_ready(store: MemoryStore, start_manager: StartManag
     report(store, "b")
     settle(manager)
     status = status_of(store, BUNDLE, "app")
-    assert status["display"] == {"readyClusters": "2/2", "state": "Ready"}
+    assert status["display"] == {"readyClusters": "2/2", "state": "Ready", "version": "1.0.0"}
     assert status["nonReady"] == []
     assert status["conditions"][0]["status"] == "True"
     assert deployment_of(store, "a")["status"]["ready"] is True

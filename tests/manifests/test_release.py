@@ -15,6 +15,7 @@ from bundler.manifests.engine import MAX_RENDERED_BYTES, ReleaseInput
 from bundler.manifests.release import (
     cluster_kube_version,
     release_input,
+    release_manifest,
     render_release,
 )
 
@@ -113,3 +114,44 @@ def test_output_over_the_cap_is_a_template_error() -> None:
     text = "kind: ConfigMap\n" + "#" * MAX_RENDERED_BYTES
     with pytest.raises(TemplateError, match="32 MiB cap"):
         render_release(_Text(text), ReleaseInput(CHART, "demo", "apps"))
+
+
+def doc(name: str, hook: str | None = None) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name}
+    if hook is not None:
+        meta["annotations"] = {"helm.sh/hook": hook}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta}
+
+
+# (objects, tests enabled, names kept, names marked as test hooks)
+MANIFEST_CASES = [
+    ("plain-objects-stay", [doc("a"), doc("b")], False, ["a", "b"], []),
+    ("install-hooks-go", [doc("a"), doc("job", "pre-install,pre-upgrade")], False, ["a"], []),
+    ("test-hooks-go-without-tests", [doc("a"), doc("t", "test")], False, ["a"], []),
+    ("test-hooks-stay-with-tests", [doc("a"), doc("t", "test")], True, ["a", "t"], ["t"]),
+    ("old-test-success-spelling", [doc("t", "test-success")], True, ["t"], ["t"]),
+    ("other-hooks-go-with-tests", [doc("j", "post-install")], True, [], []),
+    ("empty-hook-annotation-is-no-hook", [doc("a", "")], False, ["a"], []),
+]
+
+
+@pytest.mark.parametrize(
+    ("objects", "tests", "kept", "marked"),
+    [c[1:] for c in MANIFEST_CASES],
+    ids=[c[0] for c in MANIFEST_CASES],
+)
+def test_the_release_manifest_leaves_hooks_out_as_helm_does(
+    objects: list[dict[str, Any]], tests: bool, kept: list[str], marked: list[str]
+) -> None:
+    manifest = release_manifest(objects, tests=tests)
+    assert [o["metadata"]["name"] for o in manifest] == kept
+    assert [
+        o["metadata"]["name"]
+        for o in manifest
+        if o["metadata"].get("annotations", {}).get("bundler.dev/helm-hook") == "test"
+    ] == marked
+
+
+def test_test_enable_shows_the_test_hooks() -> None:
+    assert release_input(bd({"test": {"enable": True}}), CHART, None).tests is True
+    assert release_input(bd({}), CHART, None).tests is False

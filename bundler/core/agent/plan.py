@@ -9,7 +9,12 @@ HelmRelease, then:
   `status.observedGeneration == metadata.generation` and condition `Ready=True`; otherwise Flux's
   own reason and message (InstallFailed, UpgradeFailed, ArtifactFailed, ...) are passed on. Flux's
   `Drifted=True` (its drift detection found objects of the release changed on the cluster) is the
-  BundleDeployment's `Modified` state, with Flux's list of what changed as the message;
+  BundleDeployment's `Modified` state, with Flux's list of what changed as the message; and while
+  the release is not Ready, `release_objects` finds which of its objects are not: the ones the
+  wait for the release's objects names in Flux's condition messages (`timeout waiting for:
+  [Deployment/apps/web status: 'InProgress']`, or Helm's own `resource Deployment/apps/web not
+  ready. status: InProgress, message: ...`) and the test hooks the newest history entry records as
+  failed;
 - `for_chart_version` holds that readiness back until Flux's newest release is of the chart version
   the options name: a new OCI chart version changes only the OCIRepository's tag, so the
   HelmRelease's generation stays and its Ready=True still describes the previous release;
@@ -20,6 +25,7 @@ HelmRelease, then:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
@@ -27,6 +33,8 @@ from typing import Any
 
 from bundler.api.bundledeployment import BundleDeployment, BundleDeploymentStatus, ReleaseStatus
 from bundler.api.meta import ConditionStatus
+from bundler.api.summary import NON_READY_OBJECT_MESSAGE_MAX, NON_READY_OBJECTS_MAX, NonReadyStatus
+from bundler.core.dependencies import accepts
 from bundler.core.flux import bundle_name
 from bundler.core.state import ConditionType, condition, conditions_equal_ignoring_time
 from bundler.core.versions import SemVer, tag_to_version
@@ -103,6 +111,8 @@ class ReleaseReport:
     release: ReleaseStatus | None = None
     # Flux's message when its last drift check found the release's objects changed, else None.
     drift: str | None = None
+    # While not ready: the release's objects that are not (release_objects).
+    objects: tuple[NonReadyStatus, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -127,10 +137,16 @@ def is_bd_ready(bd: BundleDeployment) -> bool:
 
 
 def unready_dependencies(bd: BundleDeployment, siblings: Iterable[BundleDeployment]) -> list[str]:
-    """Bundles named in `bd`'s dependsOn with no Ready BundleDeployment among `siblings`."""
-    ready = {bundle_name(other) for other in siblings if is_bd_ready(other)}
-    wanted = dict.fromkeys(dep.name for dep in bd.spec.options.dependsOn)
-    return sorted(name for name in wanted if name not in ready)
+    """Bundles named in `bd`'s dependsOn whose BundleDeployment among `siblings` is missing or
+    in no accepted state (bundler.core.dependencies.accepts: Ready unless acceptedStates say)."""
+    by_bundle = {bundle_name(other): other for other in siblings}
+    return sorted(
+        {
+            dep.name
+            for dep in bd.spec.options.dependsOn
+            if dep.name is not None and not accepts(dep, by_bundle.get(dep.name))
+        }
+    )
 
 
 def decide(bd: BundleDeployment, unready: Sequence[str]) -> Decision:
@@ -159,6 +175,8 @@ def read_release(release: Mapping[str, Any] | None) -> ReleaseReport:
     status = release.get("status") or {}
     where = f"HelmRelease {meta.get('namespace')}/{meta.get('name')}"
     report = _readiness(meta, spec, status, where)
+    if not report.ready:
+        report = replace(report, objects=release_objects(status))
     drifted = _flux_condition(status, FLUX_DRIFTED)
     if drifted is not None and drifted.get("status") == ConditionStatus.TRUE.value:
         return replace(report, drift=_text(drifted, "message") or f"{where} has drifted")
@@ -187,6 +205,88 @@ def _readiness(
         f"(generation {generation}, observed {observed if observed is not None else 'none'})"
     )
     return ReleaseReport(False, Reason.PROGRESSING, message, details)
+
+
+# Flux's wait for a release's objects (fluxcd/pkg/ssa, helm-controller's default strategy):
+# "timeout waiting for: [Deployment/apps/web status: 'InProgress', ClusterRole/r status: ...]",
+# "failed early due to stalled resources: [... status: 'Failed': <error>]".
+_FLUX_WAIT = re.compile(
+    r"(?<![A-Za-z0-9/])(?P<kind>[A-Za-z][A-Za-z0-9]{0,62})/"
+    r"(?:(?P<namespace>[a-z0-9][-a-z0-9.]{0,62})/)?"
+    r"(?P<name>[a-z0-9][-a-z0-9.:]{0,252}) status: '(?P<status>\w{1,32})'"
+    r"(?:: (?P<message>[^\n]*?))?"
+    r"(?=, [A-Za-z][A-Za-z0-9]{0,62}/[^\s,]{1,320} status: '|\]|$)",
+    re.MULTILINE,
+)
+# Helm's own wait (helm.sh/helm/v4 pkg/kube/statuswait.go), with the watcher strategy:
+# "resource Deployment/apps/web not ready. status: InProgress, message: ...".
+_HELM_WAIT = re.compile(
+    r"resource (?P<kind>[^/\s]{1,63})/(?P<namespace>[^/\s]{0,63})/(?P<name>\S{1,253}) "
+    r"not ready\. status: (?P<status>\w{1,32}), message: (?P<message>[^\n]*)"
+)
+_WAITS = (_FLUX_WAIT, _HELM_WAIT)
+# How much of a message is searched: the bounded patterns make the search linear in it.
+_SEARCHED_MAX = 32 * 1024
+# The conditions whose messages carry what a Helm action met.
+_ACTION_CONDITIONS = ("Ready", "Released", "TestSuccess", "Remediated")
+_FAILED_HOOK = "Failed"
+
+
+def release_objects(status: Mapping[str, Any]) -> tuple[NonReadyStatus, ...]:
+    """The objects of a release that are not ready, as Flux reported them: those Helm's wait
+    names in the HelmRelease's conditions, then the test hooks its newest history entry records
+    as failed; each once, at most NON_READY_OBJECTS_MAX."""
+    found: dict[tuple[str, str, str], NonReadyStatus] = {}
+    for type in _ACTION_CONDITIONS:
+        flux_condition = _flux_condition(status, type)
+        if flux_condition is None or flux_condition.get("status") == ConditionStatus.TRUE.value:
+            continue
+        text = _text(flux_condition, "message")[:_SEARCHED_MAX]
+        for match in (m for wait in _WAITS for m in wait.finditer(text)):
+            kind, namespace, name = match["kind"], match["namespace"] or "", match["name"]
+            found.setdefault(
+                (kind, namespace, name),
+                NonReadyStatus(
+                    kind=kind,
+                    namespace=namespace,
+                    name=name,
+                    status=match["status"],
+                    message=_cut((match["message"] or "").strip()),
+                ),
+            )
+    for name, hook in _test_hooks(status):
+        if hook.get("phase") == _FAILED_HOOK:
+            namespace = _latest(status).get("namespace")
+            found.setdefault(
+                ("Pod", str(namespace or ""), name),
+                NonReadyStatus(
+                    kind="Pod",
+                    namespace=str(namespace or ""),
+                    name=name,
+                    status=_FAILED_HOOK,
+                    message="Helm test hook failed",
+                ),
+            )
+    return tuple(found.values())[:NON_READY_OBJECTS_MAX]
+
+
+def _latest(status: Mapping[str, Any]) -> Mapping[str, Any]:
+    history = status.get("history")
+    first = history[0] if isinstance(history, list) and history else None
+    return first if isinstance(first, Mapping) else {}
+
+
+def _test_hooks(status: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    hooks = _latest(status).get("testHooks")
+    if not isinstance(hooks, Mapping):
+        return []
+    return sorted((str(k), v) for k, v in hooks.items() if isinstance(v, Mapping))
+
+
+def _cut(message: str) -> str:
+    if len(message) <= NON_READY_OBJECT_MESSAGE_MAX:
+        return message
+    return message[: NON_READY_OBJECT_MESSAGE_MAX - 3] + "..."
 
 
 def _text(flux_condition: Mapping[str, Any], field: str) -> str:
@@ -283,6 +383,7 @@ def next_status(bd: BundleDeployment, seen: Observation) -> BundleDeploymentStat
         ready=report.ready,
         nonModified=report.drift is None,
         release=report.release,
+        nonReadyStatus=[] if report.ready else list(report.objects),
         conditions=conditions,
     )
 
@@ -343,6 +444,7 @@ def status_changed(old: BundleDeploymentStatus | None, new: BundleDeploymentStat
         and old.ready == new.ready
         and old.nonModified == new.nonModified
         and old.release == new.release
+        and old.nonReadyStatus == new.nonReadyStatus
         and conditions_equal_ignoring_time(old.conditions, new.conditions)
     )
     return not same

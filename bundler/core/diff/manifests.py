@@ -4,12 +4,16 @@ Objects are matched by kind, namespace and name (the API group too: a `Deploymen
 group is another object); each is added, removed or changed. A changed object carries the paths
 that changed and a unified diff of the two objects' YAML (keys sorted), so a reviewer sees the
 changed fields in their context.
+
+A Secret's values are never shown: `redact_secrets` replaces each value of its `data` and
+`stringData` by a fingerprint (the caller's keyed hash), so a diff says which keys changed and
+nothing of what they hold.
 """
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -115,3 +119,27 @@ def _plain(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_plain(v) for v in value]
     return value
+
+
+SECRET_VALUE_FIELDS = ("data", "stringData")
+
+
+def redact_secrets(objects: Iterable[Obj], fingerprint: Callable[[str], str]) -> list[Obj]:
+    """`objects` with the values of every Secret's `data` and `stringData` replaced by
+    `(redacted <fingerprint>)`: equal values stay equal, a changed value shows as changed."""
+    return [_redacted(obj, fingerprint) if _is_secret(obj) else obj for obj in objects]
+
+
+def _is_secret(obj: Obj) -> bool:
+    return obj.get("kind") == "Secret" and obj.get("apiVersion") == "v1"
+
+
+def _redacted(secret: Obj, fingerprint: Callable[[str], str]) -> Obj:
+    out = dict(secret)
+    for name in SECRET_VALUE_FIELDS:
+        values = secret.get(name)
+        if isinstance(values, Mapping):
+            out[name] = {str(k): f"(redacted {fingerprint(str(v))})" for k, v in values.items()}
+        elif values is not None:
+            out[name] = f"(redacted {fingerprint(str(values))})"
+    return out

@@ -18,6 +18,7 @@ from typing import Any
 
 from bundler.api.bundledeployment import BundleDeployment
 from bundler.api.cluster import AgentMode
+from bundler.core.dependencies import waits_in_flux
 from bundler.core.flux.release import (
     DEFAULT_INTERVAL,
     HELM_RELEASE_API_VERSION,
@@ -212,7 +213,12 @@ def _placement(bd: BundleDeployment, target: FluxTarget, obj: str) -> ReleasePla
     return ReleasePlacement(
         release_name=helm_release_name(options.helm.releaseName or bundle_name(bd)),
         namespace=options.namespace,
-        depends_on=[release_object_name(dep.name) for dep in options.dependsOn],
+        # Flux waits for a dependency Ready: only for those whose accepted states all are.
+        depends_on=[
+            release_object_name(dep.name)
+            for dep in options.dependsOn
+            if dep.name is not None and waits_in_flux(dep)
+        ],
         depends_on_namespace=target.namespace,
         kubeconfig_secret=kubeconfig_secret,
     )

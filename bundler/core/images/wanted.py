@@ -23,6 +23,7 @@ from bundler.api.bundle import Bundle
 from bundler.api.images import BundleImage, ResolvedImage, TargetImage
 from bundler.core.images.selection import effective_image
 from bundler.core.targeting import TargetDecision
+from bundler.core.templating.images import ImageView, UnresolvedImage
 
 # (image name, the effective selection as canonical JSON) -> one resolution.
 ImageKey = tuple[str, str]
@@ -106,6 +107,18 @@ def image_ref(image: ResolvedImage) -> str:
     """`repository:tag@digest` (without `@digest` when there is none, as offline)."""
     ref = f"{image.repository}:{image.tag}"
     return f"{ref}@{image.digest}" if image.digest else ref
+
+
+def image_view(answer: ImageAnswer) -> ImageView:
+    """How a template sees an answer: the image's fields, or why it has none."""
+    if isinstance(answer, ImageFailure):
+        return UnresolvedImage(answer.reason, answer.message)
+    return {
+        "repository": answer.repository,
+        "tag": answer.tag,
+        "digest": answer.digest,
+        "ref": image_ref(answer),
+    }
 
 
 def resolved_images(queries: Iterable[ImageQuery], answers: ResolvedImages) -> list[ResolvedImage]:

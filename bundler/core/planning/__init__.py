@@ -8,6 +8,9 @@ own spec is invalid raises InvalidInputError before any cluster is planned.
 What does not depend on the cluster is worked out once per Bundle model
 (:mod:`bundler.core.planning.memo`), and clusters that agree on what the templates read share one
 options model: a fleet of 1000 clusters templating its region renders three times, not 1000.
+The renders a Bundle's clusters still need are asked of a templater in one batch
+(:mod:`bundler.core.templating.templater`): in this process unless the caller hands in another,
+such as the manager's pool of bounded worker processes.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from typing import Any
 from bundler.api.bundle import Bundle
 from bundler.api.bundledeployment import DeploymentOptions
 from bundler.api.cluster import Cluster, ClusterGroup
+from bundler.api.dependencies import DependsOn
 from bundler.api.helm import HelmOptions
 from bundler.core.deployment_id import deployment_id
 from bundler.core.images.wanted import (
@@ -27,6 +31,7 @@ from bundler.core.images.wanted import (
     ResolvedImages,
     answers_for,
     image_queries,
+    image_view,
     offline_images,
 )
 from bundler.core.labels import (
@@ -44,15 +49,18 @@ from bundler.core.planning.memo import (
     memo_of,
 )
 from bundler.core.targeting import TargetDecision, match_targets
-from bundler.core.templating import TemplateContext, render_fields
+from bundler.core.templating import TemplateContext
 from bundler.core.templating.fields import rendered_options
 from bundler.core.templating.reads import read_key
-from bundler.core.templating.render import context_variables, rendered_for
+from bundler.core.templating.render import context_variables
+from bundler.core.templating.templater import IN_PROCESS, RenderAnswer, RenderCall, Templater
 from bundler.core.validation import validate_bundle
 from bundler.errors import TemplateError
 
 # (repo, chart, version constraint) -> the concrete version the manager resolved it to.
 ResolvedVersions = Mapping[tuple[str, str, str], str]
+# A Bundle's dependsOn resolved into names (bundler.core.dependencies.resolve_dependencies).
+Dependencies = Sequence[DependsOn]
 
 
 def key(namespace: str | None, name: str) -> str:
@@ -105,6 +113,11 @@ def merged_helm(bundle: Bundle, decision: TargetDecision) -> dict[str, Any]:
     return deep_merge(memo_of(bundle).merged(_contributing(decision)).merged, {})
 
 
+def merged_helm_view(bundle: Bundle, decision: TargetDecision) -> Mapping[str, Any]:
+    """`merged_helm` without the copy, for a reader that changes nothing (asked per cluster)."""
+    return memo_of(bundle).merged(_contributing(decision)).merged
+
+
 def release_namespace(bundle: Bundle, decision: TargetDecision) -> str:
     return memo_of(bundle).merged(_contributing(decision)).namespace
 
@@ -120,7 +133,7 @@ def template_context(
         cluster_values=cluster.spec.values,
         bundle_name=bundle.metadata.name,
         bundle_namespace=bundle.metadata.namespace or "",
-        images=images or {},
+        images={name: image_view(answer) for name, answer in images.items()} if images else {},
     )
 
 
@@ -130,29 +143,113 @@ def render_options(
     decision: TargetDecision,
     resolved: ResolvedVersions,
     images: ResolvedImages | None = None,
+    dependencies: Dependencies | None = None,
+    templater: Templater = IN_PROCESS,
 ) -> DeploymentOptions:
     """Merged, templated options for one cluster. Raises TemplateError for that cluster only
     (ImageNotResolvedError when its values read an image that has no resolution). Images are
     answered by `images`; None means offline: every image shows its policy in place of a tag.
+    `dependencies` is the Bundle's dependsOn resolved against its workspace
+    (bundler.core.dependencies); None: the entries by name alone.
+    """
+    answers = render_many(bundle, [(cluster, decision)], resolved, images, dependencies, templater)
+    (options,) = answers
+    if isinstance(options, TemplateError):
+        raise options
+    return options
+
+
+#: The options of one cluster, or why its values did not render.
+OptionsOrError = DeploymentOptions | TemplateError
+
+
+def render_many(
+    bundle: Bundle,
+    targeted: Sequence[tuple[Cluster, TargetDecision]],
+    resolved: ResolvedVersions,
+    images: ResolvedImages | None = None,
+    dependencies: Dependencies | None = None,
+    templater: Templater = IN_PROCESS,
+) -> list[OptionsOrError]:
+    """`render_options` for each (cluster, decision) of `bundle`, in order, with the renders they
+    need asked of `templater` in one batch: an error is that cluster's answer, never raised.
 
     Clusters that agree on what the templates read get the very same options (a frozen model):
     rendered once per distinct input, not once per cluster.
     """
     memo = memo_of(bundle)
-    contributing = _contributing(decision)
-    merged = memo.merged(contributing)
-    version = resolved.get(merged.version_query, merged.version_query[2])
-    context = None
-    if merged.templated:
-        seen = cluster_images(bundle, decision, images)
-        context = template_context(bundle, cluster, seen)
-    key = _options_key(contributing, version, merged, context)
-    options = memo.options(key) if key is not None else None
-    if options is None:
-        options = _build_options(memo, merged, version, context)
-        if key is not None:
-            memo.remember(key, options)
+    depends_on = memo.depends_on if dependencies is None else tuple(dependencies)
+    deps_key = _dependencies_key(depends_on)
+    answers: list[OptionsOrError | None] = [None] * len(targeted)
+    # each render still needed: (the merged targets, the version, the key, the clusters' indexes)
+    pending: list[tuple[MergedTargets, str, Hashable | None, list[int]]] = []
+    calls: list[RenderCall] = []
+    by_key: dict[Hashable, list[int]] = {}
+    contexts: dict[int, TemplateContext] = {}
+    for index, (cluster, decision) in enumerate(targeted):
+        contributing = _contributing(decision)
+        merged = memo.merged(contributing)
+        version = resolved.get(merged.version_query, merged.version_query[2])
+        context = None
+        if merged.templated:
+            context = template_context(bundle, cluster, cluster_images(bundle, decision, images))
+            contexts[index] = context
+        key = _options_key(memo, contributing, version, merged, context, templater)
+        key = None if key is None else (key, deps_key)
+        options = memo.options(key) if key is not None else None
+        if options is None and context is None:
+            options = _build_options(memo, merged, version, None, depends_on, None)
+            if key is not None:
+                memo.remember(key, options)
+        if options is not None:
+            answers[index] = options
+        elif key is not None and key in by_key:
+            by_key[key].append(index)  # the same render as an earlier cluster of this batch
+        else:
+            assert context is not None
+            indexes = [index]
+            if key is not None:
+                by_key[key] = indexes
+            pending.append((merged, version, key, indexes))
+            calls.append(RenderCall(merged.templates, context))
+    rendered = templater.render(calls) if calls else []
+    for (merged, version, key, indexes), answer in zip(pending, rendered, strict=True):
+        first = contexts[indexes[0]]
+        built = _options_from(memo, merged, version, key, answer, depends_on, first)
+        for index in indexes:
+            # an error names its cluster: the others that shared the render get their own
+            answers[index] = (
+                built.about(contexts[index].describe())
+                if isinstance(built, TemplateError)
+                else built
+            )
+    return [answer for answer in answers if answer is not None]
+
+
+def _options_from(
+    memo: BundleMemo,
+    merged: MergedTargets,
+    version: str,
+    key: Hashable | None,
+    answer: RenderAnswer,
+    depends_on: Dependencies,
+    context: TemplateContext,
+) -> OptionsOrError:
+    if isinstance(answer, TemplateError):
+        return answer
+    try:
+        options = _build_options(memo, merged, version, answer, depends_on, context)
+    except TemplateError as err:
+        return err
+    if key is not None:
+        memo.remember(key, options)
     return options
+
+
+def _dependencies_key(depends_on: Dependencies) -> Hashable:
+    return tuple(
+        (d.name, None if d.acceptedStates is None else tuple(d.acceptedStates)) for d in depends_on
+    )
 
 
 def _contributing(decision: TargetDecision) -> Contributing:
@@ -160,32 +257,41 @@ def _contributing(decision: TargetDecision) -> Contributing:
 
 
 def _options_key(
+    memo: BundleMemo,
     contributing: Contributing,
     version: str,
     merged: MergedTargets,
     context: TemplateContext | None,
+    templater: Templater,
 ) -> Hashable | None:
     """What the options of one cluster depend on; None when that cannot be told."""
     if context is None:
         return contributing, version
-    if merged.reads is None:
+    paths = memo.reads(contributing, templater)
+    if paths is None:
         return None
-    reads = read_key(merged.reads, context_variables(context))
+    reads = read_key(paths, context_variables(context))
     return None if reads is None else (contributing, version, reads)
 
 
 def _build_options(
-    memo: BundleMemo, merged: MergedTargets, version: str, context: TemplateContext | None
+    memo: BundleMemo,
+    merged: MergedTargets,
+    version: str,
+    rendered: Mapping[str, Any] | None,
+    depends_on: Dependencies,
+    context: TemplateContext | None,
 ) -> DeploymentOptions:
+    """The options of one cluster; `rendered` is its render of the templated fields (None: none
+    to render). TemplateError when a rendered field cannot be used (a label rendered to a map)."""
     helm = dict(merged.helm)
-    if context is not None:
-        rendered = render_fields(merged.templates, context)
-        helm = rendered_options(helm, rendered, merged.patches, obj=rendered_for(context))
+    if rendered is not None and context is not None:
+        helm = rendered_options(helm, rendered, merged.patches, obj=context.describe())
     helm["version"] = version
     return DeploymentOptions(
         helm=HelmOptions.model_validate(helm),
         namespace=merged.namespace,
-        dependsOn=memo.depends_on,
+        dependsOn=list(depends_on),
         keepResources=memo.bundle.spec.keepResources,
     )
 
@@ -229,23 +335,26 @@ def plan_bundle(
     groups: Sequence[ClusterGroup],
     resolved: ResolvedVersions | None = None,
     images: ResolvedImages | None = None,
+    dependencies: Dependencies | None = None,
+    templater: Templater = IN_PROCESS,
 ) -> BundlePlan:
-    """Every BundleDeployment `bundle` should have, sorted by cluster, plus per-cluster errors."""
+    """Every BundleDeployment `bundle` should have, sorted by cluster, plus per-cluster errors.
+    `dependencies`: its dependsOn resolved against the workspace (None: by name alone)."""
     validate_bundle(bundle)
-    deployments: list[PlannedDeployment] = []
-    errors: list[ClusterError] = []
-    targeted: list[str] = []
-    bundle_key = key(bundle.metadata.namespace, bundle.metadata.name)
+    targets: list[tuple[Cluster, TargetDecision]] = []
     for cluster in sorted(clusters, key=lambda c: (c.metadata.namespace, c.metadata.name)):
         decision = match_targets(bundle, cluster, groups)
-        if not decision.deploy:
-            continue
-        cluster_key = key(cluster.metadata.namespace, cluster.metadata.name)
-        targeted.append(cluster_key)
-        try:
-            options = render_options(bundle, cluster, decision, resolved or {}, images)
-        except TemplateError as err:
-            errors.append(ClusterError(bundle_key, cluster_key, str(err)))
-            continue
-        deployments.append(plan_deployment(bundle, cluster, options))
-    return BundlePlan(bundle_key, tuple(deployments), tuple(errors), tuple(targeted))
+        if decision.deploy:
+            targets.append((cluster, decision))
+    bundle_key = key(bundle.metadata.namespace, bundle.metadata.name)
+    deployments: list[PlannedDeployment] = []
+    errors: list[ClusterError] = []
+    answers = render_many(bundle, targets, resolved or {}, images, dependencies, templater)
+    for (cluster, _), options in zip(targets, answers, strict=True):
+        if isinstance(options, TemplateError):
+            cluster_key = key(cluster.metadata.namespace, cluster.metadata.name)
+            errors.append(ClusterError(bundle_key, cluster_key, str(options)))
+        else:
+            deployments.append(plan_deployment(bundle, cluster, options))
+    targeted = tuple(key(c.metadata.namespace, c.metadata.name) for c, _ in targets)
+    return BundlePlan(bundle_key, tuple(deployments), tuple(errors), targeted)

@@ -1,7 +1,7 @@
 """What planning works out once per Bundle instead of once per cluster, kept per Bundle model.
 
 Planning a Bundle over N clusters repeats most of its work N times: the bundle's `spec.helm` as
-data, each set of contributing targets merged over it, the walk of its values for templates, and
+data, each set of contributing targets merged over it, what its values' templates read, and
 (for clusters that agree on what the templates read) the render, the options model and its
 deploymentID. A :class:`BundleMemo` keeps those per Bundle model: models are never changed in
 place, and a Bundle's spec only changes with its generation, so a memo stays true for all models of
@@ -20,11 +20,13 @@ from typing import Any
 
 from bundler.api.bundle import Bundle
 from bundler.api.bundledeployment import DeploymentOptions
-from bundler.api.meta import DependsOn
+from bundler.api.dependencies import DependsOn
 from bundler.core.merge import merge_helm
-from bundler.core.templating import values_reads
-from bundler.core.templating.fields import TEMPLATED_FIELDS, PatchAt, templated_tree
+from bundler.core.naming import HELM_RELEASE_NAME_MAX, shorten_name
+from bundler.core.templating import has_templates
+from bundler.core.templating.fields import PatchAt, templated_tree
 from bundler.core.templating.reads import ReadPath
+from bundler.core.templating.templater import Templater
 from bundler.core.versions import wanted_version
 
 MAX_BUNDLES = 1024
@@ -53,8 +55,6 @@ class MergedTargets:
     #: Whether there are templates to render (values, post-renderers or common metadata with
     #: `${`, templating not disabled).
     templated: bool
-    #: What the templates read of the cluster; None if that cannot be told.
-    reads: tuple[ReadPath, ...] | None
     #: What a cluster's render walks: values, postRenderers (templated patches read as YAML) and
     #: commonMetadata.
     templates: dict[str, Any]
@@ -68,9 +68,15 @@ class BundleMemo:
     def __init__(self, bundle: Bundle) -> None:
         self.bundle = bundle
         self.helm = bundle.spec.helm.to_wire()
-        self.depends_on = [DependsOn(name=d.name) for d in bundle.spec.dependsOn]
+        # By name only: selectors are resolved against the workspace (`dependencies` of planning).
+        self.depends_on = tuple(
+            DependsOn(name=d.name, acceptedStates=d.acceptedStates)
+            for d in bundle.spec.dependsOn
+            if d.name is not None
+        )
         self._lock = threading.Lock()
         self._merged: dict[Contributing, MergedTargets] = {}
+        self._reads: dict[Contributing, tuple[ReadPath, ...] | None] = {}
         self._options: dict[Hashable, DeploymentOptions] = {}
 
     def merged(self, contributing: Contributing) -> MergedTargets:
@@ -79,6 +85,20 @@ class BundleMemo:
             found = self._merge(contributing)
             with self._lock:
                 self._merged[contributing] = found
+        return found
+
+    def reads(
+        self, contributing: Contributing, templater: Templater
+    ) -> tuple[ReadPath, ...] | None:
+        """What the templates of these targets' templated fields read (None: cannot be told),
+        asked of `templater` once per set of targets."""
+        if contributing in self._reads:
+            return self._reads[contributing]
+        merged = self.merged(contributing)
+        bundle = f"{self.bundle.metadata.namespace or ''}/{self.bundle.metadata.name}"
+        found = templater.reads(bundle, merged.templates).paths
+        with self._lock:
+            self._reads[contributing] = found
         return found
 
     def options(self, key: Hashable) -> DeploymentOptions | None:
@@ -99,19 +119,19 @@ class BundleMemo:
                 merged = merge_helm(merged, target.helm.to_wire())
             namespace = target.namespace or namespace
         helm = {k: v for k, v in merged.items() if k not in _MANAGER_ONLY_FIELDS}
-        helm.setdefault("releaseName", self.bundle.metadata.name)
+        # The name the HelmRelease gets (bundler.core.flux), so previews show the real one.
+        helm.setdefault(
+            "releaseName", shorten_name(self.bundle.metadata.name, HELM_RELEASE_NAME_MAX)
+        )
         disabled = bool(merged.get("disableTemplating"))
         # Patches are read as YAML only when they are rendered: checked by validate_bundle.
         templates = templated_tree({} if disabled else helm)
-        has_any = any(helm.get(name) for name in TEMPLATED_FIELDS)
-        reads = values_reads(templates.tree) if has_any and not disabled else None
         return MergedTargets(
             merged=merged,
             helm=helm,
             namespace=namespace or DEFAULT_RELEASE_NAMESPACE,
             version_query=(helm["repo"], helm["chart"], wanted_version(helm.get("version"))),
-            templated=reads is not None and reads.templated,
-            reads=reads.paths if reads is not None else (),
+            templated=not disabled and has_templates(templates.tree),
             templates=templates.tree,
             patches=templates.patches,
         )

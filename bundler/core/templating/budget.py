@@ -3,8 +3,10 @@
 A template author must not be able to exhaust the manager. Every operation that can build
 something large is checked against one :class:`RenderBudget` per cluster render *before* it
 builds it: sizes are estimated from operand sizes (a rough JSON size in bytes), nesting is
-bounded, and work is counted in steps: a loop iteration, a call, a filter, and the items and
-kilobytes each operation processes (so sorting a large list in a loop runs out of steps).
+bounded, and work is counted in steps: a loop iteration (a step per node of the loop's body,
+so a body of a thousand comparisons costs a thousand steps each time it runs), a call, a filter,
+and the items and kilobytes each operation processes (so sorting a large list in a loop runs out
+of steps).
 
 Sizes are memoised by object identity for the duration of one render, so measuring a value
 costs time proportional to its distinct parts, not to its unrolled size (``[a, a]`` nested
@@ -132,10 +134,11 @@ class RenderBudget:
             self.require(total, what)
             yield item
 
-    def counted(self, items: Iterable[Any], what: str) -> Iterator[Any]:
-        """Yield ``items``, counting a step per item (for loops over values that exist)."""
+    def counted(self, items: Iterable[Any], what: str, cost: int = 1) -> Iterator[Any]:
+        """Yield ``items``, counting ``cost`` steps per item (for loops over values that exist:
+        the cost of running the loop's body once)."""
         for item in items:
-            self.step(what)
+            self.step(what, cost)
             yield item
 
     def _measure(self, value: Any, depth: int) -> tuple[int, int]:

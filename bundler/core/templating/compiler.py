@@ -7,9 +7,19 @@ includes and other constructs values never need are refused: they would buffer o
 of sight of the size checks.
 
 A string that is exactly one ``${ expr }`` compiles to an assignment, so its value is read
-back with its native type. Each distinct string is compiled once and kept in a cache
-bounded by entries and by source size, because the same bundle values render for hundreds
-of clusters (a string-keyed memo of a pure function, safe to share between renders).
+back with its native type.
+
+Compiling costs far more than the text it reads (Jinja's lexer and parser, then Python's
+compiler: some 20-50 µs per token; a 600 KB string of ``${ 1 }`` took 8 s and 550 MiB), so it is
+charged to the render's budget: :data:`COMPILE_STEPS_PER_TOKEN` steps per token, counted as the
+lexer reads them, so an oversized template stops before it is parsed. The charge is the same
+whether the string was compiled before or is found in the cache, so a render's outcome never
+depends on what other renders compiled.
+
+The same bundle values render for hundreds of clusters, so compiled strings are kept in a
+:class:`TemplateCache` (a string-keyed memo of a pure function, safe to share between renders),
+bounded per Bundle and in total: one Bundle's strings only ever evict its own, so a tenant writing
+endless distinct strings cannot push out everyone else's.
 """
 
 from __future__ import annotations
@@ -21,14 +31,22 @@ from dataclasses import dataclass
 from jinja2 import Template, TemplateSyntaxError, nodes
 from jinja2.visitor import NodeTransformer
 
+from bundler.core.templating.budget import RenderBudget
 from bundler.core.templating.environment import ENVIRONMENT, REFUSED_FILTERS, refused_filter_message
 from bundler.core.templating.guards import Guard
 from bundler.core.templating.reads import ReadPath, reads_of
 
 #: The variable a whole-string expression is assigned to, to read back its native value.
 RESULT = "result"
-_CACHE_ENTRIES = 4096
-_CACHE_SOURCE_CHARS = 8 << 20
+#: Steps charged per token a template's source holds (whitespace and text runs included).
+COMPILE_STEPS_PER_TOKEN = 6
+#: Tokens are counted, and charged, in runs of this many.
+_TOKEN_RUN = 256
+#: What the cache keeps of one Bundle, and in all.
+BUNDLE_ENTRIES = 256
+BUNDLE_SOURCE_CHARS = 1 << 20
+TOTAL_ENTRIES = 4096
+TOTAL_SOURCE_CHARS = 8 << 20
 
 _UNSUPPORTED: dict[type[nodes.Node], str] = {
     nodes.Macro: "${% macro %}",
@@ -52,51 +70,107 @@ class CompiledTemplate:
     native: bool
     #: What it reads of the context (see :mod:`bundler.core.templating.reads`).
     reads: frozenset[ReadPath]
+    #: The steps compiling it is charged.
+    steps: int
 
 
-class _CompiledCache:
-    """Least recently used compiled templates, bounded by count and by total source size."""
+class TemplateCache:
+    """Least recently used compiled templates, kept per Bundle: at most ``bundle_entries``
+    strings (and ``bundle_chars`` of source) of one Bundle, ``total_entries`` (and
+    ``total_chars``) in all; past the total, the least recently used Bundle's go first."""
 
-    def __init__(self, max_entries: int, max_chars: int) -> None:
-        self._max_entries = max_entries
-        self._max_chars = max_chars
-        self._entries: OrderedDict[str, CompiledTemplate] = OrderedDict()
-        self._chars = 0
+    def __init__(
+        self,
+        *,
+        bundle_entries: int = BUNDLE_ENTRIES,
+        bundle_chars: int = BUNDLE_SOURCE_CHARS,
+        total_entries: int = TOTAL_ENTRIES,
+        total_chars: int = TOTAL_SOURCE_CHARS,
+    ) -> None:
+        self._bundle_entries = bundle_entries
+        self._bundle_chars = bundle_chars
+        self._total_entries = total_entries
+        self._total_chars = total_chars
+        self._bundles: OrderedDict[str, OrderedDict[str, CompiledTemplate]] = OrderedDict()
+        self._chars: dict[str, int] = {}
+        self._entries = 0
+        self._all_chars = 0
         self._lock = threading.Lock()
 
-    def get(self, source: str) -> CompiledTemplate | None:
+    def compile(self, bundle: str, source: str, budget: RenderBudget) -> CompiledTemplate:
+        """``source`` of ``bundle`` compiled, its compilation charged to ``budget``.
+        Raises TemplateSyntaxError, or RenderLimitError before compiling what is over budget."""
+        compiled = self._get(bundle, source)
+        if compiled is not None:
+            budget.step("compiling the template", compiled.steps)
+            return compiled
+        compiled = _compile(source, _charged_tokens(source, budget))
+        self._put(bundle, source, compiled)
+        return compiled
+
+    def __len__(self) -> int:
+        return self._entries
+
+    def entries_of(self, bundle: str) -> int:
+        """How many of ``bundle``'s strings are kept."""
         with self._lock:
-            compiled = self._entries.get(source)
+            return len(self._bundles.get(bundle, ()))
+
+    def _get(self, bundle: str, source: str) -> CompiledTemplate | None:
+        with self._lock:
+            entries = self._bundles.get(bundle)
+            compiled = entries.get(source) if entries is not None else None
             if compiled is not None:
-                self._entries.move_to_end(source)
+                assert entries is not None
+                entries.move_to_end(source)
+                self._bundles.move_to_end(bundle)
             return compiled
 
-    def put(self, source: str, compiled: CompiledTemplate) -> None:
-        if len(source) > self._max_chars:
+    def _put(self, bundle: str, source: str, compiled: CompiledTemplate) -> None:
+        if len(source) > self._bundle_chars:
             return
         with self._lock:
-            if source in self._entries:
+            entries = self._bundles.setdefault(bundle, OrderedDict())
+            self._bundles.move_to_end(bundle)
+            if source in entries:
                 return
-            self._entries[source] = compiled
-            self._chars += len(source)
-            while len(self._entries) > self._max_entries or self._chars > self._max_chars:
-                evicted, _ = self._entries.popitem(last=False)
-                self._chars -= len(evicted)
+            entries[source] = compiled
+            self._chars[bundle] = self._chars.get(bundle, 0) + len(source)
+            self._entries += 1
+            self._all_chars += len(source)
+            while len(entries) > self._bundle_entries or self._chars[bundle] > self._bundle_chars:
+                self._evict(bundle)
+            while self._entries > self._total_entries or self._all_chars > self._total_chars:
+                self._evict(next(iter(self._bundles)))
+
+    def _evict(self, bundle: str) -> None:
+        """Drop the least recently used string of ``bundle`` (the lock is held)."""
+        entries = self._bundles[bundle]
+        source, _ = entries.popitem(last=False)
+        self._chars[bundle] -= len(source)
+        self._entries -= 1
+        self._all_chars -= len(source)
+        if not entries:
+            del self._bundles[bundle]
+            del self._chars[bundle]
 
 
-_CACHE = _CompiledCache(_CACHE_ENTRIES, _CACHE_SOURCE_CHARS)
+#: The cache renders use unless given another.
+TEMPLATES = TemplateCache()
 
 
-def compile_template(source: str) -> CompiledTemplate:
-    """``source`` compiled with its guards in place. Raises TemplateSyntaxError."""
-    compiled = _CACHE.get(source)
-    if compiled is None:
-        compiled = _compile(source)
-        _CACHE.put(source, compiled)
-    return compiled
+def _charged_tokens(source: str, budget: RenderBudget) -> int:
+    """The steps compiling ``source`` costs, charged to ``budget`` as its tokens are read."""
+    tokens = 0
+    for tokens, _ in enumerate(ENVIRONMENT.lexer.tokeniter(source, None), start=1):
+        if tokens % _TOKEN_RUN == 0:
+            budget.step("compiling the template", _TOKEN_RUN * COMPILE_STEPS_PER_TOKEN)
+    steps = tokens * COMPILE_STEPS_PER_TOKEN
+    budget.step("compiling the template", (tokens % _TOKEN_RUN) * COMPILE_STEPS_PER_TOKEN)
+    return steps
 
 
-def _compile(source: str) -> CompiledTemplate:
+def _compile(source: str, steps: int) -> CompiledTemplate:
     tree = ENVIRONMENT.parse(source)
     _reject_unsupported(tree)
     reads = reads_of(tree)
@@ -107,7 +181,7 @@ def _compile(source: str) -> CompiledTemplate:
     tree.set_lineno(1)
     tree.set_environment(ENVIRONMENT)
     template = ENVIRONMENT.from_string(tree)
-    return CompiledTemplate(template, native=expression is not None, reads=reads)
+    return CompiledTemplate(template, native=expression is not None, reads=reads, steps=steps)
 
 
 def _reject_unsupported(tree: nodes.Template) -> None:
@@ -130,7 +204,8 @@ def _whole_expression(tree: nodes.Template) -> nodes.Expr | None:
 
 
 class _Guards(NodeTransformer):
-    """Routes filters, ``~``, loops, literals and comparisons through the guards."""
+    """Routes filters, ``~``, loops, literals, comparisons and slices through the guards; a loop
+    is charged per item the nodes of its body."""
 
     def visit_Filter(self, node: nodes.Filter) -> nodes.Node:  # noqa: N802 (visitor protocol)
         self.generic_visit(node)
@@ -154,8 +229,9 @@ class _Guards(NodeTransformer):
         return _guard(Guard.CONCAT, nodes.List(node.nodes, lineno=node.lineno))
 
     def visit_For(self, node: nodes.For) -> nodes.Node:  # noqa: N802
+        cost = _nodes_in([*node.body, *node.else_, *([node.test] if node.test else [])])
         self.generic_visit(node)
-        node.iter = _guard(Guard.LOOP, node.iter)
+        node.iter = _guard(Guard.LOOP, node.iter, nodes.Const(cost))
         return node
 
     def visit_Compare(self, node: nodes.Compare) -> nodes.Node:  # noqa: N802
@@ -171,6 +247,11 @@ class _Guards(NodeTransformer):
         node.args = [_guard(Guard.OPERAND, argument) for argument in node.args]
         return node
 
+    def visit_Getitem(self, node: nodes.Getitem) -> nodes.Node:  # noqa: N802
+        self.generic_visit(node)
+        # `obj[a:b]` copies what it returns; `obj[key]` returns what exists
+        return _guard(Guard.SLICE, node) if isinstance(node.arg, nodes.Slice) else node
+
     def visit_List(self, node: nodes.List) -> nodes.Node:  # noqa: N802
         self.generic_visit(node)
         return _guard(Guard.LITERAL, node)
@@ -184,6 +265,11 @@ class _Guards(NodeTransformer):
         return _guard(Guard.LITERAL, node) if node.ctx == "load" else node
 
 
-def _guard(name: Guard, node: nodes.Node) -> nodes.Filter:
+def _guard(name: Guard, node: nodes.Node, *args: nodes.Expr) -> nodes.Filter:
     # the compiler writes the name with repr(): a plain str, not the enum member
-    return nodes.Filter(node, name.value, [], [], None, None, lineno=node.lineno)
+    return nodes.Filter(node, name.value, list(args), [], None, None, lineno=node.lineno)
+
+
+def _nodes_in(parts: list[nodes.Node]) -> int:
+    """How many nodes `parts` hold, themselves included: what running them once is charged."""
+    return max(1, sum(1 + sum(1 for _ in part.find_all(nodes.Node)) for part in parts))

@@ -44,6 +44,7 @@ from bundler.core.templating.guards import (
     guarded_literal,
     guarded_loop,
     guarded_operand,
+    guarded_slice,
 )
 from bundler.core.templating.wordwrap import wordwrap
 
@@ -118,6 +119,7 @@ class ValuesEnvironment(ImmutableSandboxedEnvironment):
                 Guard.LOOP: guarded_loop,
                 Guard.LITERAL: guarded_literal,
                 Guard.OPERAND: guarded_operand,
+                Guard.SLICE: guarded_slice,
                 "to_objects": to_objects,
                 "wordwrap": wordwrap,
                 "join": join_as_text,

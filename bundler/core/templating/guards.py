@@ -12,6 +12,10 @@ The bound: every filter, test, operator and method a template can reach takes ti
 the size of its operands (or has them capped: the characters ``trim``/``strip`` remove, the
 digits of integers), and is charged a step per item and per KiB of them before it runs, so one
 render does at most :data:`~bundler.core.templating.budget.DEFAULT_STEP_LIMIT` steps' work.
+A slice (``s[1:]``) copies what it returns, so it is charged by the size of that copy; an item
+lookup returns what exists and costs nothing more. Text is encoded and decoded only as UTF-8,
+ASCII or Latin-1 (:data:`ALLOWED_CODECS`): Python's other codecs include pure-Python ones that
+take time quadratic in their input (``punycode``: 60 KB took over 90 s) or reach compression.
 A step costs at most a few microseconds: measured with ``python -m bundler.sim.bench_limits``
 on 2 shared cores, the slowest filters process about 1 ms per KiB of text (``wordwrap(1)``) or
 3.5 ms per KiB of one-character list items (``map``, ``sort``), and the slowest render a template
@@ -23,6 +27,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterator, Mapping, Sequence, Sized
+from encodings import aliases, normalize_encoding
 from enum import StrEnum
 from typing import Any, Literal
 
@@ -31,7 +36,7 @@ from jinja2.runtime import Context
 from jinja2.sandbox import MAX_RANGE
 
 from bundler.core.templating.budget import RenderBudget, RenderLimitError, int_digits, text_size
-from bundler.core.templating.convert import to_text
+from bundler.core.templating.convert import preview, to_text
 
 #: The per-render budget's name in the template variables. Like the guards' names it holds
 #: a space, which no template identifier or filter name can, so templates cannot reach it.
@@ -46,6 +51,7 @@ class Guard(StrEnum):
     LOOP = "bundler loop"
     LITERAL = "bundler literal"
     OPERAND = "bundler operand"
+    SLICE = "bundler slice"
 
 
 _TEXTS = (str, bytes)
@@ -54,6 +60,8 @@ MAX_STRIP_CHARS = 256
 _STRIP_METHODS = frozenset({"strip", "lstrip", "rstrip"})
 _STRIP_CHARS_PER_STEP = 32
 _SEQUENCES = (str, bytes, list, tuple)
+#: The codecs ``str.encode`` and ``bytes.decode`` may use (as Python's codec registry names them).
+ALLOWED_CODECS = frozenset({"utf_8", "ascii", "latin_1"})
 _DIGIT_RUN = re.compile(r"\d+")
 _NESTED_FIELD = re.compile(r"\{[^{}]*\{")
 
@@ -190,6 +198,8 @@ def check_call(
         return what, args
     if name in _STRIP_METHODS:
         _check_strip_chars(receiver, _arg(args, kwargs, 0, "chars", None), budget, what)
+    if name == ("encode" if isinstance(receiver, str) else "decode"):
+        _check_codec(_arg(args, kwargs, 0, "encoding", "utf-8"), what)
     for arg in (*args, *kwargs.values()):
         if isinstance(arg, int):
             budget.require(abs(arg), what)  # widths, counts and tab sizes
@@ -309,6 +319,18 @@ def _check_strip_chars(text: Any, chars: Any, budget: RenderBudget, what: str) -
     budget.step(what, budget.work(text) * (len(chars) // _STRIP_CHARS_PER_STEP))
 
 
+def _check_codec(encoding: Any, what: str) -> None:
+    """Refuse a codec other than UTF-8, ASCII or Latin-1, however it is spelled."""
+    if not isinstance(encoding, str):
+        raise TypeError(f"{what}: the encoding must be a string")
+    normalized = normalize_encoding(encoding.lower()).replace(".", "_")
+    if aliases.aliases.get(normalized, normalized) not in ALLOWED_CODECS:
+        raise RenderLimitError(
+            f"{what} with the codec {preview(repr(encoding))} is not available in values"
+            " templates: only utf-8, ascii and latin-1 are"
+        )
+
+
 def _check_sum_start(start: Any, what: str) -> None:
     # summing lists copies the total so far once per item: quadratic
     if isinstance(start, bool) or not isinstance(start, int | float):
@@ -364,9 +386,11 @@ def guarded_concat(context: Context, parts: list[Any]) -> str:
 
 
 @pass_context
-def guarded_loop(context: Context, iterable: Any) -> Iterator[Any]:
-    """The items a ``for`` loop runs over, one step each."""
-    return budget_of(context).counted(iterable, "a loop")
+def guarded_loop(context: Context, iterable: Any, cost: int = 1) -> Iterator[Any]:
+    """The items a ``for`` loop runs over, each charged ``cost``: the nodes of the loop's body,
+    whose own operations (attribute lookups, comparisons of small values, literals) are too
+    cheap to charge one by one but add up when a loop repeats a thousand of them."""
+    return budget_of(context).counted(iterable, "a loop", cost)
 
 
 @pass_context
@@ -381,6 +405,15 @@ def guarded_literal(context: Context, value: Any) -> Any:
 def guarded_operand(context: Context, value: Any) -> Any:
     """An operand of a comparison or test, whose cost grows with its size (``x in big``)."""
     budget_of(context).charge_work("a comparison", value)
+    return value
+
+
+@pass_context
+def guarded_slice(context: Context, value: Any) -> Any:
+    """What ``obj[start:stop:step]`` returned, a copy: charged by its items and KiB."""
+    budget = budget_of(context)
+    budget.charge_work("a slice", value)
+    budget.require(budget.size_of(value), "a slice")
     return value
 
 

@@ -5,15 +5,31 @@ image without a resolution (the registry could not be asked, no tag matches, ...
 missing key that `default` could paper over: reading it raises ImageNotResolved, which the render
 turns into ImageNotResolvedError for this cluster only. So exactly the clusters whose values read
 the image are held back; a cluster whose values never mention it renders as usual.
+
+Templating sees images as plain data (:data:`ImageView`): the fields of a resolved image, or an
+:class:`UnresolvedImage`; planning makes the views from the manager's answers
+(bundler.core.planning.images), so that templating, which renders in worker processes, needs
+nothing of the API models.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 
-from bundler.api.images import ResolvedImage
-from bundler.core.images.wanted import ImageAnswer, image_ref
 from bundler.errors import TemplateError
+
+
+@dataclass(frozen=True)
+class UnresolvedImage:
+    """An image that has no resolution: `reason` a CamelCase word, `message` the cause."""
+
+    reason: str
+    message: str
+
+
+#: An image as a template sees it: its fields (repository, tag, digest, ref), or why it has none.
+ImageView = Mapping[str, str] | UnresolvedImage
 
 
 class ImageNotResolved(Exception):  # noqa: N818 - raised inside Jinja, never seen outside
@@ -35,32 +51,24 @@ class ImageNotResolvedError(TemplateError):
         super().__init__(f"image {image!r} is not resolved: {message}", obj=obj, field=field)
         self.image = image
         self.reason = reason
+        self.detail = message
 
 
 class TemplateImages(Mapping[str, dict[str, str]]):
     """The images by name. Reading an unresolved one raises, also through `items()`, `in` or
     `${ images }` as a whole: whatever reads it is held, never handed a partial answer."""
 
-    def __init__(self, answers: Mapping[str, ImageAnswer]) -> None:
-        self._answers = dict(answers)
+    def __init__(self, views: Mapping[str, ImageView]) -> None:
+        self._answers = dict(views)
 
     def __getitem__(self, name: str) -> dict[str, str]:
-        answer = self._answers[name]
-        if isinstance(answer, ResolvedImage):
-            return image_fields(answer)
-        raise ImageNotResolved(name, answer.reason, answer.message)
+        view = self._answers[name]
+        if isinstance(view, UnresolvedImage):
+            raise ImageNotResolved(name, view.reason, view.message)
+        return dict(view)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._answers)
 
     def __len__(self) -> int:
         return len(self._answers)
-
-
-def image_fields(image: ResolvedImage) -> dict[str, str]:
-    return {
-        "repository": image.repository,
-        "tag": image.tag,
-        "digest": image.digest,
-        "ref": image_ref(image),
-    }

@@ -13,7 +13,11 @@ One call renders one cluster and shares nothing mutable with any other call: a f
 :class:`~bundler.errors.TemplateError` naming the bundle, the cluster, the path in the
 values and the cause, and is confined to that cluster. The result is a fresh tree that
 never aliases the input or the context. What one cluster's values render to is capped
-(:data:`DEFAULT_RENDER_LIMIT_BYTES`), and so is the work a template may do.
+(:data:`DEFAULT_RENDER_LIMIT_BYTES`), and so is the work a template may do, compiling included.
+Whoever runs a render under an outer bound (a worker process with a deadline) can follow it with
+``on_template``, told where each string is before it is rendered (its path in the values, and
+for a map key the key: `field_of` spells it as errors do), so that a render stopped
+from outside can still be reported with its path.
 """
 
 from __future__ import annotations
@@ -22,14 +26,13 @@ import copy
 import functools
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from jinja2 import TemplateRuntimeError, TemplateSyntaxError, UndefinedError
 from jinja2.exceptions import SecurityError
 
-from bundler.core.images.wanted import ImageAnswer
 from bundler.core.templating.budget import (
     DEFAULT_STEP_LIMIT,
     MAX_NESTING,
@@ -37,7 +40,7 @@ from bundler.core.templating.budget import (
     RenderLimitError,
     text_size,
 )
-from bundler.core.templating.compiler import RESULT, compile_template
+from bundler.core.templating.compiler import RESULT, TEMPLATES, TemplateCache
 from bundler.core.templating.convert import NotAValueError, preview, to_plain, to_text
 from bundler.core.templating.environment import ENVIRONMENT
 from bundler.core.templating.gotemplate import fleet_syntax_hint
@@ -45,6 +48,7 @@ from bundler.core.templating.guards import BUDGET_VARIABLE
 from bundler.core.templating.images import (
     ImageNotResolved,
     ImageNotResolvedError,
+    ImageView,
     TemplateImages,
 )
 from bundler.core.templating.reads import ReadPath, ValuesReads
@@ -63,7 +67,9 @@ _MISSING_NAME_HELP = (
     " spec.helm.disableTemplating: true to pass this bundle's values verbatim"
 )
 
-_Path = tuple[str | int, ...]
+#: Where a string is in a values tree: the keys and indexes that lead to it.
+Path = tuple[str | int, ...]
+_Path = Path
 #: Jinja's globals (`range`, `dict`, ...), merged into each render's variables once.
 _GLOBALS = dict(ENVIRONMENT.globals)
 
@@ -80,7 +86,19 @@ class TemplateContext:
     bundle_name: str
     bundle_namespace: str
     # The Bundle's images as this cluster sees them (bundler.core.images.wanted), by name.
-    images: Mapping[str, ImageAnswer] = field(default_factory=dict)
+    images: Mapping[str, ImageView] = field(default_factory=dict)
+
+    @property
+    def bundle(self) -> str:
+        """``namespace/name`` of the Bundle: what compiled templates are kept under."""
+        return f"{self.bundle_namespace}/{self.bundle_name}"
+
+    def describe(self) -> str:
+        """The render's object, as errors name it."""
+        return (
+            f"Bundle {self.bundle_namespace}/{self.bundle_name}"
+            f" for Cluster {self.cluster_namespace}/{self.cluster_name}"
+        )
 
 
 def render_values(
@@ -89,13 +107,17 @@ def render_values(
     *,
     limit_bytes: int = DEFAULT_RENDER_LIMIT_BYTES,
     step_limit: int = DEFAULT_STEP_LIMIT,
+    templates: TemplateCache = TEMPLATES,
+    on_template: Callable[[Path, str | None], None] | None = None,
 ) -> dict[str, Any]:
     """Render every string and key of a values tree for one cluster. Raises TemplateError.
 
     ``limit_bytes`` caps the rendered tree (a rough JSON size) and anything a template builds
-    on the way; ``step_limit`` caps loop iterations plus calls.
+    on the way; ``step_limit`` caps loop iterations plus calls. Compiled strings are kept in
+    ``templates``; ``on_template`` is told the path of each string holding a template (and the
+    key, for a map key) before it is rendered.
     """
-    return _render_tree(values, context, "values", limit_bytes, step_limit)
+    return _render_tree(values, context, "values", limit_bytes, step_limit, templates, on_template)
 
 
 def render_fields(
@@ -104,25 +126,43 @@ def render_fields(
     *,
     limit_bytes: int = DEFAULT_RENDER_LIMIT_BYTES,
     step_limit: int = DEFAULT_STEP_LIMIT,
+    templates: TemplateCache = TEMPLATES,
+    on_template: Callable[[Path, str | None], None] | None = None,
 ) -> dict[str, Any]:
     """render_values for several fields of `helm` at once (``{"values": ..., "postRenderers":
     ...}``), under one budget; errors name the path from the field (``postRenderers[0]...``)."""
-    return _render_tree(fields, context, "", limit_bytes, step_limit)
+    return _render_tree(fields, context, "", limit_bytes, step_limit, templates, on_template)
 
 
 def _render_tree(
-    tree: Mapping[str, Any], context: TemplateContext, root: str, limit_bytes: int, steps: int
+    tree: Mapping[str, Any],
+    context: TemplateContext,
+    root: str,
+    limit_bytes: int,
+    steps: int,
+    templates: TemplateCache,
+    on_template: Callable[[Path, str | None], None] | None,
 ) -> dict[str, Any]:
-    return _ClusterRender(context, RenderBudget(limit_bytes, steps), root).mapping(tree, ())
+    budget = RenderBudget(limit_bytes, steps)
+    return _ClusterRender(context, budget, root, templates, on_template).mapping(tree, ())
 
 
 class _ClusterRender:
     """One render of one values tree for one cluster."""
 
-    def __init__(self, context: TemplateContext, budget: RenderBudget, root: str) -> None:
+    def __init__(
+        self,
+        context: TemplateContext,
+        budget: RenderBudget,
+        root: str,
+        templates: TemplateCache,
+        on_template: Callable[[Path, str | None], None] | None,
+    ) -> None:
         self._context = context
         self._budget = budget
         self._root = root
+        self._templates = templates
+        self._on_template = on_template
 
     @functools.cached_property
     def _variables(self) -> dict[str, Any]:
@@ -157,10 +197,14 @@ class _ClusterRender:
         if _TEMPLATE_MARK not in source:
             self._charge(text_size(source) + 3, path)
             return source
+        if self._on_template is not None:
+            self._on_template(path, None)
         try:
             return self._render(source)
         except ImageNotResolved as unresolved:
             raise self._held(path, None, unresolved) from None
+        except MemoryError:
+            raise  # an outer bound's to report: the process may not go on
         except Exception as error:  # whatever a template does wrong is this cluster's error
             raise self._error(path, None, _describe(error, source)) from error
 
@@ -168,16 +212,21 @@ class _ClusterRender:
         if _TEMPLATE_MARK not in source:
             self._charge(text_size(source) + 3, path)
             return source
+        if self._on_template is not None:
+            self._on_template(path, source)
         try:
             value = self._render(source)
             return value if isinstance(value, str) else to_text(value, self._budget)
         except ImageNotResolved as unresolved:
             raise self._held(path, source, unresolved) from None
+        except MemoryError:
+            raise
         except Exception as error:
             raise self._error(path, source, _describe(error, source)) from error
 
     def _render(self, source: str) -> Any:
-        compiled = compile_template(source.replace(*_LITERAL_OPENER))
+        source = source.replace(*_LITERAL_OPENER)
+        compiled = self._templates.compile(self._context.bundle, source, self._budget)
         # shared: the variables already hold the globals, so Jinja need not merge them per string
         if compiled.native:
             module = compiled.template.make_module(self._variables, shared=True)
@@ -219,15 +268,13 @@ class _ClusterRender:
         )
 
     def _obj(self) -> str:
-        return rendered_for(self._context)
+        return self._context.describe()
 
 
-def rendered_for(c: TemplateContext) -> str:
-    """What a template error names: the bundle and the cluster it was rendered for."""
-    return (
-        f"Bundle {c.bundle_namespace}/{c.bundle_name}"
-        f" for Cluster {c.cluster_namespace}/{c.cluster_name}"
-    )
+def field_of(path: Path, key: str | None, root: str = "") -> str:
+    """Where a string is, as errors name it: ``values.a[0]`` (map key ``'k'``); `root` is what
+    the rendered tree is (empty: the tree of a release's templated fields, keyed by field)."""
+    return _field(path, key, root)
 
 
 def _field(path: _Path, key: str | None, root: str) -> str:
@@ -281,21 +328,33 @@ def context_variables(context: TemplateContext, *, render: bool = False) -> dict
     }
 
 
-def values_reads(values: Mapping[str, Any]) -> ValuesReads:
+def values_reads(
+    values: Mapping[str, Any], bundle: str, templates: TemplateCache = TEMPLATES
+) -> ValuesReads:
     """Whether a values tree holds templates and what they read: renders of it for contexts
-    that agree on those reads are equal (see :mod:`bundler.core.templating.reads`)."""
+    that agree on those reads are equal (see :mod:`bundler.core.templating.reads`). Compiling
+    its strings is charged to one render's budget: past it, or when a string does not compile,
+    what they read is not told (every render then reports why, with its path)."""
     sources = set()
     for source in _template_strings(values, 0):
         if source is None:
             return ValuesReads(True, None)
         sources.add(source)
     paths: set[ReadPath] = set()
-    for source in sources:
+    budget = RenderBudget(DEFAULT_RENDER_LIMIT_BYTES, DEFAULT_STEP_LIMIT)
+    for source in sorted(sources):
         try:
-            paths |= compile_template(source.replace(*_LITERAL_OPENER)).reads
+            paths |= templates.compile(bundle, source.replace(*_LITERAL_OPENER), budget).reads
+        except MemoryError:
+            raise
         except Exception:  # the render reports it, with its path
             return ValuesReads(True, None)
     return ValuesReads(bool(sources), tuple(sorted(paths, key=repr)))
+
+
+def has_templates(values: Mapping[str, Any]) -> bool:
+    """Whether a values tree holds a string or key with ``${`` (or nests too deeply to tell)."""
+    return next(_template_strings(values, 0), False) is not False
 
 
 def _template_strings(node: Any, depth: int) -> Iterator[str | None]:

@@ -400,3 +400,19 @@ def test_insecure_reaches_the_oci_repository(
 ) -> None:
     source = build(make_bd(repo=repo, insecure=insecure)).source
     assert source["spec"].get("insecure") == expected
+
+
+def test_flux_depends_only_on_dependencies_that_must_be_ready() -> None:
+    bd = make_bd(bundle="app", depends_on=("cert-manager", "db", "ingress"))
+    accepted = {"cert-manager": None, "db": ["NotReady", "Ready"], "ingress": ["Ready", "Modified"]}
+    entries = [
+        {
+            "name": d.name,
+            **({"acceptedStates": accepted[d.name or ""]} if accepted[d.name or ""] else {}),
+        }
+        for d in bd.spec.options.dependsOn
+    ]
+    spec = {**bd.spec.to_wire(), "options": {**bd.spec.options.to_wire(), "dependsOn": entries}}
+    relaxed = BundleDeployment.model_validate({**bd.to_wire(), "spec": spec})
+    names = [d["name"] for d in build(relaxed).release["spec"]["dependsOn"]]
+    assert names == ["cert-manager", "ingress"]  # Flux would wait for db to be Ready

@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 
 from bundler.core.templating import TemplateContext, render_values
+from bundler.core.templating.compiler import COMPILE_STEPS_PER_TOKEN
+from bundler.core.templating.environment import ENVIRONMENT
 from bundler.errors import TemplateError
 
 CAPI_CLUSTER = {
@@ -37,13 +39,13 @@ def context(
     )
 
 
-def render_one(template: Any, ctx: TemplateContext | None = None, **limits: int) -> Any:
-    return render_values({"v": template}, ctx or context(), **limits)["v"]
+def render_one(template: Any, ctx: TemplateContext | None = None, **options: Any) -> Any:
+    return render_values({"v": template}, ctx or context(), **options)["v"]
 
 
-def render_error(values: dict[str, Any], ctx: TemplateContext | None = None, **limits: int) -> str:
+def render_error(values: dict[str, Any], ctx: TemplateContext | None = None, **options: Any) -> str:
     with pytest.raises(TemplateError) as raised:
-        render_values(values, ctx or context(), **limits)
+        render_values(values, ctx or context(), **options)
     return str(raised.value)
 
 
@@ -334,14 +336,19 @@ LIMITS = [
 ALLOCATION_CEILING = 32 << 20
 
 
-@pytest.mark.parametrize("template", [c[1] for c in LIMITS], ids=[c[0] for c in LIMITS])
-def test_limits_fail_fast_without_allocating(template: str) -> None:
+def render_error_traced(values: dict[str, Any]) -> tuple[str, int]:
+    """`render_error`, and the most memory Python allocated at once while it rendered."""
     tracemalloc.start()
     try:
-        message = render_error({"v": template})
-        peak = tracemalloc.get_traced_memory()[1]
+        message = render_error(values)
+        return message, tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
+
+
+@pytest.mark.parametrize("template", [c[1] for c in LIMITS], ids=[c[0] for c in LIMITS])
+def test_limits_fail_fast_without_allocating(template: str) -> None:
+    message, peak = render_error_traced({"v": template})
     assert "limit" in message
     assert "values.v" in message
     assert peak < ALLOCATION_CEILING
@@ -370,10 +377,19 @@ def test_work_is_capped_in_steps(template: str) -> None:
     assert "steps" in render_error({"v": template})
 
 
+def compile_steps(template: str) -> int:
+    """What compiling `template` is charged (the steps before any of it runs)."""
+    tokens = sum(1 for _ in ENVIRONMENT.lexer.tokeniter(template, None))
+    return tokens * COMPILE_STEPS_PER_TOKEN
+
+
 def test_step_limit_is_a_parameter() -> None:
     template = "${% for i in range(50) %}x${% endfor %}"
-    assert render_one(template, step_limit=100) == "x" * 50
-    assert "limit of 10 steps" in render_error({"v": template}, step_limit=10)
+    compiling = compile_steps(template)
+    # the range() call, and each iteration's body: its Output node and its text
+    assert render_one(template, step_limit=compiling + 1 + 50 * 2) == "x" * 50
+    limit = compiling + 10
+    assert f"limit of {limit} steps" in render_error({"v": template}, step_limit=limit)
 
 
 def test_rendered_tree_is_capped() -> None:
@@ -422,8 +438,9 @@ def test_one_cluster_failing_does_not_affect_another() -> None:
 
 def test_a_limit_hit_does_not_leak_into_the_next_render() -> None:
     greedy = {"v": "${% for i in range(100) %}x${% endfor %}"}
-    render_error(greedy, step_limit=50)
-    assert render_values(greedy, context(), step_limit=150) == {"v": "x" * 100}
+    compiling = compile_steps(greedy["v"])
+    render_error(greedy, step_limit=compiling + 50)
+    assert render_values(greedy, context(), step_limit=compiling + 300) == {"v": "x" * 100}
 
 
 def test_same_values_render_per_cluster() -> None:
@@ -479,3 +496,36 @@ def test_to_objects_output_is_capped_before_it_is_built() -> None:
     ctx = TemplateContext("c", "ws", {}, {}, {}, "b", "ws")
     with pytest.raises(TemplateError, match="limit"):
         render_values({"x": "${ range(100000) | to_objects('k', pad='x' * 1000) }"}, ctx)
+
+
+#: Integers beyond 64 bits are refused as values, as the values files refuse them.
+LONG_INTEGER_VALUES = [
+    ("power", "${ 2 ** 64 }"),
+    ("negative", "${ -(2 ** 63) - 1 }"),
+    ("in-a-list", "${ [1, 2 ** 100] }"),
+    ("in-a-map", "${ {'a': 2 ** 70} }"),
+    ("through-a-filter", "${ [2 ** 64] | list }"),
+]
+
+
+@pytest.mark.parametrize(
+    "template", [c[1] for c in LONG_INTEGER_VALUES], ids=[c[0] for c in LONG_INTEGER_VALUES]
+)
+def test_integers_beyond_64_bits_are_refused_as_values(template: str) -> None:
+    assert "does not fit in 64 bits" in render_error({"v": template})
+
+
+SIXTY_FOUR_BITS = [
+    ("largest", "${ 2 ** 63 - 1 }", 2**63 - 1),
+    ("smallest", "${ -(2 ** 63) }", -(2**63)),
+    ("long-one-as-text", "n=${ 2 ** 64 }", "n=18446744073709551616"),
+    ("long-one-as-string", "${ (2 ** 64) | string }", "18446744073709551616"),
+    ("long-key-as-text", "${ {2 ** 64: 1} }", {"18446744073709551616": 1}),
+]
+
+
+@pytest.mark.parametrize(
+    ("template", "expected"), [c[1:] for c in SIXTY_FOUR_BITS], ids=[c[0] for c in SIXTY_FOUR_BITS]
+)
+def test_64_bit_integers_and_long_ones_as_text_render(template: str, expected: Any) -> None:
+    assert render_one(template) == expected

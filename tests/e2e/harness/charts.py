@@ -4,7 +4,9 @@ There is no kubelet, so nothing in them waits for Pods: a ConfigMap carrying the
 was given (so a test reads what each cluster got) and a Service (an object the API server itself
 completes, with a cluster IP). A `broken` version also holds a ConfigMap whose name the API server
 refuses, so Helm's install or upgrade fails the way a bad chart fails in production: after Helm
-recorded the release as pending, which Flux then remediates.
+recorded the release as pending, which Flux then remediates. A `stuck` version also holds a
+Deployment, which never becomes available without a kubelet: Flux's wait for the release's objects
+times out on it and names it.
 """
 
 from __future__ import annotations
@@ -49,14 +51,35 @@ metadata:
 """
 
 
+_NEVER_AVAILABLE = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-web
+  namespace: {{ .Release.Namespace }}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: {{ .Release.Name }}-web}}
+  template:
+    metadata: {labels: {app: {{ .Release.Name }}-web}}
+    spec: {containers: [{name: web, image: registry.invalid/web:1}]}
+"""
+
+
 def write_app_chart(
-    root: Path, version: str, *, broken: bool = False, extra: dict[str, str] | None = None
+    root: Path,
+    version: str,
+    *,
+    broken: bool = False,
+    stuck: bool = False,
+    extra: dict[str, str] | None = None,
 ) -> Path:
     """The chart directory of `e2e-app` at `version` (with the `extra` files, path to text)."""
     files = {"templates/configmap.yaml": _VALUES_CONFIGMAP, "templates/service.yaml": _SERVICE}
     files.update(extra or {})
     if broken:
         files["templates/refused.yaml"] = _REFUSED
+    if stuck:
+        files["templates/deployment.yaml"] = _NEVER_AVAILABLE
     return write_chart(root, CHART, version, files)
 
 

@@ -8,6 +8,7 @@ notes of the issues that ask for them.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import urllib.request
@@ -27,6 +28,38 @@ def cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     # After the command: state is field 3, utime 14 and stime 15 (1-based, man proc).
     return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
+
+
+def process_tree(pid: int) -> list[int]:
+    """`pid` and its descendants alive now (the manager's template workers, say)."""
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        for task in Path(f"/proc/{current}/task").glob("*"):
+            with contextlib.suppress(FileNotFoundError, ProcessLookupError):
+                todo.extend(int(child) for child in (task / "children").read_text().split())
+    return found
+
+
+def tree_cpu_seconds(pid: int) -> float:
+    """CPU of the process and its live descendants (one that ends meanwhile counts nothing)."""
+    total = 0.0
+    for member in process_tree(pid):
+        with contextlib.suppress(FileNotFoundError, ProcessLookupError):
+            total += cpu_seconds(member)
+    return total
+
+
+def tree_peak_rss_mib(pid: int) -> float:
+    """The sum of each member's peak resident set (VmHWM), in MiB."""
+    total_kib = 0
+    for member in process_tree(pid):
+        with contextlib.suppress(FileNotFoundError, ProcessLookupError):
+            for line in Path(f"/proc/{member}/status").read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    total_kib += int(line.split()[1])
+    return total_kib / 1024
 
 
 def counter_total(text: str, name: str, **labels: str) -> float:

@@ -9,6 +9,7 @@ the agent run with the chart's arguments and the kubeconfig the chart writes.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,7 @@ from tests.e2e.harness.deployment import (
     start_bundler,
 )
 from tests.e2e.harness.environment import Environment
-from tests.e2e.harness.processes import Process
+from tests.e2e.harness.processes import Process, wait_until
 
 Obj = dict[str, Any]
 
@@ -153,11 +154,18 @@ class Tenancy:
         return self.env.registry.oci(self.workspace)
 
     def publish(
-        self, version: str, *, broken: bool = False, extra: dict[str, str] | None = None
+        self,
+        version: str,
+        *,
+        broken: bool = False,
+        stuck: bool = False,
+        extra: dict[str, str] | None = None,
     ) -> None:
         """`bundler chart push` of e2e-app at `version` into the test's registry path (with the
         `extra` files in the chart)."""
-        chart = write_app_chart(self.workdir / "charts", version, broken=broken, extra=extra)
+        chart = write_app_chart(
+            self.workdir / "charts", version, broken=broken, stuck=stuck, extra=extra
+        )
         push_chart(chart, self.chart_base)
 
     def app_bundle(self, name: str, helm: Obj, **spec: Any) -> Obj:
@@ -196,6 +204,19 @@ class Tenancy:
         display = ((found or {}).get("status") or {}).get("display") or {}
         ready: str | None = display.get("readyClusters")
         return ready
+
+    def eventually(
+        self,
+        condition: Callable[[], object],
+        what: str,
+        *,
+        timeout: float = 240.0,
+        detail: Callable[[], str] | None = None,
+    ) -> Any:
+        """Poll `condition` until it holds (returned), failing with `what` after `timeout`."""
+        return wait_until(
+            condition, what, timeout=timeout, supervisor=self.env.supervisor, detail=detail
+        )
 
     def forbidden(self) -> list[str]:
         """Lines of bundler's logs where the API server refused it something (403)."""
