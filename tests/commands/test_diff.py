@@ -312,7 +312,7 @@ def test_a_failure_of_the_whole_diff_is_exit_2_under_exit_code(
     monkeypatch.setenv("PATH", str(only_git))  # git, but no helm binary
     code, _, err = diff(capsys, "--from", "main", "--to", "fleet", "--manifests", *extra)
     assert code == expected
-    assert "bundler[helm]" in err
+    assert "pip install helm-python-sdk" in err
 
 
 HOOK_JOB = """apiVersion: batch/v1

@@ -232,7 +232,7 @@ def test_without_helms_engine_render_manifests_says_how_to_get_one(
     fleet = write_fleet(tmp_path / "fleet.yaml", CLUSTERS[0])
     code, out, err = run_cli(capsys, "render", "-f", str(fleet), "--manifests")
     assert (code, out) == (1, "")
-    assert "pip install 'bundler[helm]'" in err and "helm binary on PATH" in err
+    assert "pip install helm-python-sdk" in err and "helm binary on PATH" in err
 
 
 # A short --render-timeout only where nothing else renders (the endless loop never ends, so any
