@@ -28,6 +28,7 @@ from bundler.api.bundledeployment import BundleDeployment
 from bundler.api.cluster import Cluster
 from bundler.api.helm import CRDsPolicy
 from bundler.core.flux import bundle_name, helm_release_name
+from bundler.core.merge import deep_merge
 from bundler.errors import InvalidInputError, TemplateError
 from bundler.manifests.engine import MAX_RENDERED_BYTES, HelmEngine, ReleaseInput
 from bundler.oci import package
@@ -93,22 +94,9 @@ def with_values_files(archive: bytes, files: list[str], *, ignore_missing: bool)
             raise TemplateError(f"valuesFiles: {name} is not YAML: {_one_line(err)}") from None
         if not isinstance(loaded, dict):
             raise TemplateError(f"valuesFiles: {name} is not a mapping of values")
-        merged = merge_maps(merged, loaded)
+        merged = deep_merge(merged, loaded)  # as Flux merges values files
     text = yaml.safe_dump(merged, sort_keys=False).encode()
     return package.with_file(archive, VALUES_FILE, text, source="the chart")
-
-
-def merge_maps(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
-    """`over` merged into `base` as Flux merges values files: maps key by key, anything else
-    replaced."""
-    out = dict(base)
-    for key, value in over.items():
-        current = out.get(key)
-        if isinstance(value, Mapping) and isinstance(current, Mapping):
-            out[key] = merge_maps(current, value)
-        else:
-            out[key] = value
-    return out
 
 
 def render_release(engine: HelmEngine, release: ReleaseInput) -> list[Obj]:

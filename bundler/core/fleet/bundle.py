@@ -10,41 +10,30 @@ docs/migrating-from-fleet.md; the rules that need more than a rename:
   release name (written out when fleet.yaml's `name` renames the bundle);
 - the release namespace is the GitRepo's `targetNamespace`, else `namespace`, else
   `defaultNamespace`, else `default`, per target as well;
-- `helm.valuesFiles` (files of the repository, not of the chart) are merged into `values` in
-  order, each file over what is before it, as Fleet merges them; `templateValues` replace the
-  top-level keys they name;
-- values templates (Go templates) are converted (bundler.core.templating.gotemplate) unless
-  `disablePreProcess` (then `disableTemplating`); `global.fleet.clusterLabels.NAME` becomes the
-  label, or "" when the cluster lacks it, as Fleet documents;
+- `helm.valuesFiles` (files of the repository, not of the chart) are merged into `values`, and
+  Fleet's templates converted, by bundler.core.fleet.values (`disablePreProcess` also sets
+  `disableTemplating`);
 - the GitRepo's targets and the customizations become one target list (bundler.core.fleet.
   targets); a customization's options override the Bundle's as Fleet merges them: values key by
   key, booleans switched on only, `diff.comparePatches` added to the Bundle's (so the target's
   `driftDetection.ignore` is the union, bundler replacing lists);
-- Helm's behaviour Fleet asks for is written as Flux's equivalent: `force` is `upgrade.force`,
-  `atomic` remediates the failed action (uninstall, rollback) once without retrying, no
-  `takeOwnership` is `disableTakeOwnership` (Flux adopts existing objects unless told, Helm and
-  Fleet do not), `timeoutSeconds` the release `timeout`, `skipSchemaValidation` the actions'
-  `disableSchemaValidation`, `correctDrift` `driftDetection: {mode: enabled}`.
+- Helm's behaviour Fleet asks for is written as Flux's equivalent (bundler.core.fleet.helm), and
+  `correctDrift` and `diff` as `driftDetection` (bundler.core.fleet.drift).
 """
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from bundler import yamlload
+from bundler.core.fleet.drift import FleetDrift
+from bundler.core.fleet.helm import FleetHelm
 from bundler.core.fleet.names import bundle_name
 from bundler.core.fleet.notes import Located, Note, NoteKind, Notes
 from bundler.core.fleet.shapes import TARGET, check_fleet_yaml, check_list
 from bundler.core.fleet.targets import FleetTarget, combine, criteria_of
-from bundler.core.templating.gotemplate import (
-    FLEET_LABEL_PREFIX,
-    NotConvertibleError,
-    convert,
-    label_expression,
-)
+from bundler.core.fleet.values import FleetValues
 from bundler.errors import InvalidInputError
 
 API_VERSION = "bundler.dev/v1alpha1"
@@ -52,7 +41,6 @@ DEFAULT_NAMESPACE = "default"
 # Fleet's target for a GitRepo without targets: the workspace's ClusterGroup `default`.
 DEFAULT_TARGET = {"name": "default", "clusterGroup": "default"}
 OCI = "oci://"
-_TEMPLATE = "${"
 # The fleet.yaml fields a Bundle has an equivalent for (the rest is reported).
 _CONVERTED = frozenset(
     {
@@ -97,30 +85,6 @@ _WHY_NOT = {
     "forceSyncGeneration": "no equivalent: a change of the Bundle redeploys",
     "targetRestrictions": "targets come from the GitRepo and the customizations",
 }
-_HELM_CONVERTED = frozenset(
-    {
-        "chart",
-        "repo",
-        "version",
-        "releaseName",
-        "values",
-        "valuesFiles",
-        "valuesFrom",
-        "templateValues",
-        "force",
-        "atomic",
-        "takeOwnership",
-        "timeoutSeconds",
-        "maxHistory",
-        "skipSchemaValidation",
-        "disablePreProcess",
-        "waitForJobs",
-        "disableDependencyUpdate",
-        # Flux never lets a chart's templates resolve host names: what disableDNS asks
-        "disableDNS",
-    }
-)
-_HELM_WHY_NOT: dict[str, str] = {}
 _TARGET_CONVERTED = frozenset(
     {
         "name",
@@ -270,6 +234,9 @@ class _Converter:
         self.fleet = source.fleet
         self.body: Mapping[str, Any] = source.fleet.body
         self.notes = Notes()
+        self.values = FleetValues(self.fleet, source.values_files, self.notes)
+        self.drift = FleetDrift(self.fleet, gitrepo.correct_drift, self.notes)
+        self.helm = FleetHelm(self.fleet, self.values, self.notes)
 
     # -- the whole bundle --------------------------------------------------------------------
 
@@ -286,11 +253,11 @@ class _Converter:
         if chart is None:
             return Imported(name, None, self.notes)
         templating = not helm_raw.get("disablePreProcess")
-        helm = self._helm("helm", helm_raw, templating=templating, base=True)
+        helm = self.helm.options("helm", helm_raw, templating=templating, base=True)
         helm = {**_chart_fields(chart), **helm}
         if body.get("name") and not helm.get("releaseName"):
             helm["releaseName"] = default_name  # Fleet's release name stays GITREPO-PATH
-        drift = self._drift("", body, base_ignore=[])
+        drift = self.drift.drift("", body, base_ignore=[])
         if drift:
             helm["driftDetection"] = drift
         service_account = body.get("serviceAccount") or self.gitrepo.service_account
@@ -371,260 +338,6 @@ class _Converter:
             "charts; put these objects in a chart and publish it",
         )
         return None
-
-    # -- helm options ----------------------------------------------------------------------
-
-    def _helm(
-        self, path: str, raw: Mapping[str, Any], *, templating: bool, base: bool
-    ) -> dict[str, Any]:
-        """bundler's helm options for the helm block at `path` (the chart aside)."""
-        out: dict[str, Any] = {}
-        for key in raw:
-            if key not in _HELM_CONVERTED:
-                why = _HELM_WHY_NOT.get(key, "no equivalent in bundler")
-                self.notes.dropped(self.fleet, f"{path}.{key}", why)
-        if raw.get("releaseName"):
-            out["releaseName"] = raw["releaseName"]
-        values = self._values(path, raw, templating=templating)
-        if values:
-            out["values"] = values
-        values_from = self._values_from(path, raw.get("valuesFrom"), has_values=bool(values))
-        if values_from:
-            out["valuesFrom"] = values_from
-        if raw.get("disablePreProcess"):
-            out["disableTemplating"] = True
-        actions = self._actions(path, raw, base=base)
-        out.update(actions)
-        timeout = raw.get("timeoutSeconds")
-        if isinstance(timeout, int) and timeout > 0:
-            out["timeout"] = f"{timeout}s"
-        elif isinstance(timeout, int) and timeout < 0:
-            self.notes.dropped(
-                self.fleet,
-                f"{path}.timeoutSeconds",
-                "a negative timeout resets the Bundle's in Fleet; a target of bundler can only "
-                "set one",
-            )
-        if isinstance(raw.get("maxHistory"), int):
-            out["maxHistory"] = raw["maxHistory"]
-        return out
-
-    def _actions(self, path: str, raw: Mapping[str, Any], *, base: bool) -> dict[str, Any]:
-        """install/upgrade settings for Fleet's Helm flags."""
-        install: dict[str, Any] = {}
-        upgrade: dict[str, Any] = {}
-        if raw.get("force"):
-            upgrade["force"] = True
-        if raw.get("atomic"):
-            install["remediation"] = {"remediateLastFailure": True}
-            upgrade["remediation"] = {"remediateLastFailure": True, "strategy": "rollback"}
-        if raw.get("takeOwnership"):
-            if not base:  # the Bundle's said no: the customization says yes
-                install["disableTakeOwnership"] = upgrade["disableTakeOwnership"] = False
-        elif base:
-            install["disableTakeOwnership"] = upgrade["disableTakeOwnership"] = True
-        if raw.get("skipSchemaValidation"):
-            install["disableSchemaValidation"] = upgrade["disableSchemaValidation"] = True
-        out: dict[str, Any] = {}
-        if install:
-            out["install"] = install
-        if upgrade:
-            out["upgrade"] = upgrade
-        return out
-
-    def _values(self, path: str, raw: Mapping[str, Any], *, templating: bool) -> dict[str, Any]:
-        """`values`, the valuesFiles merged over them in order, then `templateValues`."""
-        values = raw.get("values") or {}
-        if not isinstance(values, Mapping):
-            raise InvalidInputError("must be a mapping", obj=self.fleet.at(f"{path}.values"))
-        merged: dict[str, Any] = self._converted(values, self.fleet, f"{path}.values", templating)
-        for index, name in enumerate(raw.get("valuesFiles") or []):
-            located = self.source.values_files.get(str(name))
-            if located is None:
-                raise InvalidInputError(
-                    f"no values file {name}", obj=self.fleet.at(f"{path}.valuesFiles[{index}]")
-                )
-            content = located.body or {}
-            if not isinstance(content, Mapping):
-                raise InvalidInputError("must be a mapping of values", obj=located.at(None))
-            merged = merge_values(merged, self._converted(content, located, "", templating))
-        for key, text in (raw.get("templateValues") or {}).items():
-            where = f"{path}.templateValues.{key}"
-            converted = self._template_value(where, str(text), templating)
-            if converted is not _UNCONVERTED:
-                merged[str(key)] = converted
-        return merged
-
-    def _template_value(self, where: str, text: str, templating: bool) -> Any:
-        if _TEMPLATE not in text:
-            return yamlload.load(text, self.fleet.at(where))  # Fleet reads the text as YAML
-        if not templating:
-            self.notes.dropped(
-                self.fleet, where, "disablePreProcess leaves it unrendered in Fleet too"
-            )
-            return _UNCONVERTED
-        try:
-            written = convert(text)
-        except NotConvertibleError as err:
-            self.notes.dropped(self.fleet, where, f"{err}; rewrite it as a value of helm.values")
-            return _UNCONVERTED
-        if (
-            written.startswith(_TEMPLATE)
-            and written.count(_TEMPLATE) == 1
-            and written.endswith("}")
-        ):
-            return written
-        if any(mark in text for mark in ("\n", ": ", "- ")) or text.lstrip()[:1] in "[{":
-            self.notes.dropped(
-                self.fleet,
-                where,
-                "it renders YAML structure around the template, which bundler's templates never "
-                "do; rewrite it as a value of helm.values",
-            )
-            return _UNCONVERTED
-        return written
-
-    def _converted(self, tree: Any, located: Located, path: str, templating: bool) -> Any:
-        """`tree` with Fleet's templates and label substitutions written as bundler's."""
-        if isinstance(tree, Mapping):
-            out: dict[str, Any] = {}
-            for key, value in tree.items():
-                child = f"{path}.{key}" if path else str(key)
-                new_key = self._string(str(key), located, child, templating, key=True)
-                out[str(new_key)] = self._converted(value, located, child, templating)
-            return out
-        if isinstance(tree, list):
-            return [
-                self._converted(item, located, f"{path}[{i}]", templating)
-                for i, item in enumerate(tree)
-            ]
-        if isinstance(tree, str):
-            return self._string(tree, located, path, templating, key=False)
-        return copy.deepcopy(tree)
-
-    def _string(
-        self, text: str, located: Located, path: str, templating: bool, *, key: bool
-    ) -> str:
-        if not key and text.startswith(FLEET_LABEL_PREFIX) and len(text) > len(FLEET_LABEL_PREFIX):
-            if templating:
-                return label_expression(text[len(FLEET_LABEL_PREFIX) :])
-            self.notes.dropped(
-                located,
-                path,
-                "Fleet's label substitution, which bundler does only as a template, and "
-                "disablePreProcess turns templating off: the value stays this text",
-            )
-            return text
-        if _TEMPLATE not in text or not templating:
-            return text
-        try:
-            return convert(text)
-        except NotConvertibleError as err:
-            self.notes.dropped(
-                located,
-                path,
-                f"Fleet template not converted ({err}): kept as written, it fails to render "
-                "until rewritten as bundler's template",
-            )
-            return text
-
-    def _values_from(self, path: str, raw: Any, *, has_values: bool) -> list[dict[str, Any]]:
-        found = []
-        for index, entry in enumerate(raw or []):
-            where = f"{path}.valuesFrom[{index}]"
-            if not isinstance(entry, Mapping):
-                raise InvalidInputError("must be a mapping", obj=self.fleet.at(where))
-            kind = "ConfigMap" if entry.get("configMapKeyRef") else "Secret"
-            ref = entry.get("configMapKeyRef") or entry.get("secretKeyRef") or {}
-            if not ref.get("name"):
-                raise InvalidInputError(
-                    "needs configMapKeyRef or secretKeyRef with a name", obj=self.fleet.at(where)
-                )
-            converted = {"kind": kind, "name": ref["name"]}
-            if ref.get("key"):
-                converted["valuesKey"] = ref["key"]
-            found.append(converted)
-            namespace = ref.get("namespace") or "the release namespace"
-            self.notes.note(
-                self.fleet,
-                where,
-                f"Fleet read {kind} {ref['name']} in {namespace} on each cluster; bundler's Flux "
-                "reads it in the agent's namespace (bundler-system): create it there",
-            )
-        if found and has_values:
-            self.notes.note(
-                self.fleet,
-                f"{path}.valuesFrom",
-                "precedence differs: Fleet merges valuesFrom over values, bundler (Flux) merges "
-                "values over valuesFrom, so a key set in both now takes the inline value",
-            )
-        return found
-
-    # -- drift -----------------------------------------------------------------------------
-
-    def _drift(
-        self, prefix: str, options: Mapping[str, Any], base_ignore: list[Any]
-    ) -> dict[str, Any]:
-        """driftDetection for a bundle's (or a customization's) `diff` and `correctDrift`."""
-        drift: dict[str, Any] = {}
-        correct = options.get("correctDrift")
-        gitrepo = self.gitrepo.correct_drift
-        if prefix == "" and gitrepo and gitrepo.get("enabled"):
-            correct = gitrepo  # the GitRepo's, when enabled, replaces the fleet.yaml's
-        if isinstance(correct, Mapping):
-            if correct.get("enabled"):
-                drift["mode"] = "enabled"
-            elif prefix:
-                drift["mode"] = "warn"  # the customization turns the Bundle's correction off
-            for key in ("force", "keepFailHistory"):
-                if correct.get(key):
-                    self.notes.dropped(
-                        self.fleet,
-                        f"{prefix}correctDrift.{key}",
-                        "no equivalent: Flux corrects drift by applying the release's objects "
-                        "again, with no Helm rollback",
-                    )
-        patches = (options.get("diff") or {}).get("comparePatches") or []
-        ignore = list(base_ignore)
-        for index, patch in enumerate(patches):
-            rule = self._ignore_rule(f"{prefix}diff.comparePatches[{index}]", patch)
-            if rule is not None and rule not in ignore:
-                ignore.append(rule)
-        if ignore and (patches or prefix == ""):
-            drift["ignore"] = ignore
-        return drift
-
-    def _ignore_rule(self, where: str, patch: Any) -> dict[str, Any] | None:
-        if not isinstance(patch, Mapping):
-            raise InvalidInputError("must be a mapping", obj=self.fleet.at(where))
-        paths = [str(p) for p in patch.get("jsonPointers") or []]
-        for index, operation in enumerate(patch.get("operations") or []):
-            op = operation.get("op") if isinstance(operation, Mapping) else None
-            if op == "remove" and operation.get("path"):
-                paths.append(str(operation["path"]))
-            else:
-                self.notes.dropped(
-                    self.fleet,
-                    f"{where}.operations[{index}]",
-                    f"the operation {op!r} has no equivalent: Flux's drift detection ignores "
-                    "paths (a remove operation, or jsonPointers)",
-                )
-        if not paths:
-            return None
-        target: dict[str, str] = {}
-        api_version = str(patch.get("apiVersion") or "")
-        group, _, version = api_version.rpartition("/")
-        if group:
-            target["group"] = group
-        if version:
-            target["version"] = version
-        for key in ("kind", "name", "namespace"):
-            if patch.get(key):
-                target[key] = str(patch[key])
-        rule: dict[str, Any] = {"paths": paths}
-        if target:
-            rule["target"] = target
-        return rule
 
     # -- targets ---------------------------------------------------------------------------
 
@@ -718,7 +431,7 @@ class _Converter:
             )
             helm = {
                 **chart_fields,
-                **self._helm(f"{path}.helm", raw_helm, templating=templating, base=False),
+                **self.helm.options(f"{path}.helm", raw_helm, templating=templating, base=False),
             }
             if raw_helm.get("disablePreProcess") and not base_helm.get("disablePreProcess"):
                 self.notes.note(
@@ -727,7 +440,7 @@ class _Converter:
                     "the Bundle's values were converted to bundler's templates; with templating "
                     "off for these clusters they are passed as converted, not as Fleet wrote them",
                 )
-        drift = self._drift(f"{path}.", entry, base_ignore)
+        drift = self.drift.drift(f"{path}.", entry, base_ignore)
         if drift:
             helm["driftDetection"] = drift
         if entry.get("serviceAccount"):
@@ -808,9 +521,6 @@ class _Converter:
         return found
 
 
-_UNCONVERTED = object()
-
-
 def _problem(custom: FleetTarget, message: str) -> Note:
     return Note(NoteKind.NOT_CONVERTED, custom.where, f"customization {custom.name}", message)
 
@@ -822,19 +532,6 @@ def _chart_fields(chart: Chart) -> dict[str, Any]:
     if chart.insecure:
         fields["insecure"] = True
     return fields
-
-
-def merge_values(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
-    """`over` merged into `base` as Fleet merges values: maps key by key, anything else
-    replaced."""
-    out = dict(base)
-    for key, value in over.items():
-        current = out.get(key)
-        if isinstance(value, Mapping) and isinstance(current, Mapping):
-            out[key] = merge_values(current, value)
-        else:
-            out[key] = copy.deepcopy(value)
-    return out
 
 
 def convert_bundle(source: BundleSource, gitrepo: GitRepo) -> Imported:
