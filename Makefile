@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: demo dev test fuzz e2e e2e-tools lint crds charts bench registry kubectl clean
+.PHONY: demo dev test fuzz e2e e2e-tools lint crds charts bench registry kubectl browser clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -23,13 +23,18 @@ kubectl:
 	@command -v kubectl >/dev/null 2>&1 || { \
 	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq kubernetes-client >/dev/null; }
 
+# Debian's chromium and its chromedriver: the real browser the dashboard's tests (bundler ui) drive.
+browser:
+	@{ command -v chromium && command -v chromedriver; } >/dev/null 2>&1 || { \
+	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium chromium-driver >/dev/null; }
+
 lint: $(STAMP)
 	$(BIN)/ruff check bundler tests
 	$(BIN)/ruff format --check bundler tests
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
-test: $(STAMP) registry kubectl lint
+test: $(STAMP) registry kubectl browser lint
 	$(BIN)/pytest -m "not e2e"
 
 # The fuzzing harness of the input paths (tests/fuzz) for FUZZ_EXAMPLES examples per target

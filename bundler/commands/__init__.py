@@ -14,6 +14,7 @@ from bundler.commands import (
     manager,
     render,
     sim,
+    ui,
 )
 from bundler.commands import diff as diff_command
 
@@ -28,4 +29,5 @@ COMMANDS: tuple[ModuleType, ...] = (
     cluster_register,
     diff_command,
     dev,
+    ui,
 )
