@@ -78,6 +78,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bundler.sim.bench_limits
 	$(BIN)/python -m bundler.sim.bench_hostile
 	$(BIN)/python -m bundler.manifests.bench
+	$(BIN)/python -m tests.ui.bench_fleet_page
 
 clean:
 	rm -rf $(VENV) build *.egg-info

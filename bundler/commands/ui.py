@@ -93,10 +93,8 @@ def run_ui(args: argparse.Namespace) -> int:
         print(NON_LOOPBACK_WARNING.format(addr=args.addr), file=sys.stderr)
     check_kubeconfig_source(args.kubeconfig)
     store = load_store(args.kubeconfig, args.context, KubeOptions())
-    context = (
-        args.context
-        or f"current context of {args.kubeconfig or os.environ.get('KUBECONFIG') or 'in-cluster'}"
-    )
+    source = args.kubeconfig or os.environ.get("KUBECONFIG") or "the in-cluster service account"
+    context = f"context {args.context}" if args.context else f"current context of {source}"
     dashboard = Dashboard(
         store,
         address,

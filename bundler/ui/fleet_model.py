@@ -119,6 +119,9 @@ class FleetModel:
         self._pair_of_deployment: dict[str, Pair] = {}
         self._targeted: dict[str, set[str]] = {}
         self._cells: dict[Pair, Placement] = {}
+        # The same cells by cluster and by bundle: a row or a column costs its own size.
+        self._rows: dict[str, dict[str, Placement]] = {}
+        self._columns: dict[str, dict[str, Placement]] = {}
         self._changes = _Changes()
         self._version = 0
         self._listeners: list[Callable[[], None]] = []
@@ -163,9 +166,7 @@ class FleetModel:
         key = key_of(bundle)
         if self._bundles.pop(key, None) is None:
             return
-        clusters = self._targeted.pop(key, set())
-        for pair in [p for p in self._cells if p[0] == key]:
-            clusters.add(pair[1])
+        clusters = self._targeted.pop(key, set()) | set(self._columns.get(key, {}))
         self._recompute(key, clusters)
         self._changes.reset = True
 
@@ -254,10 +255,8 @@ class FleetModel:
                 self._target_bundle(key)
 
     def _recompute_row(self, cluster_key: str) -> None:
-        for bundle_key in self._bundles:
+        for bundle_key in set(self._bundles) | set(self._rows.get(cluster_key, {})):
             self._recompute(bundle_key, (cluster_key,))
-        for pair in [p for p in self._cells if p[1] == cluster_key and p[0] not in self._bundles]:
-            self._recompute(pair[0], (cluster_key,))
 
     def _recompute(self, bundle_key: str, cluster_keys: Iterable[str]) -> None:
         for cluster_key in cluster_keys:
@@ -267,8 +266,12 @@ class FleetModel:
             if placement is None:
                 if self._cells.pop(pair, None) is not None:
                     self._changes.cells.add(pair)
+                    _forget(self._rows, cluster_key, bundle_key)
+                    _forget(self._columns, bundle_key, cluster_key)
                 continue
             self._cells[pair] = placement
+            self._rows.setdefault(cluster_key, {})[bundle_key] = placement
+            self._columns.setdefault(bundle_key, {})[cluster_key] = placement
             if old is None or old.state is not placement.state:
                 self._changes.cells.add(pair)
             if old is None or old != placement:
@@ -363,12 +366,12 @@ class FleetModel:
     def placements_of_bundle(self, bundle_key: str) -> dict[str, Placement]:
         """By cluster key."""
         with self._lock:
-            return {c: p for (b, c), p in self._cells.items() if b == bundle_key}
+            return dict(self._columns.get(bundle_key, {}))
 
     def placements_of_cluster(self, cluster_key: str) -> dict[str, Placement]:
         """By bundle key."""
         with self._lock:
-            return {b: p for (b, c), p in self._cells.items() if c == cluster_key}
+            return dict(self._rows.get(cluster_key, {}))
 
 
 _MODELS: dict[str, type[Bundle | Cluster | ClusterGroup | BundleDeployment]] = {
@@ -410,6 +413,14 @@ def _pair(bd: BundleDeployment) -> Pair | None:
     if not all(names):
         return None
     return f"{names[0]}/{names[1]}", f"{names[2]}/{names[3]}"
+
+
+def _forget(index: dict[str, dict[str, Placement]], outer: str, inner: str) -> None:
+    cells = index.get(outer)
+    if cells is not None:
+        cells.pop(inner, None)
+        if not cells:
+            del index[outer]
 
 
 def _code(placement: Placement | None) -> int:

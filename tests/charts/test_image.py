@@ -195,6 +195,18 @@ def test_wheel_holds_the_whole_package_outside_the_checkout(installed_wheel: Pat
 
 
 @packaging
+def test_wheel_holds_the_dashboards_page(installed_wheel: Path) -> None:
+    """`bundler ui` serves its page from the package: no build step, nothing fetched."""
+    script = (
+        "from importlib import resources; static = resources.files('bundler.ui') / 'static'; "
+        "print(sorted(p.name for p in static.iterdir()))"
+    )
+    found = _run(installed_wheel, "python", "-c", script)
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.strip() == "['app.css', 'app.js', 'index.html']"
+
+
+@packaging
 def test_wheel_declares_requirements_the_environment_meets(installed_wheel: Path) -> None:
     check = subprocess.run(
         [sys.executable, "-m", "pip", "--python", str(installed_wheel / "python"), "check"],

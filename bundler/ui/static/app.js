@@ -334,7 +334,7 @@
       for (let i = first; i < last; i++) {
         const r = rows[i];
         const cluster = fleet.clusters[r];
-        const marks = (cluster.offline ? " ○ offline" : "") + (cluster.paused ? " ⏸ paused" : "");
+        const marks = (cluster.offline ? " (offline)" : "") + (cluster.paused ? " (paused)" : "");
         const tr = el("tr", { "aria-rowindex": i + 2 });
         tr.append(el("th", { class: "name", scope: "row", role: "rowheader", "data-row": i, "data-col": 0,
           tabindex: focus.row === i && focus.col === 0 ? 0 : -1, title: `${cluster.key} ${cluster.state}` },
