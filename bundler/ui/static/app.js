@@ -210,7 +210,7 @@
   let refreshTimer = null;
   function scheduleRefresh() {
     if (refreshTimer) return;
-    refreshTimer = setTimeout(() => { refreshTimer = null; if (view) view.refresh(); }, 300);
+    refreshTimer = setTimeout(() => { refreshTimer = null; if (view) view.refresh(); }, 1000);
   }
 
   function showErrors(errors) {
