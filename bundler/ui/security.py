@@ -42,12 +42,12 @@ class Address:
         return f"http://{host}:{port if port is not None else self.port}"
 
 
-def parse_addr(text: str) -> Address:
+def parse_addr(text: str, flag: str = "--addr") -> Address:
     """`HOST:PORT` (an IP address or localhost; IPv6 in brackets); InvalidInputError naming
-    --addr otherwise."""
+    `flag` otherwise."""
     host, sep, port = text.rpartition(":")
     if not sep or not port.isdigit() or int(port) > _MAX_PORT:
-        raise InvalidInputError(f"{text!r} is not HOST:PORT (e.g. {DEFAULT_ADDR})", field="--addr")
+        raise InvalidInputError(f"{text!r} is not HOST:PORT (e.g. {DEFAULT_ADDR})", field=flag)
     if host.startswith("[") and host.endswith("]"):
         host = host[1:-1]
     if host != LOCALHOST:
@@ -55,7 +55,7 @@ def parse_addr(text: str) -> Address:
             ipaddress.ip_address(host)
         except ValueError:
             raise InvalidInputError(
-                f"{host!r} is not an IP address or localhost", field="--addr"
+                f"{host!r} is not an IP address or localhost", field=flag
             ) from None
     return Address(host, int(port))
 
