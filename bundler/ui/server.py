@@ -194,8 +194,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(b"retry: 2000\n\n")
             self.wfile.flush()
             self._stream(subscriber)
-        except (BrokenPipeError, ConnectionResetError, TimeoutError):
-            pass  # the page went away
+        except OSError:
+            pass  # the page went away (a broken pipe, a reset connection)
         finally:
             self.app.hub.unsubscribe(subscriber)
         self.close_connection = True

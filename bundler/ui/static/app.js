@@ -433,7 +433,6 @@
       location.hash = bundleHash(fleet.bundles[b].key, fleet.clusters[r].key);
     });
     scroller.addEventListener("scroll", schedule, { passive: true });
-    window.addEventListener("resize", schedule);
 
     updateWorkspaces();
     render();
@@ -578,7 +577,12 @@
     const main = document.getElementById("main");
     const hash = location.hash || "#/";
     const [path, query] = hash.slice(1).split("?");
-    const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
+    let parts = [];
+    try {
+      parts = path.split("/").filter(Boolean).map(decodeURIComponent);
+    } catch (error) {
+      parts = [];  // a malformed address: the Fleet page
+    }
     const params = new URLSearchParams(query || "");
     const crumb = document.getElementById("crumb");
     if (parts[0] === "bundle" && parts.length === 3) {
@@ -606,6 +610,7 @@
       showErrors({ dashboard: error.message });
     }
     window.addEventListener("hashchange", route);
+    window.addEventListener("resize", () => { if (view && view.kind === "fleet") view.refresh(); });
     route();
     connect();
   }
