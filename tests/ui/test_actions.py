@@ -56,7 +56,7 @@ def test_bad_requests_name_the_field(body: Any, field: str | None, says: str) ->
 
 def test_annotations_carry_the_generation_read_just_before() -> None:
     store = MemoryStore()
-    created = store.create(BUNDLE, bundle().model_dump(mode="json", exclude_none=True))
+    created = store.create(BUNDLE, bundle().to_wire())
     generation = created["metadata"]["generation"]
     request = ActionRequest.parse(
         {"action": "allow-deletion", "kind": "Bundle", "namespace": WS, "name": "app"}

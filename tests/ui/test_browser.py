@@ -8,29 +8,21 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.remote.webdriver import WebDriver
 
-from bundler.api.bundle import Bundle
 from bundler.api.resources import BUNDLE, BUNDLE_DEPLOYMENT, CLUSTER, NAMESPACE
 from bundler.apiserver import ApiServer
 from bundler.commands.dev import Playground
-from bundler.core.labels import (
-    LABEL_BUNDLE_NAME,
-    LABEL_BUNDLE_NAMESPACE,
-    LABEL_CLUSTER_NAME,
-    LABEL_CLUSTER_NAMESPACE,
-)
 from bundler.inputs import World
 from bundler.kube.store import KubeStore
 from bundler.sim.fleet import FleetOptions
 from bundler.ui.app import Dashboard
 from tests.browser import browser_missing, chromium, console_errors, screenshot
-from tests.builders import WS, bundle, cluster, deployment
+from tests.builders import WS, bundle, cluster, placed_deployment
 from tests.dashboards import VIEWER_USER, running_dashboard, viewer_kubeconfig, wait_until
 from tests.identities import admin_store
 
@@ -245,31 +237,18 @@ def test_a_narrow_window_scrolls_the_matrix_not_the_page(dashboard: Dashboard) -
         screenshot(narrow, "fleet-narrow")
 
 
-def dump(model: Any) -> dict[str, Any]:
-    dumped: dict[str, Any] = model.model_dump(mode="json", exclude_none=True)
-    return dumped
-
-
 def test_tenant_text_renders_as_text(tmp_path: Path, browser: WebDriver) -> None:
     """A message and values a tenant controls, holding markup, show as written and run
     nothing (no manager here: the status is written as an agent's roll-up could carry it)."""
-    bad = Bundle.model_validate(dump(bundle([{"clusterSelector": {}}], name="app")))
     with ApiServer() as server, admin_store(server, tmp_path) as admin:
         for namespace in (WS, "cluster-p1"):
             admin.create(NAMESPACE, {"metadata": {"name": namespace}})
-        admin.create(BUNDLE, dump(bad))
+        admin.create(BUNDLE, bundle([{"clusterSelector": {}}], name="app").to_wire())
         condition = {"type": "Ready", "status": "False", "reason": "NotReady", "message": HOSTILE}
         status = {"conditions": [condition], "display": {"state": "NotReady"}}
         admin.patch_status(BUNDLE, "app", {"status": status}, WS)
-        admin.create(CLUSTER, dump(cluster("p1")))
-        bd = dump(deployment(name="app"))
-        bd["metadata"]["namespace"] = "cluster-p1"
-        bd["metadata"]["labels"] = {
-            LABEL_BUNDLE_NAMESPACE: WS,
-            LABEL_BUNDLE_NAME: "app",
-            LABEL_CLUSTER_NAMESPACE: WS,
-            LABEL_CLUSTER_NAME: "p1",
-        }
+        admin.create(CLUSTER, cluster("p1").to_wire())
+        bd = placed_deployment("app", "p1")
         bd["spec"]["options"]["helm"]["values"] = {"banner": HOSTILE}
         admin.create(BUNDLE_DEPLOYMENT, bd)
         with running_dashboard(server.kubeconfig(tmp_path / "user")) as dashboard:

@@ -9,16 +9,10 @@ from typing import Any
 import pytest
 
 from bundler.api.resources import BUNDLE, BUNDLE_DEPLOYMENT, CLUSTER
-from bundler.core.labels import (
-    LABEL_BUNDLE_NAME,
-    LABEL_BUNDLE_NAMESPACE,
-    LABEL_CLUSTER_NAME,
-    LABEL_CLUSTER_NAMESPACE,
-)
 from bundler.store.protocol import EventType
 from bundler.ui.details import bundle_detail, cluster_detail, deployment_detail
 from bundler.ui.fleet_model import FleetModel
-from tests.builders import WS, bundle, cluster, deployment
+from tests.builders import WS, bundle, cluster, placed_deployment
 
 TARGETS = [
     {"name": "prod", "clusterSelector": {"matchLabels": {"env": "prod"}}},
@@ -26,35 +20,22 @@ TARGETS = [
 ]
 
 
-def dump(model: Any) -> dict[str, Any]:
-    dumped: dict[str, Any] = model.model_dump(mode="json", exclude_none=True)
-    return dumped
-
-
 def bd(cluster_name: str, **kwargs: Any) -> dict[str, Any]:
-    obj = dump(deployment(**kwargs))
-    obj["metadata"]["namespace"] = f"cluster-{cluster_name}"
-    obj["metadata"]["labels"] = {
-        LABEL_BUNDLE_NAMESPACE: WS,
-        LABEL_BUNDLE_NAME: "app",
-        LABEL_CLUSTER_NAMESPACE: WS,
-        LABEL_CLUSTER_NAME: cluster_name,
-    }
-    return obj
+    return placed_deployment("app", cluster_name, **kwargs)
 
 
 def model_of(bundle_obj: dict[str, Any], *deployments: dict[str, Any]) -> FleetModel:
     model = FleetModel()
     model.apply(BUNDLE, EventType.ADDED, bundle_obj)
     for name, env in (("p1", "prod"), ("p2", "prod"), ("d1", "dev")):
-        model.apply(CLUSTER, EventType.ADDED, dump(cluster(name, {"env": env})))
+        model.apply(CLUSTER, EventType.ADDED, cluster(name, {"env": env}).to_wire())
     for obj in deployments:
         model.apply(BUNDLE_DEPLOYMENT, EventType.ADDED, obj)
     return model
 
 
 def test_each_target_lists_the_clusters_it_decides_for() -> None:
-    detail = bundle_detail(model_of(dump(bundle(TARGETS))), f"{WS}/app")
+    detail = bundle_detail(model_of(bundle(TARGETS).to_wire()), f"{WS}/app")
     assert detail is not None
     picked = {t["label"]: t["clusters"] for t in detail["targets"]}
     assert picked == {"prod": ["p1", "p2"], "rest": ["d1"]}
@@ -69,7 +50,7 @@ def test_partitions_count_updated_and_unavailable_clusters_against_their_budget(
         ],
     }
     model = model_of(
-        dump(bundle(TARGETS, rolloutStrategy=strategy)),
+        bundle(TARGETS, rolloutStrategy=strategy).to_wire(),
         bd("p1"),
         bd("p2", applied="v1", name="app-p2"),
     )
@@ -93,7 +74,7 @@ def test_partitions_count_updated_and_unavailable_clusters_against_their_budget(
     ids=["halted", "rolled-back", "deletion-held", "ready"],
 )  # fmt: skip
 def test_the_actions_a_state_offers(state: str, resume: bool, allow: bool) -> None:
-    obj = dump(bundle(TARGETS))
+    obj = bundle(TARGETS).to_wire()
     obj["status"] = {"display": {"state": state, "readyClusters": "0/3"}}
     detail = bundle_detail(model_of(obj), f"{WS}/app")
     assert detail is not None
@@ -110,7 +91,7 @@ def test_a_deployment_shows_explains_verdict_values_and_its_staged_change() -> N
         **staged["spec"]["options"],
         "helm": {**staged["spec"]["options"]["helm"], "values": {"replicas": 2}},
     }
-    detail = deployment_detail(model_of(dump(bundle(TARGETS)), staged), f"{WS}/app", f"{WS}/p1")
+    detail = deployment_detail(model_of(bundle(TARGETS).to_wire(), staged), f"{WS}/app", f"{WS}/p1")
     assert detail is not None
     assert detail["verdict"] == "deployed by prod"
     assert detail["targets"] == ["prod: matches", "rest: matches"]
@@ -120,14 +101,14 @@ def test_a_deployment_shows_explains_verdict_values_and_its_staged_change() -> N
 
 
 def test_a_cluster_shows_its_bootstrap_phases_in_order() -> None:
-    obj = dump(cluster("p1", {"env": "prod"}))
+    obj = cluster("p1", {"env": "prod"}).to_wire()
     obj["status"] = {
         "conditions": [
             {"type": "AgentConnected", "status": "False", "reason": "Waiting", "message": "..."},
             {"type": "FluxInstalled", "status": "True", "reason": "Installed", "message": "ok"},
         ]
     }
-    model = model_of(dump(bundle(TARGETS)))
+    model = model_of(bundle(TARGETS).to_wire())
     model.apply(CLUSTER, EventType.MODIFIED, obj)
     detail = cluster_detail(model, f"{WS}/p1")
     assert detail is not None

@@ -8,38 +8,27 @@ from typing import Any
 import pytest
 
 from bundler.api.resources import BUNDLE, BUNDLE_DEPLOYMENT, CLUSTER, CLUSTER_GROUP, Resource
-from bundler.core.labels import (
-    LABEL_BUNDLE_NAME,
-    LABEL_BUNDLE_NAMESPACE,
-    LABEL_CLUSTER_NAME,
-    LABEL_CLUSTER_NAMESPACE,
-)
 from bundler.store.protocol import EventType
 from bundler.ui.fleet_model import NO_CELL, STATES, FleetModel
-from tests.builders import APPLY_FAILED, UPGRADE_FAILED, WS, bundle, cluster, deployment, group
+from tests.builders import (
+    APPLY_FAILED,
+    UPGRADE_FAILED,
+    WS,
+    bundle,
+    cluster,
+    group,
+    placed_deployment,
+)
 
 PROD = [{"name": "prod", "clusterSelector": {"matchLabels": {"env": "prod"}}}]
 
 
-def dump(model: Any) -> dict[str, Any]:
-    dumped: dict[str, Any] = model.model_dump(mode="json", exclude_none=True)
-    return dumped
-
-
 def bd(bundle_name: str, cluster_name: str, **kwargs: Any) -> dict[str, Any]:
-    obj = dump(deployment(name=bundle_name, **kwargs))
-    obj["metadata"]["namespace"] = f"cluster-{cluster_name}"
-    obj["metadata"]["labels"] = {
-        LABEL_BUNDLE_NAMESPACE: WS,
-        LABEL_BUNDLE_NAME: bundle_name,
-        LABEL_CLUSTER_NAMESPACE: WS,
-        LABEL_CLUSTER_NAME: cluster_name,
-    }
-    return obj
+    return placed_deployment(bundle_name, cluster_name, **kwargs)
 
 
 def offline(name: str, labels: dict[str, str]) -> dict[str, Any]:
-    obj = dump(cluster(name, labels))
+    obj = cluster(name, labels).to_wire()
     obj["status"] = {
         "conditions": [{"type": "Ready", "status": "False", "reason": "Offline", "message": "gone"}]
     }
@@ -62,9 +51,9 @@ def cell(model: FleetModel, bundle_name: str, cluster_name: str) -> str:
 def fleet(*deployments: dict[str, Any], prod: dict[str, Any] | None = None) -> FleetModel:
     """Bundle `app` targeting env=prod; clusters `p1` (prod) and `d1` (dev)."""
     model = FleetModel()
-    put(model, BUNDLE, dump(bundle(PROD)))
-    put(model, CLUSTER, prod or dump(cluster("p1", {"env": "prod"})))
-    put(model, CLUSTER, dump(cluster("d1", {"env": "dev"})))
+    put(model, BUNDLE, bundle(PROD).to_wire())
+    put(model, CLUSTER, prod or cluster("p1", {"env": "prod"}).to_wire())
+    put(model, CLUSTER, cluster("d1", {"env": "dev"}).to_wire())
     for obj in deployments:
         put(model, BUNDLE_DEPLOYMENT, obj)
     return model
@@ -104,7 +93,7 @@ def test_a_targeted_cell_shows_the_placement_state(
 def test_a_label_change_retargets_the_cluster_and_tells_the_new_cell() -> None:
     model = fleet(bd("app", "p1"))
     model.take_changes()
-    put(model, CLUSTER, dump(cluster("d1", {"env": "prod"})))
+    put(model, CLUSTER, cluster("d1", {"env": "prod"}).to_wire())
     changes = model.take_changes()
     assert changes is not None and not changes["reset"]
     assert changes["cells"] == [[f"{WS}/app", f"{WS}/d1", STATES.index("Pending")]]
@@ -116,7 +105,7 @@ def test_a_label_change_retargets_the_cluster_and_tells_the_new_cell() -> None:
 
 def test_a_deployment_outlives_its_targeting_until_it_is_deleted() -> None:
     model = fleet(bd("app", "p1"))
-    put(model, CLUSTER, dump(cluster("p1", {"env": "dev"})))
+    put(model, CLUSTER, cluster("p1", {"env": "dev"}).to_wire())
     assert cell(model, "app", "p1") == "Ready"
     model.apply(BUNDLE_DEPLOYMENT, EventType.DELETED, bd("app", "p1"))
     assert cell(model, "app", "p1") == NO_CELL
@@ -124,19 +113,19 @@ def test_a_deployment_outlives_its_targeting_until_it_is_deleted() -> None:
 
 def test_a_cluster_group_change_retargets_its_workspace() -> None:
     model = FleetModel()
-    put(model, BUNDLE, dump(bundle([{"clusterGroup": "eu"}])))
-    put(model, CLUSTER, dump(cluster("c1", {"region": "eu"})))
+    put(model, BUNDLE, bundle([{"clusterGroup": "eu"}]).to_wire())
+    put(model, CLUSTER, cluster("c1", {"region": "eu"}).to_wire())
     assert cell(model, "app", "c1") == NO_CELL
-    put(model, CLUSTER_GROUP, dump(group("eu", {"matchLabels": {"region": "eu"}})))
+    put(model, CLUSTER_GROUP, group("eu", {"matchLabels": {"region": "eu"}}).to_wire())
     assert cell(model, "app", "c1") == "Pending"
-    model.apply(CLUSTER_GROUP, EventType.DELETED, dump(group("eu", {"matchLabels": {}})))
+    model.apply(CLUSTER_GROUP, EventType.DELETED, group("eu", {"matchLabels": {}}).to_wire())
     assert cell(model, "app", "c1") == NO_CELL
 
 
 def test_a_paused_bundle_says_so_in_the_message_of_a_held_cell() -> None:
     model = FleetModel()
-    put(model, BUNDLE, dump(bundle(PROD, paused=True)))
-    put(model, CLUSTER, dump(cluster("p1", {"env": "prod"})))
+    put(model, BUNDLE, bundle(PROD, paused=True).to_wire())
+    put(model, CLUSTER, cluster("p1", {"env": "prod"}).to_wire())
     placement = model.placements_of_bundle(f"{WS}/app")[f"{WS}/p1"]
     assert placement.state.value == "Pending"
     assert "the Bundle is paused" in placement.message
@@ -146,7 +135,7 @@ def test_adding_or_removing_a_bundle_or_cluster_is_a_reset() -> None:
     model = fleet()
     assert model.take_changes()["reset"] is True  # type: ignore[index]
     assert model.take_changes() is None
-    model.apply(CLUSTER, EventType.DELETED, dump(cluster("d1")))
+    model.apply(CLUSTER, EventType.DELETED, cluster("d1").to_wire())
     assert model.take_changes()["reset"] is True  # type: ignore[index]
     assert [c["name"] for c in model.snapshot()["clusters"]] == ["p1"]
 
@@ -154,7 +143,7 @@ def test_adding_or_removing_a_bundle_or_cluster_is_a_reset() -> None:
 def test_a_status_change_tells_the_entry_without_touching_cells() -> None:
     model = fleet(bd("app", "p1"))
     model.take_changes()
-    obj = dump(bundle(PROD))
+    obj = bundle(PROD).to_wire()
     obj["status"] = {"display": {"readyClusters": "1/1", "state": "Ready"}}
     put(model, BUNDLE, obj)
     changes = model.take_changes()

@@ -6,22 +6,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from bundler.api.resources import BUNDLE, BUNDLE_DEPLOYMENT, CLUSTER, NAMESPACE
 from bundler.apiserver import ApiServer
-from bundler.core.labels import (
-    LABEL_BUNDLE_NAME,
-    LABEL_BUNDLE_NAMESPACE,
-    LABEL_CLUSTER_NAME,
-    LABEL_CLUSTER_NAMESPACE,
-)
 from bundler.core.rbac import PolicyRule
 from bundler.kube.store import KubeStore
 from bundler.ui.server import STATIC
-from tests.builders import WS, bundle, cluster, deployment
+from tests.builders import WS, bundle, cluster, placed_deployment
 from tests.dashboards import (
     VIEWER_USER,
     EventStream,
@@ -37,23 +30,6 @@ from tests.identities import admin_store
 CLUSTER_NS = "cluster-fleet-default-p1"
 
 
-def dump(model: Any) -> dict[str, Any]:
-    dumped: dict[str, Any] = model.model_dump(mode="json", exclude_none=True)
-    return dumped
-
-
-def deployment_of(cluster_name: str, namespace: str, **kwargs: Any) -> dict[str, Any]:
-    obj = dump(deployment(name=f"app-{cluster_name}", **kwargs))
-    obj["metadata"]["namespace"] = namespace
-    obj["metadata"]["labels"] = {
-        LABEL_BUNDLE_NAMESPACE: WS,
-        LABEL_BUNDLE_NAME: "app",
-        LABEL_CLUSTER_NAMESPACE: WS,
-        LABEL_CLUSTER_NAME: cluster_name,
-    }
-    return obj
-
-
 @pytest.fixture
 def server() -> Iterator[ApiServer]:
     with ApiServer() as running:
@@ -65,10 +41,12 @@ def admin(server: ApiServer, tmp_path: Path) -> Iterator[KubeStore]:
     with admin_store(server, tmp_path) as store:
         for namespace in (WS, CLUSTER_NS):
             store.create(NAMESPACE, {"metadata": {"name": namespace}})
-        store.create(BUNDLE, dump(bundle([{"clusterSelector": {"matchLabels": {"env": "prod"}}}])))
-        store.create(CLUSTER, dump(cluster("p1", {"env": "prod"})))
-        store.create(CLUSTER, dump(cluster("d1", {"env": "dev"})))
-        created = deployment_of("p1", CLUSTER_NS)
+        store.create(
+            BUNDLE, bundle([{"clusterSelector": {"matchLabels": {"env": "prod"}}}]).to_wire()
+        )
+        store.create(CLUSTER, cluster("p1", {"env": "prod"}).to_wire())
+        store.create(CLUSTER, cluster("d1", {"env": "dev"}).to_wire())
+        created = placed_deployment("app", "p1", CLUSTER_NS, name="app-p1")
         store.create(BUNDLE_DEPLOYMENT, created)
         status = {"status": created["status"]}
         store.patch_status(BUNDLE_DEPLOYMENT, created["metadata"]["name"], status, CLUSTER_NS)
