@@ -11,7 +11,7 @@ DEV_STAMP := $(VENV)/.dev-stamp
 STAMP := $(VENV)/.installed-stamp
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: demo dev test fuzz e2e e2e-tools lint crds charts bench bench-fleet registry clean
+.PHONY: demo dev test fuzz e2e e2e-tools lint crds charts bench bench-fleet registry browser clean
 
 # $(call install,EXTRAS): this checkout, editable, with EXTRAS (`[test]`, or nothing), into .venv.
 define install
@@ -35,13 +35,18 @@ registry:
 	@command -v docker-registry >/dev/null 2>&1 || { \
 	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq docker-registry >/dev/null; }
 
+# Debian's chromium and its chromedriver: the real browser the dashboard's tests (bundler ui) drive.
+browser:
+	@{ command -v chromium && command -v chromedriver; } >/dev/null 2>&1 || { \
+	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium chromium-driver >/dev/null; }
+
 lint: $(STAMP)
 	$(BIN)/ruff check bundler tests
 	$(BIN)/ruff format --check bundler tests
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
-test: $(STAMP) registry lint
+test: $(STAMP) registry browser lint
 	$(BIN)/pytest -m "not e2e"
 
 # The fuzzing harness of the input paths (tests/fuzz) for FUZZ_EXAMPLES examples per target
@@ -85,6 +90,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bundler.sim.bench_limits
 	$(BIN)/python -m bundler.sim.bench_hostile
 	$(BIN)/python -m bundler.manifests.bench
+	$(BIN)/python -m tests.ui.bench_fleet_page
 
 # Rancher Fleet's controller and bundler's manager side by side on the same real kube-apiserver
 # (tests/e2e/bench_fleet.py): builds Fleet's controller from its Go module first (about 6 minutes

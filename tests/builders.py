@@ -7,6 +7,12 @@ from typing import Any
 from bundler.api.bundle import Bundle
 from bundler.api.bundledeployment import BundleDeployment
 from bundler.api.cluster import Cluster, ClusterGroup
+from bundler.core.labels import (
+    LABEL_BUNDLE_NAME,
+    LABEL_BUNDLE_NAMESPACE,
+    LABEL_CLUSTER_NAME,
+    LABEL_CLUSTER_NAMESPACE,
+)
 
 WS = "fleet-default"
 
@@ -89,3 +95,20 @@ def deployment(
             "conditions": conditions or [],
         }
     return BundleDeployment.model_validate(obj)
+
+
+def placed_deployment(
+    bundle_name: str, cluster_name: str, namespace: str | None = None, **kwargs: Any
+) -> dict[str, Any]:
+    """`deployment(**kwargs)` as the manager places it for Bundle `bundle_name` on Cluster
+    `cluster_name` of WS: in its cluster namespace (default `cluster-<cluster>`), named after the
+    bundle unless told, with bundler's labels; in wire form."""
+    obj = deployment(**{"name": bundle_name, **kwargs}).to_wire()
+    obj["metadata"]["namespace"] = namespace or f"cluster-{cluster_name}"
+    obj["metadata"]["labels"] = {
+        LABEL_BUNDLE_NAMESPACE: WS,
+        LABEL_BUNDLE_NAME: bundle_name,
+        LABEL_CLUSTER_NAMESPACE: WS,
+        LABEL_CLUSTER_NAME: cluster_name,
+    }
+    return obj

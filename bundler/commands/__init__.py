@@ -15,6 +15,7 @@ from bundler.commands import (
     manager,
     render,
     sim,
+    ui,
 )
 from bundler.commands import diff as diff_command
 
@@ -30,4 +31,5 @@ COMMANDS: tuple[ModuleType, ...] = (
     diff_command,
     dev,
     import_fleet,
+    ui,
 )

@@ -25,7 +25,9 @@ bundler.commands.operations'. A standby (not holding the Lease) is ready and exp
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
+from functools import partial
 from typing import Any
 
 from bundler.api.resources import BUNDLER_KINDS
@@ -65,6 +67,8 @@ from bundler.runtime.collector import tune_collector
 from bundler.runtime.host import DEFAULT_WORKERS
 from bundler.store.errors import KindNotServed
 from bundler.store.protocol import Store
+from bundler.ui.app import Dashboard
+from bundler.ui.security import Address, parse_addr
 
 EXIT_OK = 0
 
@@ -144,6 +148,13 @@ def register(sub: Any) -> None:
         metavar="I",
         help="which of the --shard-count shards this manager is, 0 to N-1 (default 0)",
     )
+    parser.add_argument(
+        "--ui-addr",
+        metavar="HOST:PORT",
+        help="also serve the dashboard (bundler ui) read-only, with the manager's own "
+        "credentials, on this loopback address (reach it with kubectl port-forward; default: "
+        "off)",
+    )
     add_leader_election_arguments(parser)
     add_registry_arguments(parser)
     add_template_arguments(parser)
@@ -210,13 +221,31 @@ def check_crds_served(store: Store, namespace: str | None) -> None:
             ) from None
 
 
+def ui_address(args: argparse.Namespace) -> Address | None:
+    """Where --ui-addr asks the read-only dashboard to listen: loopback only, since whoever
+    reaches it reads what the manager reads (kubectl port-forward reaches the pod's loopback,
+    under the RBAC that grants port-forward)."""
+    if args.ui_addr is None:
+        return None
+    address = parse_addr(args.ui_addr, flag="--ui-addr")
+    if not address.loopback:
+        raise InvalidInputError(
+            f"{args.ui_addr} is not a loopback address: the manager serves the dashboard on "
+            "loopback only (reach it with kubectl port-forward)",
+            field="--ui-addr",
+        )
+    return address
+
+
 def run_manager(args: argparse.Namespace) -> int:
     options = options_from(args)
+    address = ui_address(args)
     ops = Operations.from_args(args)
     check_kubeconfig_source(args.kubeconfig)
     configure_logging(args.log_format)
     tune_collector()
-    with load_store(args.kubeconfig, args.context, ops.kube_options()) as store:
+    with contextlib.ExitStack() as stack:
+        store = stack.enter_context(load_store(args.kubeconfig, args.context, ops.kube_options()))
         check_crds_served(store, next(iter(options.workspaces), None))
         manager = Manager(store, options, registry=ops.registry, runtime_metrics=ops.runtime)
         # bundler.manager and bundler.capi are sibling layers: the command joins them on one host.
@@ -230,6 +259,20 @@ def run_manager(args: argparse.Namespace) -> int:
             ),
         )
         ops.watch_host(manager.host)
+        dashboard = None
+        if address is not None:
+            # A client of its own: the page's reads never take the controllers' request budget
+            # or connections.
+            ui_store = stack.enter_context(
+                load_store(args.kubeconfig, args.context, ops.kube_options())
+            )
+            dashboard = Dashboard(
+                ui_store,
+                address,
+                context="the manager's credentials (read-only)",
+                namespaces=options.namespaces,
+                read_only=True,
+            )
         log.info(
             "bundler manager: watching %s%s with %d workers%s",
             ", ".join(options.workspaces) or "all namespaces",
@@ -237,6 +280,21 @@ def run_manager(args: argparse.Namespace) -> int:
             options.workers,
             " (leader election on)" if options.leader_elect else "",
         )
-        received = ops.run_until_signal(manager.start, manager.stop)
+        received = ops.run_until_signal(
+            partial(_start, manager, dashboard), partial(_stop, manager, dashboard)
+        )
     log.info("bundler manager: stopped on %s", received.name)
     return EXIT_OK
+
+
+def _start(manager: Manager, dashboard: Dashboard | None) -> None:
+    if dashboard is not None:
+        dashboard.start()
+        log.info("bundler manager: dashboard (read-only) at %s", dashboard.url)
+    manager.start()
+
+
+def _stop(manager: Manager, dashboard: Dashboard | None, timeout: float) -> None:
+    if dashboard is not None:
+        dashboard.stop()
+    manager.stop(timeout)

@@ -215,6 +215,17 @@ def test_wheel_is_bundler_fleet_under_the_apache_license(installed_wheel: Path) 
     assert found.stdout.splitlines() == ["bundler-fleet Apache-2.0", "Apache License"]
 
 
+def test_wheel_holds_the_dashboards_page(installed_wheel: Path) -> None:
+    """`bundler ui` serves its page from the package: no build step, nothing fetched."""
+    script = (
+        "from importlib import resources; static = resources.files('bundler.ui') / 'static'; "
+        "print(sorted(p.name for p in static.iterdir()))"
+    )
+    found = _run(installed_wheel, "python", "-c", script)
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.strip() == "['app.css', 'app.js', 'index.html']"
+
+
 @packaging
 def test_wheel_declares_requirements_the_environment_meets(installed_wheel: Path) -> None:
     check = subprocess.run(

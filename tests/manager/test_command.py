@@ -20,6 +20,7 @@ from bundler.errors import InvalidInputError
 from bundler.manager.options import ManagerOptions
 from tests.builders import WS, cluster
 from tests.cli_helpers import LOOPBACK_ENDPOINTS, parse_args, run_cli, run_command
+from tests.dashboards import WAIT_SECONDS, get_json, post_action, wait_until
 from tests.identities import manager_kubeconfig
 from tests.manager.conftest import WAIT
 
@@ -66,6 +67,8 @@ def test_flags_become_options(argv: tuple[str, ...], expected: dict[str, Any]) -
         (("--kubeconfig", "/nonexistent/kubeconfig"), None),
         (("--shard-count", "3", "--shard-index", "3"), "--shard-index"),
         (("--shard-index", "-1"), "--shard-index"),
+        (("--ui-addr", "0.0.0.0:8090"), "--ui-addr"),
+        (("--ui-addr", "8090"), "--ui-addr"),
     ],
     ids=[
         "no-workers",
@@ -74,6 +77,8 @@ def test_flags_become_options(argv: tuple[str, ...], expected: dict[str, Any]) -
         "missing-kubeconfig",
         "shard-index-beyond-count",
         "negative-shard-index",
+        "dashboard-off-loopback",
+        "dashboard-without-host",
     ],
 )
 def test_bad_input_is_an_input_error(argv: tuple[str, ...], flag: str | None) -> None:
@@ -167,3 +172,43 @@ def test_runs_until_sigterm(tmp_path: Path) -> None:
                 process.communicate()
         assert process.returncode == 0, stderr
         assert "stopped on SIGTERM" in stderr
+
+
+def test_serves_the_dashboard_read_only_with_its_own_credentials(tmp_path: Path) -> None:
+    with ApiServer() as server:
+        server.store.create(NAMESPACE, {"metadata": {"name": WS}})
+        server.store.create(CLUSTER, cluster("a").to_wire())
+        kubeconfig = manager_kubeconfig(server, tmp_path)
+        process = start_bundler(
+            "manager", "--kubeconfig", str(kubeconfig), "--namespace", WS,
+            "--ui-addr", "127.0.0.1:0", *LOOPBACK_ENDPOINTS,
+        )  # fmt: skip
+        try:
+            url = _dashboard_url(process)
+            assert get_json(url, "/api/session")["readOnly"] is True
+            wait_until(
+                lambda: [c["name"] for c in get_json(url, "/api/fleet")["clusters"]] == ["a"],
+                "cluster a on the dashboard",
+            )
+            refused = post_action(url, "pause", "Cluster", f"{WS}/a")
+            assert refused.status == 403 and "read-only" in refused.json()["error"]
+            process.send_signal(signal.SIGTERM)
+            _, stderr = process.communicate(timeout=WAIT_SECONDS)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.communicate()
+        assert process.returncode == 0, stderr
+        assert not server.store.get(CLUSTER, "a", WS)["spec"].get("paused")
+
+
+def _dashboard_url(process: subprocess.Popen[str]) -> str:
+    """The address the manager logs for its dashboard."""
+    assert process.stderr is not None
+    deadline = time.monotonic() + WAIT_SECONDS
+    while time.monotonic() < deadline:
+        line = process.stderr.readline()
+        assert line or process.poll() is None, "the manager ended before serving the dashboard"
+        if "dashboard (read-only) at " in line:
+            return line.rsplit(" ", 1)[1].strip()
+    raise AssertionError("the manager never said where its dashboard is")
