@@ -71,7 +71,7 @@ def test_the_two_commands_are_two() -> None:
     section = _section("Two commands")
     first_block = section.split("```sh\n", 1)[1].split("```", 1)[0]
     commands = [line.split("#")[0].strip() for line in first_block.splitlines()]
-    assert commands == ["make demo", "make dev"]
+    assert commands == ["make demo", "make test"]
 
 
 def test_the_readme_says_how_to_run_bundler_and_which_kubectl() -> None:
