@@ -6,19 +6,23 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from bundler.commands.bench import requests_per_bd
 from bundler.sim import bench_scale
 from bundler.sim.bench_scale import Sizes
 from bundler.sim.shapes import Shape
 
-TINY = Sizes((4, 8), 2, 8, (2, 4), (4, 2), (4, 2), (4,), 1, 2)
+TINY = Sizes((8,), 2, 8, (2, 4), (4, 2), (4, 2), (4,), 1, 2)
 
 
+# a fresh process per cold start and shape: slow to start on a loaded machine, not a timing
+@pytest.mark.timeout(900)
 def test_every_row_of_the_scale_table_is_measured_on_every_shape(tmp_path: Path) -> None:
     results = bench_scale.measure(TINY, lambda _: None, requests_per_bd)
     assert list(results["shapes"]) == [shape.value for shape in Shape]
     for shape, rows in results["shapes"].items():
-        assert [s["deployments"] for s in rows["cold_start"]] == [8, 16], shape
+        assert [s["deployments"] for s in rows["cold_start"]] == [16], shape
         assert [c["clusters"] for c in rows["label_change"]] == [8], shape
         assert rows["planning"]["us_per_bd"] > 0, shape
         assert rows["memory"]["bytes_per_bd"] > 0, shape
@@ -27,5 +31,5 @@ def test_every_row_of_the_scale_table_is_measured_on_every_shape(tmp_path: Path)
     assert results["http"]["deployments"] == 8
     assert results["sim"][0]["deployments"] == 4
     rows = bench_scale.table(results)
-    assert len(rows) == 2 + len(Shape) * (2 + 1 + 1 + 1) + 1 + 1
+    assert len(rows) == 2 + len(Shape) * (1 + 1 + 1 + 1) + 1 + 1
     json.dumps(results)
