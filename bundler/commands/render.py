@@ -42,6 +42,7 @@ from bundler.commands.arguments import (
     resolver_settings,
     templater,
 )
+from bundler.commands.management_values import deliver, in_inputs
 from bundler.commands.manifests import (
     add_manifest_arguments,
     add_registry_config_argument,
@@ -200,6 +201,12 @@ def render_world(
         if image_resolver is not None:
             images = resolve_images(bundle, queries, world, image_resolver)
         errors.extend(image_lines(bundle, queries, images))
+        try:
+            delivery = deliver(bundle, world.clusters, in_inputs(world))
+        except BundlerError as err:
+            errors.append(f"error: {err}")
+            continue
+        errors.extend(delivery.warnings)
         plan = plan_bundle(
             bundle,
             world.clusters,
@@ -208,6 +215,7 @@ def render_world(
             images,
             dependencies_in(world, bundle),
             templater,
+            delivery.digests,
         )
         siblings = workspace_bundles(world.bundles, bundle.metadata.namespace)
         missing = missing_references(bundle, world.groups, siblings, siblings)
@@ -288,6 +296,7 @@ def run_explain(args: argparse.Namespace) -> int:
     bundle = _find(world.bundles, args.bundle, "Bundle", "--bundle")
     cluster = _find(world.clusters, args.cluster, "Cluster", "--cluster")
     siblings = workspace_bundles(world.bundles, bundle.metadata.namespace)
+    delivery = deliver(bundle, world.clusters, in_inputs(world))
     exp = explain(
         bundle,
         cluster,
@@ -296,7 +305,10 @@ def run_explain(args: argparse.Namespace) -> int:
         bundle_labels=siblings,
         dependencies=dependencies_in(world, bundle),
         templater=templater(args),
+        delivered=delivery.digests,
     )
+    for line in delivery.warnings:
+        print(line, file=sys.stderr)
     if args.output is not None:
         sys.stdout.write(format_data(explanation_data(args.bundle, args.cluster, exp), args.output))
         return EXIT_RENDER_FAILED if exp.error else EXIT_OK

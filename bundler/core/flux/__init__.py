@@ -36,6 +36,7 @@ from bundler.core.flux.source import (
     check_source_options,
     source_spec,
 )
+from bundler.core.flux.values_copies import release_values_from
 from bundler.core.labels import (
     ANNOTATION_CLUSTER,
     ANNOTATION_DEPLOYMENT_ID,
@@ -148,6 +149,13 @@ def build_flux_objects(bd: BundleDeployment, target: FluxTarget) -> FluxObjects:
     release = _object(HELM_RELEASE_API_VERSION, "HelmRelease", name, bd, target)
     release["metadata"]["annotations"][ANNOTATION_DEPLOYMENT_ID] = bd.spec.deploymentID
     chart_ref = _chart_reference(source, name, helm, version, interval, target)
+    if helm.get("valuesFrom"):
+        helm["valuesFrom"] = release_values_from(
+            helm["valuesFrom"],
+            [d.to_wire() for d in bd.spec.options.managementValues or ()],
+            name,
+            remote=target.mode is AgentMode.REMOTE,
+        )
     try:
         release["spec"] = release_spec(helm, chart_ref, _placement(bd, target, obj))
     except UnsupportedOptionError as err:
