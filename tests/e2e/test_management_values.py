@@ -49,7 +49,10 @@ def test_management_values_reach_both_modes_roll_out_and_go(tenancy: Tenancy) ->
         [
             _delivered(
                 "app-settings", workspace, "ConfigMap",
-                {"values.yaml": "greeting: from-configmap\ndb: {host: db.example, port: 5432}\n"},
+                {
+                    "values.yaml": "greeting: from-configmap\n"
+                    "db: {host: db.example, port: 5432, password: from-configmap}\n"
+                },
             ),
             _delivered("db-creds", workspace, "Secret", {"password": "s3cret"}),
         ]
@@ -79,7 +82,8 @@ def test_management_values_reach_both_modes_roll_out_and_go(tenancy: Tenancy) ->
         record = latest_record(tenancy.env.downstream[cluster], "app", tenancy.release_namespace)
         return {} if record is None else record.values
 
-    # Flux merges valuesFrom in order, then the inline values over them (inline wins).
+    # Flux merges valuesFrom in order (the Secret's password over the ConfigMap's), then the
+    # inline values over them (inline wins: port, greeting).
     expected: dict[str, Any] = {
         "greeting": "inline",
         "db": {"host": "db.example", "port": 6543, "password": "s3cret"},
@@ -116,13 +120,15 @@ def test_management_values_reach_both_modes_roll_out_and_go(tenancy: Tenancy) ->
         "both releases upgraded with the rotated password",
     )
     tenancy.eventually(lambda: tenancy.ready_clusters("app") == "2/2", "READY 2/2 again")
+    # The ConfigMap's copy stays; the Secret's is replaced by one named for the new data.
+    (old_secret,) = {name for name in first if "-mgmt-secret-" in name}
     tenancy.eventually(
         lambda: (
             len(copies(PULL)) == 2
-            and not copies(PULL) & first
+            and copies(PULL) & first == first - {old_secret}
             and downstream_copies() == copies(PULL)
         ),
-        "the old copies gone, the new ones downstream",
+        "the old Secret copy gone, the new one downstream",
     )
     second = copies(PULL)
     assert copies(REMOTE) == second

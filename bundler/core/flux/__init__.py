@@ -8,7 +8,9 @@ what it wrote (and what to delete when its BundleDeployment is gone: compare the
 
 Names: the HelmRelease and its source are both named `release_object_name(<bundle name>)`. A
 cluster only runs bundles of one workspace, so the bundle name is unique among its releases, and a
-dependency's HelmRelease name follows from the dependency's bundle name alone.
+dependency's HelmRelease name follows from the dependency's bundle name alone. The HelmRelease's
+`valuesFrom` names the copies helm-controller reads (bundler.core.flux.values_copies): of the
+management values in both modes, of the downstream objects in remote mode.
 """
 
 from __future__ import annotations
