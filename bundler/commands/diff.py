@@ -1,11 +1,14 @@
 """`bundler diff --from OLD --to NEW`: what a change to the input does to every cluster.
 
 Each side is a file, a directory or a git revision (bundler.commands.diff_sides); `--live` takes
-the BundleDeployments of a management cluster as the old side instead. Both sides are planned
-exactly as `render` plans them, and the difference (bundler.core.diff) is printed per bundle and
-cluster: BundleDeployments created and removed, chart versions, values and options by path, and
-with `--manifests` the objects the charts render to (added, removed, changed with a unified diff;
-hooks left out as Helm's release manifest does, the values of Secrets redacted to a fingerprint).
+the BundleDeployments of a management cluster as the old side instead, and the new side's
+management values (`valuesFrom` with `source: Management`) are then read on that cluster, as the
+manager reads them, rather than among the inputs (bundler.commands.management_values). Both sides
+are planned exactly as `render` plans them, and the difference (bundler.core.diff) is printed per
+bundle and cluster: BundleDeployments created and removed, chart versions, values and options by
+path, and with `--manifests` the objects the charts render to (added, removed, changed with a
+unified diff; hooks left out as Helm's release manifest does, the values of Secrets redacted to a
+fingerprint).
 
 A cluster that fails to render on either side (a template error, a chart that does not render) is
 an error line and is not compared; the others are. Exit codes: 0 printed (an error line: 1), and

@@ -12,7 +12,9 @@ line saying so. `--resolve` resolves ranges and images against the registries as
 `helm.secretRef` Secret when the inputs hold it, else from the Docker config (`--registry-config
 PATH`, else `$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`); a bundle whose range cannot
 be resolved is an error line, the other bundles still print. Other Secrets among the inputs (a CAPI
-cluster's kubeconfig) only feed the Cluster API import; none is printed. `--manifests` (which
+cluster's kubeconfig) only feed the Cluster API import, and Secrets and ConfigMaps named by
+`valuesFrom` with `source: Management` are delivered as the manager delivers them
+(bundler.commands.management_values); none is printed. `--manifests` (which
 resolves ranges as --resolve does) adds after each BundleDeployment the objects its chart renders to
 (bundler.commands.manifests). Values are rendered in bounded template workers
 (`--template-memory`, `--template-timeout`: bundler.templating_pool), as the manager renders them.
