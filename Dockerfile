@@ -12,7 +12,7 @@ FROM ${PYTHON_IMAGE} AS build
 ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /src
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md LICENSE ./
 COPY bundler ./bundler
 RUN python -m pip wheel --no-deps --wheel-dir /wheels . \
  && python -m venv /opt/bundler \

@@ -8,6 +8,8 @@ BundlerError
 ├── TemplateError       values of one bundle failed to render for one cluster (confined to it)
 │   └── TemplateLimitExceeded  the render hit a bound the operating system enforces (memory,
 │                              CPU time, its deadline) and was stopped
+├── TagTakenError       a push would replace a different chart under the same tag (CLI exit 1)
+├── NothingToReadError  the inputs hold no object bundler reads (CLI exit 1)
 └── TransientError      the world is not ready or not reachable; retry with backoff
 
 Messages name the object, the field and the cause, and never carry secret values.
@@ -70,6 +72,20 @@ class TemplateLimitExceeded(TemplateError):  # noqa: N818 - the name the issue a
     ) -> None:
         super().__init__(message, obj=obj, field=field)
         self.limit = limit
+
+
+class TagTakenError(BundlerError):
+    """A chart push would put different content under a tag that already holds a chart: the same
+    version would mean two charts. Refused unless forced."""
+
+
+class NothingToReadError(BundlerError):
+    """The files given hold no object bundler reads (no Bundle, Cluster, ClusterGroup, Cluster API
+    Cluster): the message says what was read, `notices` what was skipped and why."""
+
+    def __init__(self, message: str, *, notices: list[str] | None = None) -> None:
+        self.notices = list(notices or [])
+        super().__init__(message)
 
 
 class TransientError(BundlerError):

@@ -4,13 +4,19 @@ Used by the offline commands (render, explain) and the simulator. Everything tha
 the input raises InvalidInputError naming `FILE:LINE` (the offending field's line where the YAML
 writes it, else the document's first line) and the field. `-` reads standard input.
 
-Documents of kinds bundler does not own (a Deployment, a fleet.yaml) are skipped, each with one
-notice in `World.notices`; `strict=True` makes them errors instead.
+A directory is read recursively, in sorted order, except what is not input: hidden directories
+(`.git`, `.venv`, ...) and virtual environments (a `pyvenv.cfg`) are never entered, and a Helm
+chart's directory (a `Chart.yaml` marks one: its templates are not YAML yet) is skipped whole with
+one notice. Documents of kinds bundler does not own (a Deployment, a values file, a `fleet.yaml`,
+a YAML list) are skipped, each with one notice in `World.notices` (a Fleet file's says how to
+import it); `strict=True` makes skipped documents errors instead. Inputs that hold no object
+bundler reads at all are an error (NothingToReadError, exit 1) saying what was read.
 """
 
 from __future__ import annotations
 
 import base64
+import os
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -32,11 +38,21 @@ from bundler.capi.render_inputs import import_documents, is_capi_input
 from bundler.core.capi_import import ImportMode
 from bundler.core.selectors import validate_selector
 from bundler.core.validation import validate_bundle, validate_cluster, validate_metadata
-from bundler.errors import InvalidInputError
+from bundler.errors import InvalidInputError, NothingToReadError
 
 YAML_SUFFIXES = (".yaml", ".yml")
 STDIN = "-"
 STDIN_SOURCE = "<stdin>"
+CHART_FILE = "Chart.yaml"
+# A directory holding this file is a Python virtual environment, whatever its name.
+VENV_MARKER = "pyvenv.cfg"
+FLEET_FILES = ("fleet.yaml", "fleet.yml")
+FLEET_GROUP = "fleet.cattle.io"
+_IMPORT_HINT = (
+    "`bundler import fleet DIR [--gitrepo GITREPO.yaml]` turns a Fleet repository into Bundles"
+)
+# How many files the error for inputs without any object names.
+_NAMED_FILES = 5
 
 
 @dataclass
@@ -51,7 +67,7 @@ class World:
     secrets: list[dict[str, Any]] = field(default_factory=list)
     config_maps: list[dict[str, Any]] = field(default_factory=list)
     bootstrap_configs: list[BootstrapConfig] = field(default_factory=list)
-    # one line per document skipped because bundler does not own its kind
+    # one line per document skipped because bundler does not own its kind, per chart directory
     notices: list[str] = field(default_factory=list)
 
     def stored(self, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
@@ -86,34 +102,95 @@ class World:
         return None
 
 
-def input_files(paths: Iterable[str]) -> list[Path]:
-    """The YAML files named, directories expanded recursively in sorted order.
+@dataclass
+class InputFiles:
+    """The files `-f` paths name, and one notice per chart directory skipped."""
 
-    A directory without any YAML file is an error: it is a wrong path more often than not.
+    files: list[Path] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+
+
+def _is_skipped_directory(path: Path) -> bool:
+    return path.name.startswith(".") or (path / VENV_MARKER).is_file()
+
+
+def _chart_notice(path: Path) -> str:
+    return (
+        f"notice: {path}: skipped a Helm chart directory ({CHART_FILE}): bundler deploys charts "
+        "from a repository or registry (`bundler chart push` publishes it)"
+    )
+
+
+def _directory_files(root: Path, found: InputFiles, *, skip_charts: bool) -> None:
+    if skip_charts and (root / CHART_FILE).is_file():
+        found.notices.append(_chart_notice(root))
+        return
+    for current, dirs, files in os.walk(root, followlinks=True):
+        here = Path(current)
+        kept = []
+        for name in sorted(dirs):
+            child = here / name
+            if _is_skipped_directory(child):
+                continue
+            if skip_charts and (child / CHART_FILE).is_file():
+                found.notices.append(_chart_notice(child))
+                continue
+            kept.append(name)
+        dirs[:] = kept
+        for name in sorted(files):
+            path = here / name
+            if path.suffix in YAML_SUFFIXES and path.is_file():
+                found.files.append(path)
+
+
+def walk_inputs(paths: Iterable[str], *, skip_charts: bool = True) -> InputFiles:
+    """The YAML files named, directories expanded recursively in sorted order, leaving out hidden
+    directories, virtual environments and (unless `skip_charts` is False) chart directories.
+
+    A directory without any YAML file (nor chart) is an error: it is a wrong path more often
+    than not.
     """
-    files: list[Path] = []
+    found = InputFiles()
     for raw in paths:
         path = Path(raw)
         if raw == STDIN:
-            files.append(path)
+            found.files.append(path)
         elif path.is_dir():
-            found = sorted(p for p in path.rglob("*") if p.suffix in YAML_SUFFIXES and p.is_file())
-            if not found:
+            before = (len(found.files), len(found.notices))
+            _directory_files(path, found, skip_charts=skip_charts)
+            if (len(found.files), len(found.notices)) == before:
                 raise InvalidInputError("no .yaml or .yml file in this directory", obj=raw)
-            files.extend(found)
         elif path.is_file():
-            files.append(path)
+            found.files.append(path)
         else:
             raise InvalidInputError("no such file or directory", obj=raw)
-    return files
+    return found
 
 
-def read_documents(paths: Sequence[str]) -> list[Document]:
+def input_files(paths: Iterable[str], *, skip_charts: bool = True) -> list[Path]:
+    """The files of `walk_inputs`, without its notices."""
+    return walk_inputs(paths, skip_charts=skip_charts).files
+
+
+def read_documents(paths: Sequence[str], notices: list[str] | None = None) -> list[Document]:
+    """The documents of the inputs; with `notices`, chart directories and documents that are no
+    mapping are skipped with a line each there (else a document that is no mapping is an
+    error)."""
+    return _read(paths, notices)[1]
+
+
+def _read(paths: Sequence[str], notices: list[str] | None) -> tuple[list[str], list[Document]]:
+    """The sources read and their documents."""
+    walked = walk_inputs(paths)
+    if notices is not None:
+        notices.extend(walked.notices)
+    sources: list[str] = []
     docs: list[Document] = []
-    for path in input_files(paths):
+    for path in walked.files:
         source = STDIN_SOURCE if str(path) == STDIN else str(path)
-        docs.extend(split_documents(read_input_text(path), source))
-    return docs
+        sources.append(source)
+        docs.extend(split_documents(read_input_text(path), source, notices))
+    return sources, docs
 
 
 def _read_bytes(path: Path) -> bytes:
@@ -146,28 +223,35 @@ def read_input_text(path: Path) -> str:
 
 
 def load_world(
-    paths: Sequence[str], capi_import: ImportMode = ImportMode.LABELED, *, strict: bool = False
+    paths: Sequence[str],
+    capi_import: ImportMode = ImportMode.LABELED,
+    *,
+    strict: bool = False,
+    require_objects: bool = True,
 ) -> World:
     """The objects the inputs declare; Cluster API Clusters (and their kubeconfig Secrets) become
     Clusters and class ClusterGroups exactly as the manager's importer would make them, and every
     Secret is kept as it is. Documents of other kinds are skipped with a notice
-    (strict: refused)."""
+    (strict: refused). NothingToReadError when the inputs hold no object bundler reads, unless
+    `require_objects` is False (an empty side of a diff)."""
     world = World()
     seen: dict[tuple[str, str, str], str] = {}
     capi_docs: list[Document] = []
-    docs = read_documents(paths)
-    if not docs:
-        raise InvalidInputError(
-            "no Bundle, Cluster, ClusterGroup or Cluster API document in the inputs",
-            obj=", ".join(paths),
-        )
+    walked: list[str] = []
+    sources, docs = _read(paths, walked)
+    if strict and walked:
+        raise InvalidInputError(f"{walked[0].removeprefix('notice: ')} (--strict refuses it)")
+    world.notices.extend(walked)
+    read_anything = False
     for doc in docs:
         if is_capi_input(doc.body):
             capi_docs.append(doc)
+            read_anything = True
             continue
         if not is_bundler_document(doc.body):
             _skip(world, doc, strict=strict)
             continue
+        read_anything = True
         obj = parse_object(doc)
         assert isinstance(obj, Bundle | Cluster | ClusterGroup | BootstrapConfig)
         ident = (obj.kind, obj.metadata.namespace or "", obj.metadata.name)
@@ -179,6 +263,10 @@ def load_world(
             )
         seen[ident] = doc.where
         _add(world, obj, doc)
+    if require_objects and not read_anything:
+        raise NothingToReadError(
+            _nothing_read(paths, sources, docs, world.notices), notices=world.notices
+        )
     imported = import_documents(
         capi_docs, mode=capi_import, clusters=world.clusters, groups=world.groups
     )
@@ -189,6 +277,31 @@ def load_world(
     return world
 
 
+def _nothing_read(
+    paths: Sequence[str], sources: list[str], docs: list[Document], notices: list[str]
+) -> str:
+    """What the inputs held, for the error saying none of it is bundler's."""
+    named = ", ".join(sources[:_NAMED_FILES])
+    if len(sources) > _NAMED_FILES:
+        named += f" and {len(sources) - _NAMED_FILES} more"
+    charts = sum(": skipped a Helm chart directory" in line for line in notices)
+    parts = [f"{_count(len(sources), 'file')} ({named})" if sources else "no YAML file"]
+    if docs or len(notices) > charts:
+        parts.append(f"{_count(len(notices) - charts, 'document')} skipped (see the notices)")
+    elif sources:
+        parts.append("no document in them")
+    if charts:
+        parts.append(f"{_count(charts, 'chart directory', 'chart directories')} skipped")
+    return (
+        f"no Bundle, Cluster, ClusterGroup or Cluster API Cluster in {', '.join(paths)}: read "
+        + "; ".join(parts)
+    )
+
+
+def _count(n: int, one: str, many: str | None = None) -> str:
+    return f"{n} {one if n == 1 else many or one + 's'}"
+
+
 def _skip(world: World, doc: Document, *, strict: bool) -> None:
     what = describe_kind(doc.body)
     if strict:
@@ -197,7 +310,18 @@ def _skip(world: World, doc: Document, *, strict: bool) -> None:
             obj=doc.at("kind"),
             field="kind",
         )
-    world.notices.append(f"notice: {doc.where}: skipped {what}: not a kind bundler reads")
+    world.notices.append(f"notice: {doc.where}: skipped {what}: {_why_skipped(doc)}")
+
+
+def _why_skipped(doc: Document) -> str:
+    """The end of a skip notice: why, and for Fleet's files how to import them."""
+    api_version = doc.body.get("apiVersion")
+    group = api_version.partition("/")[0] if isinstance(api_version, str) else ""
+    if Path(doc.source).name in FLEET_FILES:
+        return f"a Fleet bundle's options, not a Kubernetes object; {_IMPORT_HINT}"
+    if group == FLEET_GROUP:
+        return f"a kind of Fleet's; {_IMPORT_HINT}"
+    return "not a kind bundler reads"
 
 
 def _add(

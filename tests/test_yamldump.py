@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from bundler.yamldump import dump, reads_as_another_type
+from tests.kubectl import find_kubectl
 
 #: Strings some YAML reader takes for another type: (id, text, the reading that changes it).
 NOT_STRINGS = [
@@ -66,8 +67,10 @@ def test_every_string_reads_back_as_itself_in_pyyaml_and_kubectl() -> None:
     text = dump(manifest)
     assert yaml.safe_load(text)["data"] == data  # YAML 1.1
     # kubectl's reader (Go, sigs.k8s.io/yaml) turns a bare 1e3 into 1000 and yes into true
+    kubectl, missing = find_kubectl()
+    assert kubectl is not None, missing
     read = subprocess.run(
-        ["kubectl", "annotate", "--local", "-f", "-", "checked=yes", "-o", "json"],
+        [kubectl, "annotate", "--local", "-f", "-", "checked=yes", "-o", "json"],
         input=text,
         capture_output=True,
         text=True,

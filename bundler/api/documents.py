@@ -57,17 +57,24 @@ class Document:
         return InvalidInputError(err.message, obj=self.at(err.field), field=err.field)
 
 
-def split_documents(text: str, source: str) -> list[Document]:
-    """The non-empty documents of a multi-document YAML text; bad YAML names the line."""
+def split_documents(text: str, source: str, skipped: list[str] | None = None) -> list[Document]:
+    """The non-empty documents of a multi-document YAML text; bad YAML names the line. A document
+    that is not a mapping (a list, a scalar) is an error, or, when `skipped` is given, a notice
+    line appended to it."""
     docs = []
     for index, located in enumerate(yamlload.load_all(text, source)):
         body = located.body
         if body is None:
             continue
         if not isinstance(body, dict):
+            where = f"{source}:{located.line}"
+            if skipped is not None:
+                skipped.append(
+                    f"notice: {where}: skipped {yaml_type(body)}: not a Kubernetes object"
+                )
+                continue
             raise InvalidInputError(
-                f"expected a mapping (a Kubernetes object), got {yaml_type(body)}",
-                obj=f"{source}:{located.line}",
+                f"expected a mapping (a Kubernetes object), got {yaml_type(body)}", obj=where
             )
         doc = Document(source, index, body, located.line, located.lines)
         _check_type_fields(doc)

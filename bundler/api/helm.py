@@ -451,9 +451,12 @@ class HelmOptions(ApiModel):
     """Readiness of custom resources as CEL expressions (the HelmRelease's
     spec.healthCheckExprs)."""
     valuesFiles: list[str] | None = None
-    """https:// and http:// repositories only: values files inside the chart to use instead of
-    its values.yaml, merged in order (the HelmRelease's spec.chart.spec.valuesFiles). Flux reads
-    an oci:// chart through chartRef, which takes none."""
+    """Values files inside the chart (paths from its root), merged in order, a later file's keys
+    winning, into the values the release starts from, in place of the chart's values.yaml: list
+    values.yaml first to keep the chart's defaults. The Bundle's valuesFrom and values are merged
+    over them. Flux's HelmChart valuesFiles, for https:// and oci:// charts alike: the agent
+    reads an oci:// chart that has them through a HelmRepository of type oci (source.verify then
+    takes only provider and secretRef; proxySecretRef and serviceAccountName are refused)."""
     ignoreMissingValuesFiles: bool | None = None
     """With valuesFiles: leave out the files the chart does not have instead of failing."""
     source: SourceOptions | None = None

@@ -26,6 +26,7 @@ from typing import Any, Protocol, cast
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from bundler.api.resources import Verb
+from bundler.apiserver import protobuf
 from bundler.apiserver.admission import Admitted, admit, authorize_path, authorize_request
 from bundler.apiserver.authn import UserInfo
 from bundler.apiserver.bodies import ClientGoneError, RequestBody
@@ -33,6 +34,7 @@ from bundler.apiserver.context import ServerContext, Write
 from bundler.apiserver.decoding import from_storage
 from bundler.apiserver.discovery import document, is_discovery_path
 from bundler.apiserver.openapi import is_openapi_path, openapi_document
+from bundler.apiserver.protobuf import PROTOBUF
 from bundler.apiserver.response_warnings import Warnings
 from bundler.apiserver.routing import ResourceRoute, not_found, resolve, verb_of
 from bundler.apiserver.selectors import parse_equality_selector, parse_field_selector
@@ -215,6 +217,8 @@ class RequestHandler(BaseHTTPRequestHandler):
         authorize_request(context.authorizer, user, route, verb, query)
         body = request_body.read() if verb in _WITH_BODY else b""
         content_type = self.headers.get("Content-Type", "").split(";")[0].strip().lower()
+        if content_type == PROTOBUF:
+            body, content_type = protobuf.as_json(route, verb, body), "application/json"
         request = ApiRequest(route, verb, query, content_type, body)
         admitted = self._admit(user, request)
         fault = context.faults.take(verb, route.resource)

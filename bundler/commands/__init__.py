@@ -11,6 +11,7 @@ from bundler.commands import (
     cluster_register,
     dev,
     images,
+    import_fleet,
     manager,
     render,
     sim,
@@ -28,4 +29,5 @@ COMMANDS: tuple[ModuleType, ...] = (
     cluster_register,
     diff_command,
     dev,
+    import_fleet,
 )

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from bundler.commands.flag_types import check_seconds, mebibytes, positive_seconds
-from bundler.errors import InvalidInputError
+from bundler.errors import InvalidInputError, NothingToReadError
 from bundler.inputs import World, load_world
 from bundler.manager.chart_resolver import (
     DEFAULT_DEADLINE,
@@ -58,7 +58,12 @@ def add_input_paths(parser: argparse.ArgumentParser, *, required: bool = True) -
 
 def load_inputs(args: argparse.Namespace) -> World:
     """The inputs of `-f` (and `--strict`), each skipped document told on stderr."""
-    world = load_world(args.paths, strict=args.strict)
+    try:
+        world = load_world(args.paths, strict=args.strict)
+    except NothingToReadError as err:
+        for line in err.notices:
+            print(line, file=sys.stderr)
+        raise
     for line in world.notices:
         print(line, file=sys.stderr)
     return world

@@ -8,7 +8,8 @@ per Cluster). Its token controller fills the agents' token Secrets the manager w
 certificate as their CA, so `bundler agent-kubeconfig` gives kubeconfigs that work against it. The
 `-f` inputs are loaded as `bundler sim` loads them; a Cluster written later (`kubectl apply`) gets
 its simulated downstream cluster and agent at once. The command writes an admin kubeconfig (mode
-0600) and runs until SIGINT or SIGTERM.
+0600), says which kubectl to use when the one on PATH is missing or too old
+(bundler.commands.kubectl_check), and runs until SIGINT or SIGTERM.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from bundler.commands.arguments import (
     template_limits,
 )
 from bundler.commands.flag_types import non_negative_seconds
+from bundler.commands.kubectl_check import playground_kubectl_advice
 from bundler.errors import BundlerError
 from bundler.inputs import World
 from bundler.manager.chart_resolver import RegistryResolver, with_docker_config
@@ -162,6 +164,9 @@ def run_dev(args: argparse.Namespace) -> int:
             try:
                 path = playground.server.kubeconfig(Path(args.kubeconfig_out)).resolve()
                 print(f"API server at {playground.server.url}; Ctrl-C stops it", file=sys.stderr)
+                advice = playground_kubectl_advice()
+                if advice is not None:
+                    print(advice, file=sys.stderr)
                 print(f"export KUBECONFIG={path}", flush=True)
                 received = waiter.wait()
             finally:

@@ -301,7 +301,7 @@ def compare(old: _Planned, new: _Planned) -> FleetDiff:
 
 def _load(paths: list[str]) -> World:
     """The inputs at `paths`; none at all (a revision without the directory) is an empty fleet."""
-    return load_world(paths) if paths else World()
+    return load_world(paths, require_objects=False) if paths else World()
 
 
 def format_diff(result: FleetDiff, fmt: DiffFormat) -> str:

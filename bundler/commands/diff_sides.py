@@ -67,7 +67,8 @@ def side_paths(side: Side, other: Side) -> Iterator[list[str]]:
         return
     top = Path(_git("rev-parse", "--show-toplevel").strip())
     relative = "." if other.is_revision else _inside(top, Path(other.text), other.flag)
-    archive = _git_bytes("archive", "--format=tar", side.revision or "")
+    # From the top: in a subdirectory, git archive writes that subdirectory's tree alone.
+    archive = _git_bytes("-C", str(top), "archive", "--format=tar", side.revision or "")
     with tempfile.TemporaryDirectory(prefix="bundler-diff-") as scratch:
         links = _OutsideLinks()
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
@@ -116,6 +117,11 @@ def _inside(top: Path, path: Path, flag: str) -> str:
         ) from None
 
 
+def _command(args: tuple[str, ...]) -> str:
+    """The git sub-command of `args` (after a leading `-C DIR`)."""
+    return args[2] if args[:1] == ("-C",) else args[0]
+
+
 def _git(*args: str, check: bool = True) -> str:
     return _git_bytes(*args, check=check).decode("utf-8", "replace")
 
@@ -132,8 +138,10 @@ def _git_bytes(*args: str, check: bool = True) -> bytes:
     except FileNotFoundError:
         raise BundlerError("git is not installed: a side that is a revision needs it") from None
     except subprocess.TimeoutExpired:
-        raise BundlerError(f"git {args[0]} took longer than {GIT_TIMEOUT_S:g}s") from None
+        raise BundlerError(f"git {_command(args)} took longer than {GIT_TIMEOUT_S:g}s") from None
     if check and done.returncode != 0:
         message = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise BundlerError(f"git {args[0]} failed: {message[-1] if message else done.returncode}")
+        raise BundlerError(
+            f"git {_command(args)} failed: {message[-1] if message else done.returncode}"
+        )
     return done.stdout if done.returncode == 0 else b""

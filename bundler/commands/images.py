@@ -112,7 +112,8 @@ def _files_inside_directories(paths: list[str]) -> dict[Path, Path]:
     found: dict[Path, Path] = {}
     for raw in paths:
         root = Path(raw).resolve() if Path(raw).is_dir() else None
-        for path in input_files([raw]):
+        # values files of charts kept beside the Bundles carry markers too
+        for path in input_files([raw], skip_charts=False):
             real = path.resolve()
             if root is not None and not real.is_relative_to(root):
                 raise InvalidInputError(

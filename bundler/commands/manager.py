@@ -43,7 +43,7 @@ from bundler.commands.arguments import (
     resolver_settings,
     template_limits,
 )
-from bundler.commands.flag_types import check_seconds
+from bundler.commands.flag_types import check_seconds, mebibytes
 from bundler.commands.operations import (
     Operations,
     add_leader_election_arguments,
@@ -53,6 +53,7 @@ from bundler.commands.operations import (
 )
 from bundler.core.capi_import import ImportMode
 from bundler.core.naming import is_dns1123_label
+from bundler.core.planning.held import DEFAULT_BUNDLE_HELD_MIB
 from bundler.core.shards import Shard
 from bundler.errors import BundlerError, InvalidInputError
 from bundler.kube.store import load_store
@@ -146,6 +147,15 @@ def register(sub: Any) -> None:
     add_leader_election_arguments(parser)
     add_registry_arguments(parser)
     add_template_arguments(parser)
+    parser.add_argument(
+        "--template-bundle-memory",
+        type=mebibytes(1),
+        default=DEFAULT_BUNDLE_HELD_MIB,
+        metavar="MIB",
+        help="what one Bundle's rendered values may hold across all its clusters; a cluster "
+        "whose render would pass it keeps what it runs and gets a TemplateLimitExceeded error "
+        f"(default: {DEFAULT_BUNDLE_HELD_MIB})",
+    )
     add_operations_arguments(parser)
     parser.set_defaults(run=run_manager)
 
@@ -177,6 +187,7 @@ def options_from(args: argparse.Namespace) -> ManagerOptions:
         renew_deadline=args.leader_election_renew_deadline,
         retry_period=args.leader_election_retry_period,
         template_limits=template_limits(args),
+        template_bundle_mib=args.template_bundle_memory,
         bootstrap=args.bootstrap,
         shard=Shard(args.shard_index, args.shard_count) if args.shard_count > 1 else None,
     )

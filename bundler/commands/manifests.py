@@ -11,6 +11,7 @@ reports it and renders the others.
 from __future__ import annotations
 
 import argparse
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +32,7 @@ from bundler.errors import BundlerError, InvalidInputError
 from bundler.inputs import World
 from bundler.manager.chart_resolver import ResolverSettings, repository_host
 from bundler.manifests.engine import HelmEngine, find_engine
-from bundler.manifests.release import release_input, render_release
+from bundler.manifests.release import release_input, render_release, with_values_files
 from bundler.manifests.sandbox import (
     DEFAULT_MEMORY_MIB,
     DEFAULT_TIMEOUT_S,
@@ -115,8 +116,19 @@ class ManifestRenderer:
         try:
             options = self._options(repo, labels.get(LABEL_BUNDLE_NAMESPACE, ""), bd)
             archive = self.cache.fetch(repo, chart, version, options)
-            release = release_input(bd, archive, self._cluster(cluster_ref))
-            return render_release(self.engine, release)
+            with tempfile.TemporaryDirectory(prefix="bundler-values-files-") as scratch:
+                if helm.valuesFiles:
+                    derived = Path(scratch, archive.name)
+                    derived.write_bytes(
+                        with_values_files(
+                            archive.read_bytes(),
+                            helm.valuesFiles,
+                            ignore_missing=bool(helm.ignoreMissingValuesFiles),
+                        )
+                    )
+                    archive = derived
+                release = release_input(bd, archive, self._cluster(cluster_ref))
+                return render_release(self.engine, release)
         except BundlerError as err:
             bundle = key(labels.get(LABEL_BUNDLE_NAMESPACE), bd.metadata.name)
             raise type(err)(

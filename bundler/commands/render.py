@@ -70,6 +70,7 @@ from bundler.core.planning import (
     plan_bundle,
 )
 from bundler.core.targeting import match_targets, missing_references
+from bundler.core.templating.gotemplate import bundle_label_warnings
 from bundler.core.templating.templater import IN_PROCESS, Templater
 from bundler.core.versions import LATEST_STABLE, is_exact_version
 from bundler.errors import BundlerError, InvalidInputError
@@ -221,6 +222,7 @@ def render_world(
         )
         siblings = workspace_bundles(world.bundles, bundle.metadata.namespace)
         missing = missing_references(bundle, world.groups, siblings, siblings)
+        missing += bundle_label_warnings(bundle)
         errors.extend(f"warning: Bundle {bundle_key}: {line}" for line in missing)
         ranges: set[str] = set()
         for planned in plan.deployments:
@@ -314,7 +316,7 @@ def run_explain(args: argparse.Namespace) -> int:
     if args.output is not None:
         sys.stdout.write(format_data(explanation_data(args.bundle, args.cluster, exp), args.output))
         return EXIT_RENDER_FAILED if exp.error else EXIT_OK
-    for line in exp.missing:
+    for line in [*exp.missing, *bundle_label_warnings(bundle)]:
         print(f"warning: Bundle {args.bundle}: {line}", file=sys.stderr)
     out = [f"Bundle {args.bundle} on Cluster {args.cluster}: {verdict(exp)}"]
     out.append(f"cluster groups: {', '.join(exp.groups) or '(none)'}")

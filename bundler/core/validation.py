@@ -23,8 +23,8 @@ from bundler.core.flux.release import UnsupportedOptionError, check_release_opti
 from bundler.core.flux.source import (
     RepoError,
     SourceOptionError,
-    chart_source,
     check_source_options,
+    source_for,
 )
 from bundler.core.images import check_policy, effective_image
 from bundler.core.images.filters import image_field
@@ -291,7 +291,7 @@ def _check_flux_options(obj: str, path: str, helm: dict[str, Any]) -> None:
     repo, chart = helm.get("repo"), helm.get("chart")
     if repo and chart:
         try:
-            check_source_options(chart_source(repo, chart).kind, helm)
+            check_source_options(source_for(repo, chart, helm), helm)
         except RepoError:
             pass  # told by _check_repo, with the repository's own field
         except SourceOptionError as err:

@@ -110,6 +110,12 @@ def _match_version(s: str) -> SemVer | None:
     return SemVer(int(m[1]), int(m[2] or 0), int(m[3] or 0), prerelease, m[5] or "", s)
 
 
+def is_version(s: str) -> bool:
+    """A version as Helm reads a chart's: `1.2.3`, `v1.2.3`, a partial `1.2`, with an optional
+    prerelease and build metadata. Not a range."""
+    return _match_version(s) is not None
+
+
 def is_exact_version(s: str) -> bool:
     """A plain, complete version (`1.2.3`, `v1.2.3-rc.1+b`): not a range, not a partial `1.2`.
 

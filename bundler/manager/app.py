@@ -90,7 +90,9 @@ class Manager:
             scopes=Scopes(scopes),
             outcomes=Outcomes(),
             liveness=Liveness(self.clock, self.options.offline_after),
-            memo=RowMemo(shared_pool(self.options.template_limits)),
+            memo=RowMemo(
+                shared_pool(self.options.template_limits), self.options.template_bundle_mib << 20
+            ),
             resolution=VersionResolution(
                 metrics.counting(self.options.resolver), store, self.clock
             ),

@@ -14,6 +14,8 @@ Defaults and their reasons:
   registered cluster reads Pending/WaitApplied, not Offline, while its agent starts.
 - `template_limits`: each cluster's values render in the process's shared pool of template
   workers under these bounds (bundler.templating_pool.limits: 256 MiB and 10 s per render).
+- `template_bundle_mib` 64: what one Bundle's rendered values may hold across all its clusters
+  (bundler.core.planning.held).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from bundler.api.images import BundleImage, ResolvedImage
+from bundler.core.planning.held import DEFAULT_BUNDLE_HELD_MIB
 from bundler.core.shards import Shard
 from bundler.runtime.host import DEFAULT_WORKERS
 from bundler.runtime.leader import (
@@ -74,6 +77,7 @@ class ManagerOptions:
     bootstrap: bool = False
     shard: Shard | None = None
     template_limits: TemplateLimits = field(default_factory=TemplateLimits)
+    template_bundle_mib: int = DEFAULT_BUNDLE_HELD_MIB
 
     def __post_init__(self) -> None:
         if self.workers < 1:

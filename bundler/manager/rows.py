@@ -41,6 +41,7 @@ from bundler.core.planning import (
     plan_deployment,
     render_many,
 )
+from bundler.core.planning.held import DEFAULT_BUNDLE_HELD_BYTES, HeldBytes
 from bundler.core.targeting import TargetDecision, match_targets
 from bundler.core.templating.images import ImageNotResolvedError
 from bundler.core.templating.templater import IN_PROCESS, Templater
@@ -126,13 +127,20 @@ class _Entry:
     images: tuple[ImageQuery, ...] = ()
     row: Row | None = None
     rendered_with: RowInputs | None = None
+    #: What this cluster's render holds that no other cluster's shares (bundler.core.planning.held).
+    held_bytes: int = 0
 
 
 class RowMemo:
     """Rows of every Bundle, kept for the Bundle's current generation only."""
 
-    def __init__(self, templater: Templater = IN_PROCESS) -> None:
+    def __init__(
+        self, templater: Templater = IN_PROCESS, bundle_limit_bytes: int = DEFAULT_BUNDLE_HELD_BYTES
+    ) -> None:
+        """`bundle_limit_bytes`: what one Bundle's rendered options may hold across its
+        clusters (bundler.core.planning.held)."""
         self.templater = templater
+        self.bundle_limit_bytes = bundle_limit_bytes
         self._lock = threading.Lock()
         self._bundles: dict[str, tuple[tuple[str, int], dict[str, _Entry]]] = {}
         self.rendered = 0
@@ -289,12 +297,29 @@ class RowMemo:
         with self._lock:
             self.rendered += len(stale)
         targeted = [(entries[k].cluster, entries[k].decision) for k, _ in stale]
-        answers = render_many(bundle, targeted, resolved, images, deps, self.templater, delivered)
-        for (cluster_key, inputs), answer in zip(stale, answers, strict=True):
+        again = {k for k, _ in stale}
+        held = HeldBytes(
+            self.bundle_limit_bytes,
+            sum(e.held_bytes for k, e in self._held_by(bundle, entries).items() if k not in again),
+        )
+        answers = render_many(
+            bundle, targeted, resolved, images, deps, self.templater, held, delivered
+        )
+        for index, ((cluster_key, inputs), answer) in enumerate(zip(stale, answers, strict=True)):
             entry = entries[cluster_key]
             row = _row(bundle, entry.cluster, answer)
-            entries[cluster_key] = replace(entry, row=row, rendered_with=inputs)
+            entries[cluster_key] = replace(
+                entry, row=row, rendered_with=inputs, held_bytes=held.charged.get(index, 0)
+            )
         return entries
+
+    def _held_by(self, bundle: Bundle, entries: dict[str, _Entry]) -> dict[str, _Entry]:
+        """Every entry of `bundle` that holds a render: the memo's, updated by `entries` (`one`
+        renders a single cluster, the others still hold theirs)."""
+        with self._lock:
+            known = dict(self._bundles.get(_bundle_key(bundle), (None, {}))[1])
+        known.update(entries)
+        return known
 
 
 def _bundle_key(bundle: Bundle) -> str:

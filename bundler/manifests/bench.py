@@ -4,7 +4,7 @@ Renders a small chart (a ConfigMap and a Deployment) with the SDK in this proces
 through the child of bundler.manifests.sandbox: the first render through the child includes
 starting it (the interpreter and Helm's Go runtime, once per command), the others are what each
 further chart of a command pays over an in-process render. Figures only: nothing here asserts a
-time. Needs helm-python-sdk (`pip install 'bundler[helm]'`).
+time. Needs helm-python-sdk (`pip install helm-python-sdk`, the `helm` extra).
 """
 
 from __future__ import annotations

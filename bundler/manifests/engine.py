@@ -1,11 +1,11 @@
 """Helm's own template engine, through helm-python-sdk (Helm's Go SDK) or a `helm` binary.
 
-`find_engine()` picks helm-python-sdk when it is installed (`pip install bundler[helm]`), else a
-`helm` binary on PATH (`helm template`), else raises an error saying how to get one. Both render
-offline, as `helm template` does: no cluster is contacted (`lookup` finds nothing). The Kube
-version, when the caller knows it, is passed as Helm's `--kube-version`; otherwise Helm's default
-applies. CRDs (a chart's `crds/`) come first unless the release skips them, as helm-controller
-installs them before the templates.
+`find_engine()` picks helm-python-sdk when it is installed (`pip install helm-python-sdk`, the
+`helm` extra), else a `helm` binary on PATH (`helm template`), else raises an error saying how to
+get one. Both render offline, as `helm template` does: no cluster is contacted (`lookup` finds
+nothing). The Kube version, when the caller knows it, is passed as Helm's `--kube-version`;
+otherwise Helm's default applies. CRDs (a chart's `crds/`) come first unless the release skips
+them, as helm-controller installs them before the templates.
 
 A chart's templates are its author's: the binary runs with `--render-timeout`; the SDK, which
 cannot be cancelled, renders in a child process killed at `--render-timeout` and limited to
@@ -30,9 +30,9 @@ HELM_BINARY = "helm"
 # What one release may render to: ten times Kubernetes' 3 MiB limit on one stored release.
 MAX_RENDERED_BYTES = 32 << 20
 INSTALL_HINT = (
-    "rendering charts needs Helm's engine: install bundler's helm extra "
-    "(pip install 'bundler[helm]', which brings helm-python-sdk) or put a helm binary on PATH "
-    "(https://helm.sh/docs/intro/install/)"
+    "rendering charts needs Helm's engine: install helm-python-sdk beside bundler "
+    "(pip install helm-python-sdk; from a checkout, pip install '.[helm]') or put a helm binary "
+    "on PATH (https://helm.sh/docs/intro/install/)"
 )
 
 

@@ -6,6 +6,9 @@ characters), the deployment's namespace as the release namespace, the rendered `
 `--set`; `valuesFrom` is read on the cluster and cannot be known here), CRDs unless the release
 skips them. The Kube version is the cluster's when its Cluster says it: the Cluster API
 `spec.topology.version` an imported cluster carries in `spec.values.Cluster`; else Helm's default.
+With `helm.valuesFiles` the chart is first made what source-controller makes of it for the
+HelmChart: its values.yaml replaced by those files of the chart merged in order
+(`with_values_files`).
 
 The objects are those of Helm's release manifest (`helm get manifest`), what Flux applies and
 watches: hooks (`helm.sh/hook`) are left out, as Helm keeps them apart and runs them around an
@@ -25,8 +28,10 @@ from bundler.api.bundledeployment import BundleDeployment
 from bundler.api.cluster import Cluster
 from bundler.api.helm import CRDsPolicy
 from bundler.core.flux import bundle_name, helm_release_name
-from bundler.errors import TemplateError
+from bundler.core.merge import deep_merge
+from bundler.errors import InvalidInputError, TemplateError
 from bundler.manifests.engine import MAX_RENDERED_BYTES, HelmEngine, ReleaseInput
+from bundler.oci import package
 
 Obj = dict[str, Any]
 
@@ -59,6 +64,39 @@ def release_input(bd: BundleDeployment, chart: Path, cluster: Cluster | None) ->
         include_crds=not skip_crds,
         tests=helm.test is not None and bool(helm.test.enable),
     )
+
+
+VALUES_FILE = "values.yaml"
+
+
+def with_values_files(archive: bytes, files: list[str], *, ignore_missing: bool) -> bytes:
+    """The chart archive as source-controller builds it for a HelmChart with `valuesFiles`: its
+    values.yaml replaced by the files merged in order, a later file's keys winning and maps
+    merged key by key (`values.yaml` in the list is the chart's own); TemplateError for a file
+    the chart does not have, unless `ignore_missing`."""
+    try:
+        chart_files = package.archive_files(archive, source="the chart")
+    except InvalidInputError as err:
+        raise TemplateError(err.message) from None
+    merged: dict[str, Any] = {}
+    for name in files:
+        relative = name.removeprefix("./")
+        if relative not in chart_files:
+            if ignore_missing:
+                continue
+            raise TemplateError(
+                f"valuesFiles: the chart has no {name} (ignoreMissingValuesFiles: true leaves "
+                "out the files a chart lacks)"
+            )
+        try:
+            loaded = yaml.safe_load(chart_files[relative]) or {}
+        except yaml.YAMLError as err:
+            raise TemplateError(f"valuesFiles: {name} is not YAML: {_one_line(err)}") from None
+        if not isinstance(loaded, dict):
+            raise TemplateError(f"valuesFiles: {name} is not a mapping of values")
+        merged = deep_merge(merged, loaded)  # as Flux merges values files
+    text = yaml.safe_dump(merged, sort_keys=False).encode()
+    return package.with_file(archive, VALUES_FILE, text, source="the chart")
 
 
 def render_release(engine: HelmEngine, release: ReleaseInput) -> list[Obj]:

@@ -3,8 +3,16 @@
 A chart artifact is an OCI image manifest whose config blob is the Chart.yaml metadata as JSON
 (`application/vnd.cncf.helm.config.v1+json`) and whose chart layer is the `.tgz`
 (`application/vnd.cncf.helm.chart.content.v1.tar+gzip`). Helm puts no title annotation on that
-layer, so readers select it by media type. The manifest carries Helm's descriptive annotations
-except `org.opencontainers.image.created`, whose clock value would break identical digests.
+layer, so readers select it by media type.
+
+The manifest carries the annotations `helm push` writes: `org.opencontainers.image.title`
+(the name), `.version`, `.description`, `.url` (`home`), `.source` (the first of `sources`),
+`.authors` (the maintainers, `Name (email), Name`), then the Chart.yaml's own `annotations`, which
+may replace any of these but the title and the version. Helm also writes `.created` with the
+clock's time, which would give every push of the same chart a new manifest digest, hence a new
+revision to Flux and an upgrade on every cluster; bundler writes it only when asked for a time
+(`SOURCE_DATE_EPOCH`, the reproducible-builds convention), so the same chart stays the same
+manifest.
 """
 
 from __future__ import annotations
@@ -39,6 +47,12 @@ CHART_LAYER_MEDIA_TYPES = (CHART_LAYER_MEDIA_TYPE, LEGACY_CHART_LAYER_MEDIA_TYPE
 ANNOTATION_TITLE = "org.opencontainers.image.title"
 ANNOTATION_VERSION = "org.opencontainers.image.version"
 ANNOTATION_DESCRIPTION = "org.opencontainers.image.description"
+ANNOTATION_URL = "org.opencontainers.image.url"
+ANNOTATION_SOURCE = "org.opencontainers.image.source"
+ANNOTATION_AUTHORS = "org.opencontainers.image.authors"
+ANNOTATION_CREATED = "org.opencontainers.image.created"
+# Chart annotations never replace these (Helm's immutableOciAnnotations).
+_IMMUTABLE_ANNOTATIONS = (ANNOTATION_TITLE, ANNOTATION_VERSION)
 
 
 @dataclass(frozen=True)
@@ -61,13 +75,31 @@ class Descriptor:
         return len(data) == self.size and Descriptor.of(self.media_type, data) == self
 
 
+def chart_annotations(metadata: ChartMetadata, created: str | None = None) -> dict[str, str]:
+    """The manifest annotations `helm push` writes for a chart; `created` (RFC 3339) only when
+    given."""
+    generated = {
+        ANNOTATION_DESCRIPTION: metadata.description,
+        ANNOTATION_TITLE: metadata.name,
+        ANNOTATION_VERSION: metadata.version,
+        ANNOTATION_URL: metadata.home,
+        ANNOTATION_CREATED: created,
+        ANNOTATION_SOURCE: metadata.first_source,
+        ANNOTATION_AUTHORS: metadata.authors,
+    }
+    annotations = {key: value for key, value in generated.items() if value}
+    for key, value in metadata.annotations.items():
+        if key not in _IMMUTABLE_ANNOTATIONS:
+            annotations[key] = value
+    return dict(sorted(annotations.items()))
+
+
 def chart_manifest(
-    metadata: ChartMetadata, config: Descriptor, layer: Descriptor
+    metadata: ChartMetadata, config: Descriptor, layer: Descriptor, created: str | None = None
 ) -> dict[str, Any]:
-    """The image manifest of one chart, built only from content (so it is deterministic)."""
-    annotations = {ANNOTATION_TITLE: metadata.name, ANNOTATION_VERSION: metadata.version}
-    if metadata.description:
-        annotations[ANNOTATION_DESCRIPTION] = metadata.description
+    """The image manifest of one chart, built only from content and `created` (so the same
+    chart and time give the same manifest)."""
+    annotations = chart_annotations(metadata, created)
     return {
         "schemaVersion": 2,
         "mediaType": MANIFEST_MEDIA_TYPE,

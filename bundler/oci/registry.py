@@ -1,7 +1,12 @@
 """Charts in an OCI registry: push, pull and tag listing, over bundler's oras client.
 
-Push uploads the config blob and the chart layer (skipping blobs the registry already has), then
-the manifest at `<location>/<name>:<version with + as _>`, and reports the manifest digest. Pull
+Push first asks whether the tag `<location>/<name>:<version with + as _>` exists: a tag holding
+the same chart layer is pushed again as it is (the same manifest, unless the annotations changed);
+a tag holding a different chart (or something else) is refused with TagTakenError, since the same
+version would then name two charts and clusters pinned to it would get the new one without a
+rollout, unless `force` says to replace it (the old layer's digest is reported). Then it uploads the
+config blob and the chart layer (skipping blobs the registry already has) and the manifest, and
+reports the manifest digest. Pull
 fetches the manifest, insists it is a Helm chart, selects the chart layer by media type, and checks
 the bytes against the layer's digest before handing them out.
 
@@ -24,7 +29,7 @@ from typing import Any
 from oras.container import Container
 
 from bundler.core.versions import version_to_tag
-from bundler.errors import RegistryAnswerError, TransientError
+from bundler.errors import RegistryAnswerError, TagTakenError, TransientError
 from bundler.oci import layout
 from bundler.oci.client import DEFAULT_DEADLINE_S, DEFAULT_TIMEOUT_S, RegistryClient
 from bundler.oci.credentials import Credentials
@@ -60,8 +65,12 @@ class RegistryOptions:
 
 @dataclass(frozen=True)
 class PushedChart:
+    """What a push wrote: the tag and the manifest digest; `replaced` is the chart layer digest
+    (or a description) of the different artifact a forced push replaced."""
+
     reference: ChartTag
     digest: str
+    replaced: str | None = None
 
 
 @dataclass(frozen=True)
@@ -108,10 +117,38 @@ def _upload(
         client.upload_blob(str(path), container, blob.to_json())
 
 
+def _tag_exists(client: RegistryClient, tag: ChartTag) -> bool:
+    container = repository_container(tag.repository, tag.tag)
+    response = client.do_request(
+        f"{client.prefix}://{container.manifest_url()}",
+        "HEAD",
+        headers={"Accept": ", ".join(layout.ACCEPTED_MANIFEST_MEDIA_TYPES)},
+    )
+    return response.status_code != 404
+
+
+def _held_layer(client: RegistryClient, tag: ChartTag) -> str | None:
+    """The digest of the chart layer the tag holds, a description when it holds something that
+    is not a chart, or None when there is no such tag."""
+    if not _tag_exists(client, tag):
+        return None
+    try:
+        return _fetch_manifest(client, tag).layer.digest
+    except RegistryAnswerError as err:
+        return f"an artifact that is not this kind of chart ({err.message})"
+
+
 def push_chart(
-    archive: ChartArchive, location: OciLocation, options: RegistryOptions
+    archive: ChartArchive,
+    location: OciLocation,
+    options: RegistryOptions,
+    *,
+    force: bool = False,
+    created: str | None = None,
 ) -> PushedChart:
-    """Push a chart archive into `location`; return the tag written and the manifest digest."""
+    """Push a chart archive into `location`; return the tag written and the manifest digest.
+    TagTakenError when the tag holds a different chart, unless `force`; `created` is the
+    `org.opencontainers.image.created` annotation (RFC 3339), left out when None."""
     metadata = archive.metadata
     tag = location.repository(metadata.name).tagged(version_to_tag(metadata.version))
     container = repository_container(tag.repository, tag.tag)
@@ -119,16 +156,32 @@ def push_chart(
     config = layout.Descriptor.of(layout.CONFIG_MEDIA_TYPE, config_data)
     layer = layout.Descriptor.of(layout.CHART_LAYER_MEDIA_TYPE, archive.data)
     with registry_client(location.host, tag.url, options) as client:
+        held = _held_layer(client, tag)
+        replaced = held if held is not None and held != layer.digest else None
+        if replaced is not None and not force:
+            raise TagTakenError(
+                f"the tag already holds a different chart ({_short(replaced)}; this one is "
+                f"{_short(layer.digest)}): version {metadata.version} would name two charts, and "
+                "clusters pinned to it would get the new one without a rollout; give the chart "
+                "a new version (or --version), or pass --force to replace it",
+                obj=tag.url,
+            )
         _upload(client, container, config, config_data)
         _upload(client, container, layer, archive.data)
-        manifest = layout.chart_manifest(metadata, config, layer)
+        manifest = layout.chart_manifest(metadata, config, layer, created)
         response = client.upload_manifest(manifest, container)
     body = response.request.body or b""
     sent = body.encode() if isinstance(body, str) else body
     digest = response.headers.get("Docker-Content-Digest") or (
         f"sha256:{hashlib.sha256(sent).hexdigest()}"
     )
-    return PushedChart(reference=tag, digest=checked_digest(digest, "the digest", tag.url))
+    return PushedChart(
+        reference=tag, digest=checked_digest(digest, "the digest", tag.url), replaced=replaced
+    )
+
+
+def _short(digest: str) -> str:
+    return f"layer {digest[:19]}..." if digest.startswith("sha256:") else digest
 
 
 @dataclass(frozen=True)

@@ -30,8 +30,8 @@ from bundler.manager.options import ManagerOptions
 from bundler.runtime.collector import tune_collector
 from bundler.sim.bench import every_cluster_bundle
 from bundler.sim.bench_limits import worst_render
-from bundler.sim.bench_scale import scale_bundle
 from bundler.sim.generated import DEFAULT_WORKSPACE, generated_clusters
+from bundler.sim.shapes import scale_bundle
 from bundler.store.memory import MemoryStore
 from bundler.templating_pool import TemplateLimits, shared_pool
 

@@ -25,9 +25,9 @@ from bundler.core.planning import plan_bundle
 from bundler.core.templating.templater import IN_PROCESS, Templater
 from bundler.manager.indexes import Memberships, labels_fingerprint
 from bundler.manager.rows import RowMemo
-from bundler.sim.bench_scale import scale_bundle
 from bundler.sim.generated import DEFAULT_WORKSPACE, generated_clusters
 from bundler.sim.realistic import realistic_bundles, realistic_clusters, realistic_groups
+from bundler.sim.shapes import scale_bundle
 from bundler.templating_pool import TemplatePool
 
 

@@ -35,18 +35,16 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from bundler.api.bundle import Bundle
-from bundler.api.cluster import Cluster
-from bundler.api.resources import BUNDLE, BUNDLE_DEPLOYMENT, CLUSTER, NAMESPACE
+from bundler.api.resources import BUNDLE, BUNDLE_DEPLOYMENT, CLUSTER, CLUSTER_GROUP, NAMESPACE
 from bundler.core.planning import plan_bundle
-from bundler.inputs import World
 from bundler.manager.app import Manager
 from bundler.manager.options import ManagerOptions
 from bundler.runtime.clock import SystemClock
 from bundler.runtime.collector import tune_collector
-from bundler.sim.bench import every_cluster_bundle, wait_converged
+from bundler.sim.bench import wait_converged
 from bundler.sim.fleet import Fleet, FleetOptions
-from bundler.sim.generated import DEFAULT_WORKSPACE, generated_clusters
+from bundler.sim.generated import DEFAULT_WORKSPACE
+from bundler.sim.shapes import Shape, shape_world
 from bundler.store.memory import MemoryStore
 from bundler.store.protocol import Store
 from bundler.templating_pool import shared_pool
@@ -61,21 +59,16 @@ T = TypeVar("T")
 RequestsPerBd = Callable[[int, int, int], tuple[float, int]]
 
 
-def scale_bundle(name: str) -> Bundle:
-    """A Bundle on every cluster whose values read one label: a typical templated Bundle."""
-    return every_cluster_bundle(name, {"replicas": 1, "region": "${ cluster.labels.region }"})
-
-
-def _bundles(count: int) -> list[Bundle]:
-    return [scale_bundle(f"scale-{i + 1}") for i in range(count)]
-
-
-def fill(store: Store, clusters: int, bundles: int) -> None:
-    """The manager's inputs: the workspace, `clusters` Clusters and `bundles` Bundles."""
+def fill(store: Store, clusters: int, bundles: int, shape: Shape = Shape.BENCH) -> None:
+    """The manager's inputs: the workspace, `clusters` Clusters, the shape's groups and
+    `bundles` Bundles of `shape`."""
+    world = shape_world(shape, clusters, bundles)
     store.create(NAMESPACE, {"metadata": {"name": DEFAULT_WORKSPACE}})
-    for cluster in generated_clusters(clusters, DEFAULT_WORKSPACE, seed=1):
+    for cluster in world.clusters:
         store.create(CLUSTER, cluster.to_wire())
-    for bundle in _bundles(bundles):
+    for group in world.groups:
+        store.create(CLUSTER_GROUP, group.to_wire())
+    for bundle in world.bundles:
         store.create(BUNDLE, bundle.to_wire())
 
 
@@ -137,11 +130,15 @@ class LabelChange:
 
 
 def cold_start(
-    clusters: int, bundles: int, workers: int, then: Callable[[Manager, MemoryStore], None] | None
+    clusters: int,
+    bundles: int,
+    workers: int,
+    then: Callable[[Manager, MemoryStore], None] | None,
+    shape: Shape = Shape.BENCH,
 ) -> ColdStart:
     """Start a manager on a filled in-memory store and wait until it is idle."""
     store = MemoryStore(require_namespaces=True)
-    fill(store, clusters, bundles)
+    fill(store, clusters, bundles, shape)
     before = _writes(store)
     spent: list[Timed] = []
     gc.freeze()
@@ -167,7 +164,7 @@ def cold_start(
 
 
 def cold_start_row(
-    clusters: int, bundles: int, workers: int, with_label_change: bool
+    clusters: int, bundles: int, workers: int, with_label_change: bool, shape: Shape = Shape.BENCH
 ) -> tuple[ColdStart, LabelChange | None]:
     """`cold_start` in this (fresh) process, with its peak RSS, and the label change if asked."""
     tune_collector()
@@ -177,17 +174,18 @@ def cold_start_row(
         wall, cpu, writes = label_change(manager, store)
         changes.append(LabelChange(clusters, bundles, 1000 * wall, 1000 * cpu, writes))
 
-    start = cold_start(clusters, bundles, workers, after_start if with_label_change else None)
+    then = after_start if with_label_change else None
+    start = cold_start(clusters, bundles, workers, then, shape)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
     return replace(start, peak_rss_mib=peak), (changes[0] if changes else None)
 
 
 def cold_start_in_child(
-    clusters: int, bundles: int, workers: int, with_label_change: bool
+    clusters: int, bundles: int, workers: int, with_label_change: bool, shape: Shape = Shape.BENCH
 ) -> tuple[ColdStart, LabelChange | None]:
     """`cold_start_row` in a fresh process, so that each size's peak RSS is its own."""
     with multiprocessing.get_context("spawn").Pool(1) as pool:
-        return pool.apply(cold_start_row, (clusters, bundles, workers, with_label_change))
+        return pool.apply(cold_start_row, (clusters, bundles, workers, with_label_change, shape))
 
 
 def label_change(manager: Manager, store: MemoryStore) -> tuple[float, float, int]:
@@ -217,12 +215,12 @@ class Planning:
         return self.us_per_bd / self.floor_us_per_bd if self.floor_us_per_bd else 0.0
 
 
-def planning(bundles: int, clusters: int) -> Planning:
+def planning(bundles: int, clusters: int, shape: Shape = Shape.BENCH) -> Planning:
     """CPU per planned BundleDeployment, beside one JSON round trip of each planned object."""
-    fleet: list[Cluster] = generated_clusters(clusters, DEFAULT_WORKSPACE, seed=1)
+    world = shape_world(shape, clusters, bundles)
     spent: list[Timed] = []
     with timed(spent):
-        plans = [plan_bundle(b, fleet, []) for b in _bundles(bundles)]
+        plans = [plan_bundle(b, world.clusters, world.groups) for b in world.bundles]
     objects = [d.to_object() for plan in plans for d in plan.deployments]
     with timed(spent):
         sizes = [len(json.loads(json.dumps(obj)) and json.dumps(obj)) for obj in objects]
@@ -236,11 +234,11 @@ def planning(bundles: int, clusters: int) -> Planning:
     )
 
 
-def memory_per_bd(clusters: int, bundles: int, workers: int) -> float:
+def memory_per_bd(clusters: int, bundles: int, workers: int, shape: Shape = Shape.BENCH) -> float:
     """Bytes the manager holds per BundleDeployment: traced memory with the manager idle, less
     the same once it is stopped and dropped (the store keeps its objects)."""
     store = MemoryStore(require_namespaces=True)
-    fill(store, clusters, bundles)
+    fill(store, clusters, bundles, shape)
     gc.collect()
     tracemalloc.start()
     try:
@@ -274,9 +272,7 @@ class SimRate:
 
 def sim_rate(clusters: int, bundles: int, workers: int) -> SimRate:
     """The whole simulated fleet (manager, agents, Flux without delay) until it is at rest."""
-    world = World(
-        bundles=_bundles(bundles), clusters=generated_clusters(clusters, DEFAULT_WORKSPACE, seed=1)
-    )
+    world = shape_world(Shape.BENCH, clusters, bundles)
     options = FleetOptions(flux_delay=0.0, workers=workers, manager_workers=workers)
     fleet = Fleet(world, options, SystemClock())
     cpu = time.process_time()
@@ -305,6 +301,7 @@ class Sizes:
     workers: int
     # Cold starts per fleet size; the row shows the median by CPU per BD (the machine is shared).
     repeat: int = 3
+    shapes: tuple[Shape, ...] = tuple(Shape)
 
 
 FULL = Sizes((250, 500, 1000, 2000), 20, 1000, (100, 1000), (500, 20), (1000, 20),
@@ -316,26 +313,11 @@ def measure(
     sizes: Sizes, progress: Callable[[str], None], requests: RequestsPerBd | None = None
 ) -> dict[str, Any]:
     tune_collector()
-    results: dict[str, Any] = {"cold_start": [], "sim": []}
-    label: list[LabelChange] = []
-    for size in sizes.fleets:
-        runs = [
-            cold_start_in_child(size, sizes.bundles, sizes.workers, size == sizes.label_fleet)
-            for _ in range(max(sizes.repeat, 1))
-        ]
-        start = _median([run for run, _ in runs], lambda run: run.cpu_ms_per_bd)
-        changes = [change for _, change in runs if change is not None]
-        label.extend([_median(changes, lambda change: change.wall_ms)] if changes else [])
-        progress(f"cold start {size} x {sizes.bundles}: {start.cpu_ms_per_bd:.2f} ms CPU/BD")
-        results["cold_start"].append({**asdict(start), "cpu_ms_per_bd": start.cpu_ms_per_bd})
-    results["label_change"] = [asdict(change) for change in label]
-    plan = planning(*sizes.planning)
-    results["planning"] = {**asdict(plan), "times_floor": plan.times_floor}
-    progress(f"planning: {plan.us_per_bd:.1f} us/BD, floor {plan.floor_us_per_bd:.1f} us/BD")
-    memory = memory_per_bd(*sizes.memory, sizes.workers)
-    results["memory"] = {"fleet": sizes.memory, "bytes_per_bd": memory}
-    progress(f"memory: {memory / 1024:.1f} KiB/BD")
-    results["http"] = None
+    results: dict[str, Any] = {
+        "shapes": {shape.value: _shape_rows(sizes, shape, progress) for shape in sizes.shapes},
+        "sim": [],
+        "http": None,
+    }
     if requests is not None:
         per_bd, deployments = requests(*sizes.http, sizes.workers)
         results["http"] = {
@@ -351,14 +333,56 @@ def measure(
     return results
 
 
+def _shape_rows(sizes: Sizes, shape: Shape, progress: Callable[[str], None]) -> dict[str, Any]:
+    """The manager's rows on one fleet shape: cold starts, label change, planning, memory."""
+    rows: dict[str, Any] = {"cold_start": []}
+    label: list[LabelChange] = []
+    for size in sizes.fleets:
+        with_change = size == sizes.label_fleet
+        runs = [
+            cold_start_in_child(size, sizes.bundles, sizes.workers, with_change, shape)
+            for _ in range(max(sizes.repeat, 1))
+        ]
+        start = _median([run for run, _ in runs], lambda run: run.cpu_ms_per_bd)
+        changes = [change for _, change in runs if change is not None]
+        label.extend([_median(changes, lambda change: change.wall_ms)] if changes else [])
+        progress(f"[{shape}] cold start {size} x {sizes.bundles}: {start.cpu_ms_per_bd:.2f} ms/BD")
+        rows["cold_start"].append({**asdict(start), "cpu_ms_per_bd": start.cpu_ms_per_bd})
+    rows["label_change"] = [asdict(change) for change in label]
+    plan = planning(*sizes.planning, shape)
+    rows["planning"] = {**asdict(plan), "times_floor": plan.times_floor}
+    progress(f"[{shape}] planning: {plan.us_per_bd:.1f} us/BD, {plan.times_floor:.1f}x floor")
+    memory = memory_per_bd(*sizes.memory, sizes.workers, shape)
+    rows["memory"] = {"fleet": sizes.memory, "bytes_per_bd": memory}
+    progress(f"[{shape}] memory: {memory / 1024:.1f} KiB/BD")
+    return rows
+
+
 def _median(items: Sequence[T], by: Callable[[T], float]) -> T:
     return sorted(items, key=by)[len(items) // 2]
 
 
 def table(results: dict[str, Any]) -> list[str]:
-    """The figures as the rows of the README's scale table."""
-    lines = ["| what | figure |", "|---|---|"]
-    for start in results["cold_start"]:
+    """The figures as the rows of the README's scale table (one group of rows per shape)."""
+    lines = ["| shape | what | figure |", "|---|---|---|"]
+    for shape, rows in results["shapes"].items():
+        lines.extend(f"| {shape} {line}" for line in _shape_lines(rows))
+    if (http := results["http"]) is not None:
+        lines.append(
+            f"| bench | HTTP requests per BD, {http['fleet'][0]} x {http['fleet'][1]} cold start "
+            f"| {http['requests_per_bd']:.2f} |"
+        )
+    for rate in results["sim"]:
+        lines.append(
+            f"| bench | sim {rate['clusters']} clusters x {rate['bundles']} bundles "
+            f"| {rate['bd_per_s']:.0f} BD/s ({rate['cpu']:.1f} s CPU) |"
+        )
+    return lines
+
+
+def _shape_lines(rows: dict[str, Any]) -> list[str]:
+    lines = []
+    for start in rows["cold_start"]:
         lines.append(
             f"| manager cold start, {start['clusters']} clusters x {start['bundles']} bundles "
             f"| {start['wall']:.1f} s wall, {start['cpu']:.1f} s CPU "
@@ -366,33 +390,23 @@ def table(results: dict[str, Any]) -> list[str]:
             f"{start['cpu_ms_per_bd']:.2f} ms CPU per BD, {start['writes']} writes, "
             f"{start['peak_rss_mib']:.0f} MiB peak RSS |"
         )
-    for change in results["label_change"]:
+    for change in rows["label_change"]:
         lines.append(
             f"| one cluster's label change at {change['clusters']} x {change['bundles']} "
             f"| {change['wall_ms']:.0f} ms until idle ({change['cpu_ms']:.0f} ms CPU), "
             f"{change['writes']} writes |"
         )
-    plan = results["planning"]
+    plan = rows["planning"]
     lines.append(
         f"| pure planning, {plan['bundles']} bundles x {plan['clusters']} clusters "
         f"| {plan['us_per_bd']:.1f} us/BD = {plan['times_floor']:.1f}x the JSON floor "
         f"({plan['floor_us_per_bd']:.1f} us per {plan['bytes_per_bd']:.0f}-byte BD) |"
     )
-    memory = results["memory"]
+    memory = rows["memory"]
     lines.append(
         f"| memory per BD held by the manager, {memory['fleet'][0]} x {memory['fleet'][1]} "
         f"| {memory['bytes_per_bd'] / 1024:.1f} KiB |"
     )
-    if (http := results["http"]) is not None:
-        lines.append(
-            f"| HTTP requests per BD, {http['fleet'][0]} x {http['fleet'][1]} cold start "
-            f"| {http['requests_per_bd']:.2f} |"
-        )
-    for rate in results["sim"]:
-        lines.append(
-            f"| sim {rate['clusters']} clusters x {rate['bundles']} bundles "
-            f"| {rate['bd_per_s']:.0f} BD/s ({rate['cpu']:.1f} s CPU) |"
-        )
     return lines
 
 
@@ -405,15 +419,17 @@ def plot(results: dict[str, Any], path: Path) -> bool:
         import matplotlib.pyplot as plt
     except ImportError:
         return False
-    starts = results["cold_start"]
     sims = results["sim"]
     figure, (rates, costs) = plt.subplots(1, 2, figsize=(9, 3.5))
-    sizes = [s["clusters"] for s in starts]
-    rates.plot(sizes, [s["deployments"] / s["wall"] for s in starts], "o-", label="cold start")
+    for shape, rows in results["shapes"].items():
+        starts = rows["cold_start"]
+        sizes = [s["clusters"] for s in starts]
+        rates.plot(sizes, [s["deployments"] / s["wall"] for s in starts], "o-", label=shape)
+        costs.plot(sizes, [s["cpu_ms_per_bd"] for s in starts], "o-", label=shape)
     rates.plot([s["clusters"] for s in sims], [s["bd_per_s"] for s in sims], "s-", label="sim")
     rates.set(xlabel="clusters", ylabel="BundleDeployments per second", ylim=(0, None))
     rates.legend()
-    costs.plot(sizes, [s["cpu_ms_per_bd"] for s in starts], "o-", label="cold start")
+    costs.legend()
     costs.set(xlabel="clusters", ylabel="ms CPU per BundleDeployment", ylim=(0, None))
     figure.suptitle("bundler manager: scale curve")
     figure.tight_layout()
@@ -427,6 +443,10 @@ def main(argv: Sequence[str] | None = None, requests: RequestsPerBd | None = Non
     parser.add_argument("--quick", action="store_true", help="small sizes: a run of a minute")
     parser.add_argument("--fleets", help="cold start fleet sizes, comma-separated")
     parser.add_argument("--sim-fleets", help="simulated fleet sizes, comma-separated")
+    parser.add_argument(
+        "--shapes",
+        help=f"fleet shapes, comma-separated (default: {','.join(Shape)}; bundler.sim.shapes)",
+    )
     parser.add_argument("--json", type=Path, default=Path("bench-results.json"))
     parser.add_argument("--png", type=Path, default=Path("bench-scale.png"))
     args = parser.parse_args(argv)
@@ -436,6 +456,8 @@ def main(argv: Sequence[str] | None = None, requests: RequestsPerBd | None = Non
         sizes = replace(sizes, fleets=fleets, label_fleet=fleets[-1])
     if args.sim_fleets:
         sizes = replace(sizes, sim_fleets=tuple(int(n) for n in args.sim_fleets.split(",")))
+    if args.shapes:
+        sizes = replace(sizes, shapes=tuple(Shape(name) for name in args.shapes.split(",")))
     results = measure(sizes, lambda line: print(line, file=sys.stderr, flush=True), requests)
     print("\n".join(table(results)))
     args.json.write_text(json.dumps(results, indent=2) + "\n")

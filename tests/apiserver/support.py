@@ -197,15 +197,48 @@ class Http:
         return response.status_code, response.json()
 
     def send(
-        self, method: str, path: str, body: Any = None, *, raw: str | None = None, **kwargs: Any
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        raw: str | bytes | None = None,
+        **kwargs: Any,
     ) -> requests.Response:
-        """The whole response to `body` as JSON, or to the `raw` text as it is."""
+        """The whole response to `body` as JSON, or to the `raw` text or bytes as they are."""
         data = raw if raw is not None else None if body is None else json.dumps(body)
         url = self.base + self.path(path)
         return self.session.request(method, url, data=data, timeout=30, **kwargs)
 
     def close(self) -> None:
         self.session.close()
+
+
+PROTOBUF = {"Content-Type": "application/vnd.kubernetes.protobuf"}
+
+
+def pb_field(number: int, value: int | bytes | str) -> bytes:
+    """One Protobuf field: a varint for an int, length-delimited bytes for bytes or text."""
+    if isinstance(value, int):
+        return _varint(number << 3) + _varint(value)
+    data = value.encode() if isinstance(value, str) else value
+    return _varint(number << 3 | 2) + _varint(len(data)) + data
+
+
+def protobuf_object(api_version: str, kind: str, raw: bytes) -> bytes:
+    """A body in Kubernetes' Protobuf encoding: the magic, then runtime.Unknown holding the
+    object's TypeMeta and its message `raw`."""
+    type_meta = pb_field(1, api_version) + pb_field(2, kind)
+    return b"k8s\x00" + pb_field(1, type_meta) + pb_field(2, raw)
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte, value = value & 0x7F, value >> 7
+        out.append(byte | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
 
 
 def secret_token(api: Http, name: str) -> str | None:

@@ -5,7 +5,6 @@ and categories in discovery."""
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ import yaml
 from tests.apiserver.backends import ROOT, Backend
 from tests.apiserver.support import Http
 from tests.e2e.harness.tools import tools_root
+from tests.kubectl import find_kubectl
 
 BUNDLER_DOCUMENT = "apis/bundler.dev/v1alpha1"
 BUNDLE_SCHEMA = "dev.bundler.v1alpha1.Bundle"
@@ -110,9 +110,10 @@ def test_the_openapi_documents_need_authentication(backend: Backend) -> None:
     client.close()
 
 
-# kubectl on PATH (`make kubectl`: Debian's) and the one `make e2e-tools` built.
+# The kubectl of the tests (tests.kubectl: the venv's, from the test extra) and the one
+# `make e2e-tools` built.
 KUBECTLS = [
-    pytest.param(shutil.which("kubectl"), id="kubectl-on-path"),
+    pytest.param(find_kubectl()[0], id="kubectl-of-the-tests"),
     pytest.param(str(tools_root() / "bin" / "kubectl"), id="kubectl-built"),
 ]
 

@@ -112,6 +112,7 @@ MANAGER_MATRIX: dict[str, Obj] = {
         "capiImport": "off",
         "registry": {"timeout": 30, "plainHTTPHosts": ["registry.internal:5000"]},
         "kubeAPI": {"qps": 20.5, "burst": 40},
+        "templates": {"memory": 128, "timeout": 5, "bundleMemory": 32},
         "workers": 8,
         "extraArgs": ["--capi-cleanup-timeout=120"],
         "resources": {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"memory": "2Gi"}},

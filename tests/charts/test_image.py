@@ -16,6 +16,7 @@ import os
 import subprocess
 import sys
 import sysconfig
+import tomllib
 import venv
 from dataclasses import dataclass
 from pathlib import Path
@@ -134,7 +135,15 @@ def test_dockerignore_sends_only_the_sources() -> None:
         if line and not line.startswith("#")
     ]
     assert lines[0] == "*", "everything is excluded unless named"
-    assert {"!pyproject.toml", "!README.md", "!bundler/"} <= set(lines)
+    assert {"!pyproject.toml", "!README.md", "!LICENSE", "!bundler/"} <= set(lines)
+
+
+def test_build_stage_copies_every_file_the_project_names() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    named = {"pyproject.toml", project["readme"], *project["license-files"]}
+    build = stages(DOCKERFILE.read_text(encoding="utf-8"))[0]
+    copied = {source for i in build if i.keyword == "COPY" for source in i.arguments.split()[:-1]}
+    assert named <= copied
 
 
 packaging = pytest.mark.packaging
@@ -151,7 +160,7 @@ def installed_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
         check=True,
         capture_output=True,
     )
-    (wheel,) = wheels.glob("bundler-*.whl")
+    (wheel,) = wheels.glob("bundler_fleet-*.whl")
     target = work / "venv"
     venv.EnvBuilder(with_pip=False).create(target)
     python = target / "bin" / "python"
@@ -192,6 +201,18 @@ def test_wheel_holds_the_whole_package_outside_the_checkout(installed_wheel: Pat
     location = Path(found.stdout.strip())
     assert installed_wheel.parent in location.parents
     assert ROOT not in location.parents
+
+
+@packaging
+def test_wheel_is_bundler_fleet_under_the_apache_license(installed_wheel: Path) -> None:
+    script = (
+        "import importlib.metadata as m; d = m.distribution('bundler-fleet'); "
+        "print(d.metadata['Name'], d.metadata['License-Expression']); "
+        "print(d.read_text('licenses/LICENSE').split(chr(10))[1].strip())"
+    )
+    found = _run(installed_wheel, "python", "-c", script)
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.splitlines() == ["bundler-fleet Apache-2.0", "Apache License"]
 
 
 @packaging

@@ -81,11 +81,18 @@ def case(id: str, text: str | bytes, code: int, *fragments: str) -> Case:
 
 # Each input is written to in.yaml and given to `bundler render -f`.
 DOCUMENT_CASES = [
-    case("empty-file", "", 2, "in.yaml", "no Bundle, Cluster, ClusterGroup or Cluster API"),
-    case("only-separators", "---\n---\n", 2, "no Bundle, Cluster, ClusterGroup"),
+    case(
+        "empty-file",
+        "",
+        1,
+        "in.yaml: read 1 file (",
+        "no Bundle, Cluster, ClusterGroup or Cluster API",
+        "no document in them",
+    ),
+    case("only-separators", "---\n---\n", 1, "no Bundle, Cluster, ClusterGroup"),
     case("binary-file", b"\x8c\x00\xff\xfe" * 20, 2, "in.yaml: not UTF-8 text (byte 0x8c"),
-    case("list-document", "- a\n- b\n", 2, "in.yaml:1: expected a mapping", "got a list"),
-    case("scalar-document", "hello\n", 2, "in.yaml:1: expected a mapping", "got a string"),
+    case("list-document", "- a\n- b\n", 1, "in.yaml:1: skipped a list", "1 document skipped"),
+    case("scalar-document", "hello\n", 1, "in.yaml:1: skipped a string", "no Bundle"),
     case(
         "malformed-second-document",
         CLUSTER + "---\nkey: [unclosed\n",

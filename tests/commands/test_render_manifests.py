@@ -103,6 +103,79 @@ def test_charts_from_the_registry_render_as_helm_renders_them(
     )
 
 
+VALUES_TEMPLATE = (
+    "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: values}\ndata:\n"
+    "  all: {{ toJson .Values | quote }}\n"
+)
+VALUES_FILES = {
+    "values.yaml": "greeting: hello\nsize: small\ntier: {name: base, level: 1}\n",
+    "values-prod.yaml": "size: large\ntier: {level: 2}\n",
+    "templates/configmap.yaml": VALUES_TEMPLATE,
+}
+
+
+@pytest.mark.parametrize("where", ["https", "oci"])
+@pytest.mark.parametrize(
+    ("values_files", "ignore_missing", "expected"),
+    [
+        (
+            ["values.yaml", "values-prod.yaml"],
+            False,
+            {"greeting": "hi", "size": "large", "tier": {"name": "base", "level": 2}},
+        ),
+        (["values-prod.yaml"], False, {"greeting": "hi", "size": "large", "tier": {"level": 2}}),
+        (
+            ["values.yaml", "values-missing.yaml"],
+            True,
+            {"greeting": "hi", "size": "small", "tier": {"name": "base", "level": 1}},
+        ),
+    ],
+    ids=["chart-defaults-then-prod", "prod-in-place-of-defaults", "missing-file-left-out"],
+)
+def test_values_files_inside_the_chart_are_merged_before_the_values(
+    capsys: pytest.CaptureFixture[str],
+    helm_repo: HelmRepository,
+    oci_registry: LocalRegistry,
+    tmp_path: Path,
+    where: str,
+    values_files: list[str],
+    ignore_missing: bool,
+    expected: Obj,
+) -> None:
+    chart_dir = write_chart(tmp_path / "src", "vf", "1.0.0", VALUES_FILES)
+    if where == "https":
+        repo = helm_repo.url
+        helm_repo.publish(chart_dir)
+    else:
+        repo = oci_registry.oci("render-values-files")  # the same chart each time
+        registry.push_chart(
+            package.build_archive(chart_dir),
+            parse_location(repo),
+            registry.RegistryOptions(plain_http=True),
+        )
+    doc = bundle("vf", repo, "vf", "1.0.0", {"greeting": "hi"})
+    doc["spec"]["helm"]["valuesFiles"] = values_files
+    if ignore_missing:
+        doc["spec"]["helm"]["ignoreMissingValuesFiles"] = True
+    fleet = write_fleet(tmp_path / "fleet.yaml", CLUSTERS[0], doc)
+    items = render_items(capsys, fleet, tmp_path / "cache")
+    assert json.loads(items[1]["data"]["all"]) == expected
+
+
+def test_a_values_file_the_chart_lacks_fails_that_cluster(
+    capsys: pytest.CaptureFixture[str], helm_repo: HelmRepository, tmp_path: Path
+) -> None:
+    helm_repo.publish(write_chart(tmp_path / "src", "vf", "1.0.0", VALUES_FILES))
+    doc = bundle("vf", helm_repo.url, "vf", "1.0.0")
+    doc["spec"]["helm"]["valuesFiles"] = ["values-staging.yaml"]
+    fleet = write_fleet(tmp_path / "fleet.yaml", CLUSTERS[0], doc)
+    code, _, err = run_cli(
+        capsys, "render", "-f", str(fleet), "--manifests", "--cache-dir", str(tmp_path / "c")
+    )
+    assert code == 1
+    assert "valuesFiles: the chart has no values-staging.yaml" in err
+
+
 def test_a_version_range_is_resolved_before_the_chart_is_fetched(
     capsys: pytest.CaptureFixture[str], helm_repo: HelmRepository, tmp_path: Path
 ) -> None:
@@ -159,15 +232,25 @@ def test_without_helms_engine_render_manifests_says_how_to_get_one(
     fleet = write_fleet(tmp_path / "fleet.yaml", CLUSTERS[0])
     code, out, err = run_cli(capsys, "render", "-f", str(fleet), "--manifests")
     assert (code, out) == (1, "")
-    assert "pip install 'bundler[helm]'" in err and "helm binary on PATH" in err
+    assert "pip install helm-python-sdk" in err and "helm binary on PATH" in err
 
 
+# A short --render-timeout only where nothing else renders (the endless loop never ends, so any
+# timeout stops it); with other charts to render, a timeout far beyond any load, so the memory
+# limit (an allocation, not a time) is what stops the runaway, and the others always finish.
 @pytest.mark.parametrize(
-    ("template", "bound"),
+    ("template", "timeout", "with_others", "bound"),
     [
-        (ENDLESS_LOOP, "rendering took longer than the --render-timeout of 2s; stopped it"),
+        (
+            ENDLESS_LOOP,
+            "2",
+            False,
+            "rendering took longer than the --render-timeout of 2s; stopped it",
+        ),
         (
             HUGE_STRING,
+            "300",
+            True,
             "rendering needed more than the --render-memory limit of 512 MiB; stopped it",
         ),
     ],
@@ -178,22 +261,25 @@ def test_a_runaway_chart_is_one_error_line_naming_the_chart_and_the_bound(
     helm_repo: HelmRepository,
     tmp_path: Path,
     template: str,
+    timeout: str,
+    with_others: bool,
     bound: str,
 ) -> None:
     helm_repo.publish(
         write_chart(tmp_path / "src", "runaway", "1.0.0", {"templates/runaway.yaml": template})
     )
     helm_repo.publish(write_chart(tmp_path / "src", "web", "1.0.0"))
+    others = [bundle("web", helm_repo.url, "web", "1.0.0", GREETING)] if with_others else []
     fleet = write_fleet(
         tmp_path / "fleet.yaml",
         CLUSTERS[0],
         bundle("runaway", helm_repo.url, "runaway", "1.0.0"),
-        bundle("web", helm_repo.url, "web", "1.0.0", GREETING),
+        *others,
     )
     code, out, err = run_cli(
         capsys,
         *("render", "-f", str(fleet), "--manifests", "--cache-dir", str(tmp_path / "c")),
-        *("--render-timeout", "2", "--render-memory", "512"),
+        *("--render-timeout", timeout, "--render-memory", "512"),
     )
     assert code == 1
     assert err.splitlines() == [
@@ -201,7 +287,8 @@ def test_a_runaway_chart_is_one_error_line_naming_the_chart_and_the_bound(
         f"on cluster ws/plain: {bound}"
     ]
     kinds = [d["kind"] for d in yaml.safe_load_all(out) if d]
-    assert kinds == ["BundleDeployment", "BundleDeployment", "ConfigMap"]
+    expected = ["BundleDeployment", "BundleDeployment", "ConfigMap"] if with_others else []
+    assert kinds == (expected or ["BundleDeployment"])
 
 
 @pytest.mark.parametrize(

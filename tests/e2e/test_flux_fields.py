@@ -10,11 +10,14 @@
    source-controller with its message on the Bundle; once signed with the key, it installs.
 4. Strict writes: the real API server refuses a field its (older) Flux CRD lacks, in words
    bundler turns into which Flux serves it.
+5. Values files inside an oci:// chart (read through a HelmRepository of type oci and a
+   HelmChart): merged in order in place of values.yaml, the Bundle's values over them.
 """
 
 from __future__ import annotations
 
 import base64
+import json
 from typing import Any
 
 import pytest
@@ -346,6 +349,32 @@ def test_oci_verify_refuses_an_unsigned_chart_until_it_is_signed(tenancy: Tenanc
     _eventually(tenancy, lambda: tenancy.ready_clusters("app") == "1/1", "Bundle app READY 1/1")
     record = latest_record(edge, "app", tenancy.release_namespace)
     assert record is not None and record.status == "deployed"
+
+
+@pytest.mark.timeout(600)
+def test_values_files_of_an_oci_chart_are_merged_before_the_values(tenancy: Tenancy) -> None:
+    tenancy.publish("1.0.0", extra={"values-prod.yaml": "size: large\ntier: {level: 2}\n"})
+    tenancy.register("edge-1", {"env": "e2e"})
+    tenancy.start_manager()
+    tenancy.start_pull_agent("edge-1")
+    helm = {
+        "version": "1.0.0",
+        "valuesFiles": ["values.yaml", "values-prod.yaml", "values-absent.yaml"],
+        "ignoreMissingValuesFiles": True,
+        "values": {"tier": {"cluster": "${ cluster.name }"}},
+    }
+    tenancy.apply(tenancy.app_bundle("app", helm))
+    _eventually(tenancy, lambda: tenancy.ready_clusters("app") == "1/1", "Bundle app READY 1/1")
+    edge = tenancy.env.downstream["edge-1"]
+    source = edge.get("helmrepositories.source.toolkit.fluxcd.io", "app", tenancy.agent_namespace)
+    assert source is not None and source["spec"]["type"] == "oci"
+    released = edge.get("configmap", "app-values", tenancy.release_namespace)
+    assert released is not None
+    assert json.loads(released["data"]["values.json"]) == {
+        "greeting": "hello",
+        "size": "large",
+        "tier": {"level": 2, "cluster": "edge-1"},
+    }
 
 
 @pytest.mark.timeout(300)

@@ -160,3 +160,61 @@ _TEMPLATE_PARTS = [
 def template_strings() -> st.SearchStrategy[str]:
     """For the template section: strings mixing `${ ... }` pieces with text."""
     return st.lists(st.sampled_from(_TEMPLATE_PARTS) | st.text(max_size=6), max_size=8).map("".join)
+
+
+_FLEET_TEMPLATES = [
+    "${ .ClusterLabels.env }", "${ index .ClusterLabels \"a/b\" }",
+    "${ default \"x\" .ClusterValues.a }",
+    "${ .ClusterName | quote }", "${ toJson .ClusterValues.l }", "${ if .X }", "${ end }", "${",
+    "global.fleet.clusterLabels.env", "}", "\"", "`", "$", "${ $x := 1 }", "(", ")", "|",
+]  # fmt: skip
+_FLEET_KEYS = [
+    "helm", "targetCustomizations", "targets", "overrideTargets", "diff", "correctDrift",
+    "namespace", "defaultNamespace", "name", "labels", "dependsOn", "rolloutStrategy", "paused",
+    "kustomize", "targetCustomizationMode",
+]  # fmt: skip
+_HELM_KEYS = [
+    "chart", "repo", "version", "values", "valuesFiles", "valuesFrom", "templateValues", "force",
+    "atomic", "takeOwnership", "timeoutSeconds", "disablePreProcess", "releaseName",
+]  # fmt: skip
+
+
+def fleet_strings() -> st.SearchStrategy[str]:
+    """Strings of a fleet.yaml's values: Fleet's Go templates, whole, cut or mixed with text."""
+    return st.lists(st.sampled_from(_FLEET_TEMPLATES) | st.text(max_size=6), max_size=5).map(
+        "".join
+    )
+
+
+@st.composite
+def fleet_documents(draw: st.DrawFn) -> dict[str, Any]:
+    """A fleet.yaml whose fields are Fleet's, each of any shape: the right one or a hostile one."""
+    anything = st.one_of(yaml_values(6), fleet_strings())
+    helm = draw(
+        st.one_of(
+            st.dictionaries(
+                st.sampled_from(_HELM_KEYS),
+                st.one_of(anything, st.dictionaries(fleet_strings(), anything, max_size=4)),
+                max_size=6,
+            ),
+            anything,
+        )
+    )
+    body: dict[str, Any] = draw(st.dictionaries(st.sampled_from(_FLEET_KEYS), anything, max_size=5))
+    body["helm"] = helm
+    if draw(st.booleans()):
+        body["targetCustomizations"] = draw(
+            st.lists(
+                st.fixed_dictionaries(
+                    {"name": st.text(max_size=8)},
+                    optional={
+                        "clusterSelector": st.one_of(selectors(), anything),
+                        "clusterGroup": anything,
+                        "helm": st.one_of(st.fixed_dictionaries({"values": anything}), anything),
+                        "doNotDeploy": anything,
+                    },
+                ),
+                max_size=3,
+            )
+        )
+    return body

@@ -1,11 +1,13 @@
 """Fuzzing the input paths: whatever YAML a user hands bundler, reading it ends in the objects or in
-one BundlerError (an input error naming file, line and field), never another exception.
+one BundlerError (an input error naming file, line and field, or the error saying the inputs hold
+nothing bundler reads), never another exception.
 
 Targets: the YAML loader (bundler.yamlload), documents into API objects (bundler.api.documents,
 validation), `-f` reading of files and directories (bundler.inputs.load_world, the Cluster API
-import included), the `bundler render` and `explain` commands end to end, and label selectors
-(bundler.core.selectors). Every corpus file runs as a case of its own on every `make test`, and
-seeds the mutated texts; `make fuzz` runs the same properties for many more examples.
+import included), the `bundler render` and `explain` commands end to end, label selectors
+(bundler.core.selectors), and `bundler import fleet` of fleet.yaml files of any shape. Every
+corpus file runs as a case of its own on every `make test`, and seeds the mutated texts; `make
+fuzz` runs the same properties for many more examples.
 """
 
 from __future__ import annotations
@@ -26,9 +28,16 @@ from bundler.api.documents import parse_object, split_documents
 from bundler.api.selector import LabelSelector
 from bundler.cli import main
 from bundler.core.selectors import selector_matches, selector_to_string, validate_selector
-from bundler.errors import BundlerError, InvalidInputError
+from bundler.errors import BundlerError, InvalidInputError, NothingToReadError
 from bundler.inputs import load_world
-from tests.fuzz.strategies import corpus_texts, documents, labels, selectors, yaml_texts
+from tests.fuzz.strategies import (
+    corpus_texts,
+    documents,
+    fleet_documents,
+    labels,
+    selectors,
+    yaml_texts,
+)
 
 CORPUS = corpus_texts()
 INTERNAL_ERROR = "internal error"
@@ -73,7 +82,7 @@ def command_on(text: str, command: str) -> tuple[int, str]:
 @pytest.mark.parametrize("text", [t for _, t in CORPUS], ids=[name for name, _ in CORPUS])
 def test_the_corpus_reads_as_objects_or_input_errors(text: str) -> None:
     for target in (read_documents, load_file):
-        with contextlib.suppress(InvalidInputError):
+        with contextlib.suppress(InvalidInputError, NothingToReadError):
             target(text)
     for command in COMMANDS:
         code, err = command_on(text, command)
@@ -94,7 +103,7 @@ def test_documents_become_objects_or_an_input_error(text: str) -> None:
 
 @given(yaml_texts())
 def test_files_given_with_f_are_read_or_refused_in_one_error(text: str) -> None:
-    with contextlib.suppress(InvalidInputError):
+    with contextlib.suppress(InvalidInputError, NothingToReadError):
         load_file(text)
 
 
@@ -105,6 +114,16 @@ def test_render_never_fails_internally(text: str) -> None:
     assert INTERNAL_ERROR not in err, err
     if code:
         assert err.startswith("error: ") or err.startswith("notice: "), err
+
+
+@given(fleet_documents())
+def test_importing_a_fleet_yaml_never_fails_internally(document: dict[str, Any]) -> None:
+    with tempfile.TemporaryDirectory(prefix="bundler-fuzz-") as scratch:
+        Path(scratch, "web").mkdir()
+        Path(scratch, "web", "fleet.yaml").write_text(_dumped(document), encoding="utf-8")
+        code, err = run_bundler("import", "fleet", scratch)
+    assert code in (0, 1, 2), err
+    assert INTERNAL_ERROR not in err, err
 
 
 @given(selectors(), labels())

@@ -59,3 +59,24 @@ def test_a_hostile_render_is_stopped_and_confined_to_its_cluster(
         f"Bundle {WS}/app for Cluster {WS}/victim: values.blob: rendering needed more than the"
         " --template-memory limit of 16 MiB; stopped it"
     )
+
+
+#: About 400 KiB rendered for each cluster, none shared: three clusters pass a 1 MiB allowance.
+BY_NAME_400K = {"values": {"blob": "x" * 400_000 + "${ cluster.name }"}}
+
+
+def test_a_bundle_rendering_much_for_every_cluster_is_held_to_its_allowance(
+    store: MemoryStore, start_manager: StartManager
+) -> None:
+    clusters = [cluster("c-1"), cluster("c-2"), cluster("c-3")]
+    heavy = bundle(ALL, name="heavy", helm=BY_NAME_400K)
+    other = bundle(ALL, name="other", helm={"values": {"at": "${ cluster.name }"}})
+    create_world(store, world(*clusters, heavy, other))
+    settle(start_manager(store, template_bundle_mib=1))
+    planned = deployments(store)
+    assert {c for c, b in planned if b == "heavy"} == {"c-1", "c-2"}
+    assert {c for c, b in planned if b == "other"} == {"c-1", "c-2", "c-3"}
+    status = status_of(store, BUNDLE, "heavy")
+    (refused,) = [e for e in status["nonReady"] if "--template-bundle-memory" in e["message"]]
+    assert refused["cluster"] == f"{WS}/c-3"
+    assert "the --template-bundle-memory limit of 1 MiB" in refused["message"]

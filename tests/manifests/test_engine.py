@@ -117,7 +117,7 @@ def test_without_the_sdk_or_a_helm_binary_the_error_says_how_to_get_one(
     with pytest.raises(BundlerError) as raised:
         find_engine()
     assert raised.value.message == INSTALL_HINT
-    assert "pip install 'bundler[helm]'" in INSTALL_HINT
+    assert "pip install helm-python-sdk" in INSTALL_HINT
 
 
 def test_the_sdk_is_preferred_when_installed() -> None:

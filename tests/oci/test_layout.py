@@ -91,3 +91,32 @@ def test_not_a_chart(manifest: dict[str, Any], message: str) -> None:
 def test_descriptor_matches_checks_size_and_digest() -> None:
     assert LAYER.matches(b"tgz bytes")
     assert not LAYER.matches(b"tgz bytez")
+
+
+FULL = chart.parse(
+    "apiVersion: v1\nname: demo\nversion: v1.0.0\ndescription: d\nhome: https://h.example\n"
+    "sources: [https://s.example/1, https://s.example/2]\n"
+    "maintainers: [{name: Ann, email: a@example.com}, {name: Bob}, {email: c@example.com}]\n"
+    "annotations: {org.opencontainers.image.version: '9', org.opencontainers.image.source: o,"
+    " example.com/team: platform}\n",
+    source="x",
+)
+
+
+@pytest.mark.parametrize(
+    ("created", "expected_created"),
+    [(None, None), ("2023-11-14T22:13:20Z", "2023-11-14T22:13:20Z")],
+    ids=["no-clock", "given-time"],
+)
+def test_annotations_are_helms(created: str | None, expected_created: str | None) -> None:
+    annotations = layout.chart_annotations(FULL, created)
+    assert annotations.pop(layout.ANNOTATION_CREATED, None) == expected_created
+    assert annotations == {
+        "example.com/team": "platform",
+        "org.opencontainers.image.authors": "Ann (a@example.com), Bob,  (c@example.com)",
+        "org.opencontainers.image.description": "d",
+        "org.opencontainers.image.source": "o",  # a chart annotation replaces it
+        "org.opencontainers.image.title": "demo",
+        "org.opencontainers.image.url": "https://h.example",
+        "org.opencontainers.image.version": "v1.0.0",  # but never the version
+    }

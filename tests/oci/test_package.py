@@ -22,7 +22,7 @@ VALID = "apiVersion: v2\nname: demo\nversion: 1.0.0\n"
     [
         ("- a list", "must be a YAML mapping"),
         ("name: demo\nversion: 1.0.0\n", "apiVersion: is required"),
-        ("apiVersion: v1\nname: demo\nversion: 1.0.0\n", "apiVersion: must be 'v2'"),
+        ("apiVersion: v3\nname: demo\nversion: 1.0.0\n", "apiVersion: must be 'v2' .* or 'v1'"),
         ("apiVersion: v2\nversion: 1.0.0\n", "name: is required"),
         (
             "apiVersion: v2\nname: My_Chart\nversion: 1.0.0\n",
@@ -33,15 +33,17 @@ VALID = "apiVersion: v2\nname: demo\nversion: 1.0.0\n"
             "apiVersion: v2\nname: demo\nversion: 1.0\n",
             "version: must be a string, got float 1.0 \\(quote it\\)",
         ),
+        ("apiVersion: v2\nname: demo\nversion: one\n", "version: 'one' is not a SemVer version"),
+        ("apiVersion: v2\nname: demo\nversion: 1.0.0-01\n", "is not a SemVer version"),
+        (f"apiVersion: v2\nname: demo\nversion: 1.0.0-{'a' * 130}\n", "longer than 128"),
+        (VALID + "appVersion: 1.10\n", "appVersion: must be a string, got float 1.1"),
+        (VALID + "annotations: {replicas: 3}\n", "annotations.replicas: must be a string"),
+        (VALID + "dependencies: [{version: 1.0.0}]\n", r"dependencies\[0\].name: is required"),
         (
-            "apiVersion: v2\nname: demo\nversion: '1.0'\n",
-            "version: '1.0' is not a SemVer 2 version",
+            VALID + "dependencies: [{name: a}, {name: b, alias: a}]\n",
+            r"dependencies\[1\]: more than one dependency with name or alias 'a'",
         ),
-        (
-            "apiVersion: v2\nname: demo\nversion: v1.0.0\n",
-            "version: 'v1.0.0' is not a SemVer 2 version",
-        ),
-        ("apiVersion: v2\nname: demo\nversion: 1.0.0-01\n", "is not a SemVer 2 version"),
+        (VALID + "dependencies: [{name: a, alias: a.b}]\n", r"alias: must be letters"),
         (VALID + "type: plugin\n", "type: must be one of application, library, got 'plugin'"),
         ("apiVersion: [v2\n", "malformed YAML"),
     ],
@@ -53,9 +55,14 @@ VALID = "apiVersion: v2\nname: demo\nversion: 1.0.0\n"
         "bad-name",
         "no-version",
         "float-version",
-        "partial-version",
-        "v-prefix",
+        "not-a-version",
         "leading-zero-prerelease",
+        "longer-than-a-tag",
+        "number-app-version",
+        "number-annotation",
+        "dependency-without-name",
+        "dependency-twice-by-alias",
+        "bad-alias",
         "bad-type",
         "bad-yaml",
     ],
@@ -67,13 +74,19 @@ def test_invalid_chart_yaml_names_file_field_and_cause(text: str, message: str) 
 
 
 @pytest.mark.parametrize(
-    "version", ["1.0.0", "0.1.0-rc.1", "1.2.3+build.7", "1.2.3-alpha.1+sha.abc"], ids=str
+    "version",
+    ["1.0.0", "0.1.0-rc.1", "1.2.3+build.7", "1.2.3-alpha.1+sha.abc", "v3.28.2", "1.2", "v1"],
+    ids=str,
 )
-def test_valid_versions(version: str) -> None:
-    assert (
-        chart.parse(f"apiVersion: v2\nname: demo\nversion: {version}\n", source="x").version
-        == version
-    )
+def test_versions_helm_accepts(version: str) -> None:
+    text = f"apiVersion: v2\nname: demo\nversion: '{version}'\n"
+    assert chart.parse(text, source="x").version == version
+
+
+@pytest.mark.parametrize("api_version", ["v1", "v2"])
+def test_helm2_and_helm3_charts_are_accepted(api_version: str) -> None:
+    text = f"apiVersion: {api_version}\nname: demo\nversion: 1.0.0\ntype: library\n"
+    assert chart.parse(text, source="x").api_version == api_version
 
 
 def test_config_json_is_compact_and_sorted() -> None:
@@ -163,7 +176,7 @@ def test_symlink_cycle_is_cut(make_chart: MakeChart) -> None:
         ({".helmignore": "a/**/b\n"}, "double-star"),
         (
             {"Chart.yaml": "apiVersion: v2\nname: demo\nversion: one\n"},
-            "version: 'one' is not a SemVer 2",
+            "version: 'one' is not a SemVer version",
         ),
     ],
     ids=["chart-yaml-ignored", "bad-helmignore", "bad-version"],
@@ -228,3 +241,121 @@ def test_pulled_chart_name_must_be_usable_as_a_file_name(name: str) -> None:
     data = _tgz({"x/Chart.yaml": f"name: {name!r}\nversion: 1.0.0\n".encode()})
     with pytest.raises(InvalidInputError, match="lacks a name or a version usable in a file name"):
         package.read_chart_yaml(data, source="x")
+
+
+DEPENDS = "apiVersion: v2\nname: demo\nversion: 1.0.0\ndependencies:\n- {name: db, version: 1.x}\n"
+DB_CHART = "apiVersion: v2\nname: db\nversion: 1.0.0\n"
+
+
+def _subchart_tgz(name: str) -> str:
+    """A packaged subchart's bytes as text (latin-1, so they survive write_text)."""
+    files = {f"{name}/Chart.yaml": f"apiVersion: v2\nname: {name}\nversion: 1.0.0\n".encode()}
+    return _tgz(files).decode("latin-1")
+
+
+@pytest.mark.parametrize(
+    ("files", "message"),
+    [
+        ({"Chart.yaml": DEPENDS}, "found in Chart.yaml, but missing in charts/ directory: db"),
+        (
+            {
+                "Chart.yaml": "apiVersion: v1\nname: demo\nversion: 1.0.0\n",
+                "requirements.yaml": "dependencies:\n- {name: db, version: 1.x}\n",
+            },
+            "found in requirements.yaml, but missing in charts/ directory: db",
+        ),
+        (
+            {"Chart.yaml": DEPENDS, "charts/db/Chart.yaml": DB_CHART, "charts/README.md": "x"},
+            r"charts/README\.md: not a chart: no Chart\.yaml",
+        ),
+        (
+            {"Chart.yaml": DEPENDS, "charts/other/Chart.yaml": DB_CHART.replace("db", "other")},
+            "missing in charts/ directory: db",
+        ),
+    ],
+    ids=["missing-subchart", "missing-v1-requirement", "file-that-is-no-chart", "other-subchart"],
+)
+def test_dependencies_missing_from_charts_are_refused(
+    make_chart: MakeChart, files: dict[str, str], message: str
+) -> None:
+    with pytest.raises(InvalidInputError, match=message) as caught:
+        package.build_archive(make_chart(files=files))
+    assert "helm dependency build" in str(caught.value) or "not a chart" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        {"charts/db/Chart.yaml": DB_CHART},
+        {"charts/database-1.0/Chart.yaml": DB_CHART},
+        {"charts/db-1.0.0.tgz": _subchart_tgz("db")},
+        {"charts/db/Chart.yaml": DB_CHART, "charts/_helpers/x": "", "charts/.gitkeep": ""},
+        {"charts/db/Chart.yaml": DB_CHART, "charts/db-1.0.0.tgz.prov": "signature"},
+    ],
+    ids=["directory", "directory-of-another-name", "archive", "skipped-names", "provenance"],
+)
+def test_dependencies_present_in_charts_are_accepted(
+    make_chart: MakeChart, files: dict[str, str]
+) -> None:
+    root = make_chart(files={"Chart.yaml": DEPENDS})
+    for relative, text in files.items():
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(text.encode("latin-1"))
+    assert package.build_archive(root).metadata.name == "demo"
+
+
+def test_pushed_archive_with_missing_dependency_is_refused(make_chart: MakeChart) -> None:
+    root = make_chart(files={"Chart.yaml": DEPENDS, "charts/db/Chart.yaml": DB_CHART})
+    built = package.build_archive(root)
+    without = _tgz({"demo/Chart.yaml": DEPENDS.encode()})
+    assert package.load_archive(built.data, source="demo.tgz").data == built.data
+    with pytest.raises(InvalidInputError, match=r"demo\.tgz: dependencies: found in Chart\.yaml"):
+        package.load_archive(without, source="demo.tgz")
+
+
+@pytest.mark.parametrize(
+    ("overrides", "version", "app_version"),
+    [
+        (chart.Overrides(version="2.0.0"), "2.0.0", "1.0"),
+        (chart.Overrides(version="v2.0.0+build.1"), "v2.0.0+build.1", "1.0"),
+        (chart.Overrides(app_version="2.1"), "1.0.0", "2.1"),
+        (chart.Overrides(version="3.0.0", app_version="3.0.0-rc.1"), "3.0.0", "3.0.0-rc.1"),
+    ],
+    ids=["version", "v-version-with-build", "app-version", "both"],
+)
+def test_overrides_rewrite_chart_yaml(
+    make_chart: MakeChart,
+    tmp_path: Path,
+    overrides: chart.Overrides,
+    version: str,
+    app_version: str,
+) -> None:
+    root = make_chart(files={"Chart.yaml": VALID + "appVersion: '1.0'\n# a comment\n"})
+    target, archive = package.package(root, tmp_path / "out", overrides)
+    assert target.name == f"demo-{version}.tgz"
+    with tarfile.open(fileobj=io.BytesIO(archive.data), mode="r:gz") as tar:
+        member = tar.extractfile("demo/Chart.yaml")
+        assert member is not None
+        written = chart.parse(member.read(), source="x")
+    assert (written.version, written.document["appVersion"]) == (version, app_version)
+    assert archive.metadata.document == written.document
+    repacked = package.load_archive(
+        package.build_archive(root).data, source="demo.tgz", overrides=overrides
+    )
+    assert repacked.data == archive.data
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (chart.Overrides(version="latest"), "--version: 'latest' is not a SemVer version"),
+        (chart.Overrides(app_version=""), "--app-version: must not be empty"),
+    ],
+    ids=["bad-version", "empty-app-version"],
+)
+def test_bad_overrides_are_refused(
+    make_chart: MakeChart, overrides: chart.Overrides, message: str
+) -> None:
+    with pytest.raises(InvalidInputError, match=message):
+        package.build_archive(make_chart(), overrides)

@@ -553,3 +553,91 @@ def test_a_failed_untar_leaves_nothing_half_extracted(
 def test_a_deadline_must_be_a_positive_number_of_seconds(run_cli: RunCli, value: str) -> None:
     result = run_cli("versions", "oci://127.0.0.1:1/charts/demo", "--deadline", value)
     assert result.code == 2 and "--deadline: must be" in result.stderr
+
+
+def _layer_digest(reg: LocalRegistry, repository: str, tag: str) -> str:
+    digest: str = _manifest(reg, repository, tag).json()["layers"][0]["digest"]
+    return digest
+
+
+def test_a_different_chart_over_a_taken_tag_is_refused_unless_forced(
+    oci_registry: LocalRegistry, make_chart: MakeChart, run_cli: RunCli, repo_path: str
+) -> None:
+    chart_dir = make_chart("demo", "1.0.0")
+    target = oci_registry.oci(repo_path)
+    assert run_cli("push", str(chart_dir), target, PLAIN).code == 0
+    before = _layer_digest(oci_registry, f"{repo_path}/demo", "1.0.0")
+    assert run_cli("push", str(chart_dir), target, PLAIN).code == 0  # the same chart: fine
+
+    (chart_dir / "values.yaml").write_text("greeting: changed\n")
+    refused = run_cli("push", str(chart_dir), target, PLAIN)
+    assert refused.code == 1
+    assert f"{target}/demo:1.0.0: the tag already holds a different chart" in refused.stderr
+    assert "pass --force to replace it" in refused.stderr
+    assert _layer_digest(oci_registry, f"{repo_path}/demo", "1.0.0") == before
+
+    forced = run_cli("push", str(chart_dir), target, PLAIN, "--force")
+    assert forced.code == 0, forced.stderr
+    assert f"warning: {target}/demo:1.0.0: replaced a different chart ({before})" in forced.stderr
+    assert _layer_digest(oci_registry, f"{repo_path}/demo", "1.0.0") != before
+
+
+def test_a_tag_holding_something_else_is_not_overwritten(
+    oci_registry: LocalRegistry, make_chart: MakeChart, run_cli: RunCli, repo_path: str
+) -> None:
+    _push_raw(oci_registry, f"{repo_path}/demo", "1.0.0", "application/x-thing", "text/plain")
+    refused = run_cli("push", str(make_chart()), oci_registry.oci(repo_path), PLAIN)
+    assert refused.code == 1
+    assert "already holds a different chart (an artifact that is not this kind" in refused.stderr
+
+
+@pytest.mark.parametrize(
+    ("epoch", "code", "created"),
+    [
+        (None, 0, None),
+        ("1700000000", 0, "2023-11-14T22:13:20Z"),
+        ("yesterday", 2, None),
+    ],
+    ids=["unset", "source-date-epoch", "not-a-number"],
+)
+def test_created_annotation_only_from_source_date_epoch(
+    oci_registry: LocalRegistry,
+    make_chart: MakeChart,
+    run_cli: RunCli,
+    repo_path: str,
+    monkeypatch: pytest.MonkeyPatch,
+    epoch: str | None,
+    code: int,
+    created: str | None,
+) -> None:
+    if epoch is not None:
+        monkeypatch.setenv("SOURCE_DATE_EPOCH", epoch)
+    else:
+        monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+    result = run_cli("push", str(make_chart()), oci_registry.oci(repo_path), PLAIN)
+    assert result.code == code, result.stderr
+    if code == 0:
+        annotations = _manifest(oci_registry, f"{repo_path}/demo", "1.0.0").json()["annotations"]
+        assert annotations.get("org.opencontainers.image.created") == created
+    else:
+        assert "SOURCE_DATE_EPOCH: must be a number of seconds" in result.stderr
+
+
+def test_push_takes_version_overrides(
+    oci_registry: LocalRegistry, make_chart: MakeChart, run_cli: RunCli, repo_path: str
+) -> None:
+    result = run_cli(
+        "push",
+        str(make_chart("demo", "0.0.0")),
+        oci_registry.oci(repo_path),
+        PLAIN,
+        "--version",
+        "v3.28.2",
+        "--app-version",
+        "3.28.2",
+    )
+    assert result.code == 0, result.stderr
+    manifest = _manifest(oci_registry, f"{repo_path}/demo", "v3.28.2").json()
+    config = json.loads(_blob(oci_registry, f"{repo_path}/demo", manifest["config"]["digest"]))
+    assert (config["version"], config["appVersion"]) == ("v3.28.2", "3.28.2")
+    assert manifest["annotations"]["org.opencontainers.image.version"] == "v3.28.2"

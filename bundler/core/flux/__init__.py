@@ -32,10 +32,10 @@ from bundler.core.flux.source import (
     SOURCE_API_VERSION,
     ChartSource,
     RepoError,
-    SourceKind,
     SourceOptionError,
-    chart_source,
+    chart_verify,
     check_source_options,
+    source_for,
     source_spec,
 )
 from bundler.core.flux.values_copies import release_values_from
@@ -57,7 +57,7 @@ from bundler.errors import InvalidInputError
 DEFAULT_AGENT_NAMESPACE = "bundler-system"
 
 _HELM_FIELD = "spec.options.helm"
-# options.helm fields of the HelmRelease's chart template (HelmRepository sources only).
+# options.helm fields of the HelmRelease's chart template (charts read through a HelmChart).
 CHART_FIELDS = ("valuesFiles", "ignoreMissingValuesFiles")
 # BundleDeployment labels identifying the bundle and the cluster, copied onto the Flux objects.
 _COPIED_LABELS = (LABEL_BUNDLE_NAMESPACE, LABEL_CLUSTER_NAME, LABEL_CLUSTER_NAMESPACE)
@@ -130,11 +130,11 @@ def build_flux_objects(bd: BundleDeployment, target: FluxTarget) -> FluxObjects:
             field=f"{_HELM_FIELD}.version",
         )
     try:
-        source = chart_source(_required(helm, obj, "repo"), chart)
+        source = source_for(_required(helm, obj, "repo"), chart, helm)
     except RepoError as err:
         raise InvalidInputError(str(err), obj=obj, field=f"{_HELM_FIELD}.repo") from None
     try:
-        check_source_options(source.kind, helm)
+        check_source_options(source, helm)
     except SourceOptionError as err:
         raise InvalidInputError(str(err), obj=obj, field=f"{_HELM_FIELD}.{err.field}") from None
     name = release_object_name(bundle_name(bd))
@@ -192,17 +192,20 @@ def _chart_reference(
     interval: str,
     target: FluxTarget,
 ) -> dict[str, Any]:
-    if source.kind is SourceKind.OCI_REPOSITORY:
+    if not source.through_chart:
         # The OCIRepository pins the version's tag; the HelmRelease reads whatever it fetched.
         ref = {"kind": source.kind.value, "name": name, "namespace": target.namespace}
         return {"chartRef": ref}
-    chart_spec = {
+    chart_spec: dict[str, Any] = {
         "chart": helm["chart"],
         "version": version,
         "sourceRef": {"kind": source.kind.value, "name": name},
         "interval": interval,
     }
     chart_spec.update({k: helm[k] for k in CHART_FIELDS if k in helm})
+    verify = chart_verify(helm.get("source")) if source.oci else None
+    if verify is not None:
+        chart_spec["verify"] = verify
     return {"chart": {"spec": chart_spec}}
 
 

@@ -44,6 +44,7 @@ from bundler.core.labels import (
 )
 from bundler.core.merge import deep_merge
 from bundler.core.naming import bundle_deployment_name, cluster_namespace
+from bundler.core.planning.held import HeldBytes, rendered_bytes
 from bundler.core.planning.memo import (
     BundleMemo,
     Contributing,
@@ -161,13 +162,18 @@ def render_options(
     the management values objects (None: none known, as offline).
     """
     answers = render_many(
-        bundle, [(cluster, decision)], resolved, images, dependencies, templater, delivered
-    )
+        bundle, [(cluster, decision)], resolved, images, dependencies, templater,
+        delivered=delivered,
+    )  # fmt: skip
     (options,) = answers
     if isinstance(options, TemplateError):
         raise options
     return options
 
+
+#: Renders asked of the templater at once: each may build up to 1 MiB, so at most this many MiB
+#: are in flight before what they hold is charged to the Bundle (bundler.core.planning.held).
+RENDER_SLICE = 64
 
 #: The options of one cluster, or why its values did not render.
 OptionsOrError = DeploymentOptions | TemplateError
@@ -180,13 +186,15 @@ def render_many(
     images: ResolvedImages | None = None,
     dependencies: Dependencies | None = None,
     templater: Templater = IN_PROCESS,
+    held: HeldBytes | None = None,
     delivered: Delivered | None = None,
 ) -> list[OptionsOrError]:
     """`render_options` for each (cluster, decision) of `bundle`, in order, with the renders they
     need asked of `templater` in one batch: an error is that cluster's answer, never raised.
 
     Clusters that agree on what the templates read get the very same options (a frozen model):
-    rendered once per distinct input, not once per cluster.
+    rendered once per distinct input, not once per cluster. Each render is charged to `held`
+    (the Bundle's allowance, :mod:`bundler.core.planning.held`) when one is given.
     """
     memo = memo_of(bundle)
     depends_on = memo.depends_on if dependencies is None else tuple(dependencies)
@@ -223,17 +231,25 @@ def render_many(
                 by_key[key] = indexes
             pending.append((merged, version, key, indexes))
             calls.append(RenderCall(merged.templates, context))
-    rendered = templater.render(calls) if calls else []
-    for (merged, version, key, indexes), answer in zip(pending, rendered, strict=True):
-        first = contexts[indexes[0]]
-        built = _options_from(memo, merged, version, key, answer, inputs, first)
-        for index in indexes:
-            # an error names its cluster: the others that shared the render get their own
-            answers[index] = (
-                built.about(contexts[index].describe())
-                if isinstance(built, TemplateError)
-                else built
-            )
+    # In slices: what one render may build is bounded, so what is in flight at once is too.
+    for start in range(0, len(calls), RENDER_SLICE):
+        rendered = templater.render(calls[start : start + RENDER_SLICE])
+        for (merged, version, key, indexes), answer in zip(
+            pending[start : start + RENDER_SLICE], rendered, strict=True
+        ):
+            first = contexts[indexes[0]]
+            size = 0
+            if held is not None and not isinstance(answer, TemplateError):
+                size = rendered_bytes(answer)
+                answer = held.charge(indexes[0], size, first.describe()) or answer
+            built = _options_from(memo, merged, version, key, answer, inputs, first, size)
+            for index in indexes:
+                # an error names its cluster: the others that shared the render get their own
+                answers[index] = (
+                    built.about(contexts[index].describe())
+                    if isinstance(built, TemplateError)
+                    else built
+                )
     return [answer for answer in answers if answer is not None]
 
 
@@ -245,6 +261,7 @@ def _options_from(
     answer: RenderAnswer,
     inputs: _Inputs,
     context: TemplateContext,
+    size: int,
 ) -> OptionsOrError:
     if isinstance(answer, TemplateError):
         return answer
@@ -253,7 +270,7 @@ def _options_from(
     except TemplateError as err:
         return err
     if key is not None:
-        memo.remember(key, options)
+        memo.remember(key, options, size)
     return options
 
 
@@ -379,7 +396,7 @@ def plan_bundle(
     deployments: list[PlannedDeployment] = []
     errors: list[ClusterError] = []
     answers = render_many(
-        bundle, targets, resolved or {}, images, dependencies, templater, delivered
+        bundle, targets, resolved or {}, images, dependencies, templater, delivered=delivered
     )
     for (cluster, _), options in zip(targets, answers, strict=True):
         if isinstance(options, TemplateError):

@@ -31,6 +31,9 @@ from bundler.core.versions import wanted_version
 
 MAX_BUNDLES = 1024
 MAX_OPTIONS = 1024
+#: What the rendered options a memo keeps may add up to: past it, clusters render afresh (the
+#: rows of the manager keep what they use; the memo only saves work).
+MAX_OPTIONS_BYTES = 16 << 20
 
 DEFAULT_RELEASE_NAMESPACE = "default"
 
@@ -78,6 +81,7 @@ class BundleMemo:
         self._merged: dict[Contributing, MergedTargets] = {}
         self._reads: dict[Contributing, tuple[ReadPath, ...] | None] = {}
         self._options: dict[Hashable, DeploymentOptions] = {}
+        self._bytes = 0
 
     def merged(self, contributing: Contributing) -> MergedTargets:
         found = self._merged.get(contributing)
@@ -104,10 +108,13 @@ class BundleMemo:
     def options(self, key: Hashable) -> DeploymentOptions | None:
         return self._options.get(key)
 
-    def remember(self, key: Hashable, options: DeploymentOptions) -> None:
+    def remember(self, key: Hashable, options: DeploymentOptions, size: int = 0) -> None:
+        """Keep `options` (whose rendered fields are `size` bytes) for clusters of the same key,
+        while the memo holds fewer than MAX_OPTIONS of them and MAX_OPTIONS_BYTES in all."""
         with self._lock:
-            if len(self._options) < MAX_OPTIONS:
+            if len(self._options) < MAX_OPTIONS and self._bytes + size <= MAX_OPTIONS_BYTES:
                 self._options[key] = options
+                self._bytes += size
 
     def _merge(self, contributing: Contributing) -> MergedTargets:
         targets = self.bundle.spec.targets

@@ -9,7 +9,8 @@ tree's templates read, so renders can be memoised per distinct input;
 :mod:`~bundler.core.templating.fields` extends the render to a release's post-renderers (patches
 read as YAML first) and common metadata; :mod:`~bundler.core.templating.templater` is how
 planning asks for renders (in this process, or through a bounded worker pool that implements the
-same protocol).
+same protocol); :mod:`~bundler.core.templating.gotemplate` reads Fleet's Go-template values,
+converts their common forms, and gives the hint a template error on Fleet's syntax carries.
 """
 
 from bundler.core.templating.compiler import TemplateCache

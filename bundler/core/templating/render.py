@@ -43,6 +43,7 @@ from bundler.core.templating.budget import (
 from bundler.core.templating.compiler import RESULT, TEMPLATES, TemplateCache
 from bundler.core.templating.convert import NotAValueError, preview, to_plain, to_text
 from bundler.core.templating.environment import ENVIRONMENT
+from bundler.core.templating.gotemplate import fleet_syntax_hint
 from bundler.core.templating.guards import BUDGET_VARIABLE
 from bundler.core.templating.images import (
     ImageNotResolved,
@@ -205,7 +206,7 @@ class _ClusterRender:
         except MemoryError:
             raise  # an outer bound's to report: the process may not go on
         except Exception as error:  # whatever a template does wrong is this cluster's error
-            raise self._error(path, None, _describe(error)) from error
+            raise self._error(path, None, _describe(error, source)) from error
 
     def _key(self, source: str, path: _Path) -> str:
         if _TEMPLATE_MARK not in source:
@@ -221,7 +222,7 @@ class _ClusterRender:
         except MemoryError:
             raise
         except Exception as error:
-            raise self._error(path, source, _describe(error)) from error
+            raise self._error(path, source, _describe(error, source)) from error
 
     def _render(self, source: str) -> Any:
         source = source.replace(*_LITERAL_OPENER)
@@ -372,7 +373,15 @@ def _template_strings(node: Any, depth: int) -> Iterator[str | None]:
             yield from _template_strings(item, depth + 1)
 
 
-def _describe(error: Exception) -> str:
+def _describe(error: Exception, source: str) -> str:
+    """What went wrong, and when `source` is Fleet's Go-template syntax, that it is and how to
+    write it."""
+    hint = fleet_syntax_hint(source)
+    message = _cause(error)
+    return message if hint is None else f"{message}; {hint}"
+
+
+def _cause(error: Exception) -> str:
     if isinstance(error, UndefinedError):
         return f"{error.message}; {_MISSING_NAME_HELP}"
     if isinstance(error, SecurityError):

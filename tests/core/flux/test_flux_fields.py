@@ -222,6 +222,47 @@ def test_source_fields(repo: str, source: dict[str, Any], expected: dict[str, An
     _check(objects.source, expected)
 
 
+@pytest.mark.parametrize("target", [PULL, REMOTE], ids=["pull", "remote"])
+def test_values_files_of_an_oci_chart_are_read_through_a_helm_chart(target: Any) -> None:
+    objects = build(
+        make_bd(
+            repo=OCI_REPO + "/",
+            chart="podinfo",
+            version="6.1.2+build.1",
+            insecure=True,
+            valuesFiles=["values.yaml", "values-prod.yaml"],
+            ignoreMissingValuesFiles=True,
+            source={
+                "provider": "aws",
+                "certSecretRef": {"name": "ca"},
+                "timeout": "90s",
+                "verify": {"secretRef": {"name": "cosign-keys"}},
+            },
+        ),
+        target,
+    )
+    assert objects.source["kind"] == "HelmRepository"
+    assert objects.source["spec"] == {
+        "url": OCI_REPO,
+        "type": "oci",
+        "interval": "10m",
+        "insecure": True,
+        "provider": "aws",
+        "certSecretRef": {"name": "ca"},
+        "timeout": "90s",
+    }
+    assert "chartRef" not in objects.release["spec"]
+    assert objects.release["spec"]["chart"]["spec"] == {
+        "chart": "podinfo",
+        "version": "6.1.2+build.1",
+        "sourceRef": {"kind": "HelmRepository", "name": "podinfo"},
+        "interval": "10m",
+        "valuesFiles": ["values.yaml", "values-prod.yaml"],
+        "ignoreMissingValuesFiles": True,
+        "verify": {"provider": "cosign", "secretRef": {"name": "cosign-keys"}},
+    }
+
+
 def test_source_interval_leaves_the_release_interval_alone() -> None:
     objects = build(make_bd(interval="5m", source={"interval": "1h"}))
     assert objects.source["spec"]["interval"] == "1h"
@@ -262,10 +303,31 @@ def test_remote_mode_passes_the_same_fields() -> None:
             id="passCredentials on an oci registry",
         ),
         pytest.param(
-            {"repo": OCI_REPO, "valuesFiles": ["values-prod.yaml"]},
-            "options.helm.valuesFiles",
-            "chartRef, which takes no values files",
-            id="valuesFiles on an oci registry",
+            {
+                "repo": OCI_REPO,
+                "valuesFiles": ["values-prod.yaml"],
+                "source": {"proxySecretRef": {"name": "proxy"}},
+            },
+            "options.helm.source.proxySecretRef",
+            "read through a HelmRepository of type oci and the HelmRelease's chart template, "
+            "which take no proxySecretRef",
+            id="valuesFiles on an oci registry with a proxy",
+        ),
+        pytest.param(
+            {
+                "repo": OCI_REPO,
+                "valuesFiles": ["values-prod.yaml"],
+                "source": {"verify": {"matchOIDCIdentity": [{"issuer": "a", "subject": "b"}]}},
+            },
+            "options.helm.source.verify.matchOIDCIdentity",
+            "take only provider and secretRef in verify",
+            id="valuesFiles on an oci registry with keyless verification",
+        ),
+        pytest.param(
+            {"repo": OCI_REPO, "ignoreMissingValuesFiles": True},
+            "options.helm.ignoreMissingValuesFiles",
+            "applies only with valuesFiles",
+            id="ignoreMissingValuesFiles without valuesFiles on an oci registry",
         ),
         pytest.param(
             {"install": {"strategy": {"name": "RemediateOnFailure", "retryInterval": "1m"}}},

@@ -65,9 +65,17 @@ spec:
 """
 
 
-def write_app_chart(root: Path, version: str, *, broken: bool = False, stuck: bool = False) -> Path:
-    """The chart directory of `e2e-app` at `version`."""
+def write_app_chart(
+    root: Path,
+    version: str,
+    *,
+    broken: bool = False,
+    stuck: bool = False,
+    extra: dict[str, str] | None = None,
+) -> Path:
+    """The chart directory of `e2e-app` at `version` (with the `extra` files, path to text)."""
     files = {"templates/configmap.yaml": _VALUES_CONFIGMAP, "templates/service.yaml": _SERVICE}
+    files.update(extra or {})
     if broken:
         files["templates/refused.yaml"] = _REFUSED
     if stuck:

@@ -153,9 +153,19 @@ class Tenancy:
         """The test's own registry path: its chart versions are invisible to other tests."""
         return self.env.registry.oci(self.workspace)
 
-    def publish(self, version: str, *, broken: bool = False, stuck: bool = False) -> None:
-        """`bundler chart push` of e2e-app at `version` into the test's registry path."""
-        chart = write_app_chart(self.workdir / "charts", version, broken=broken, stuck=stuck)
+    def publish(
+        self,
+        version: str,
+        *,
+        broken: bool = False,
+        stuck: bool = False,
+        extra: dict[str, str] | None = None,
+    ) -> None:
+        """`bundler chart push` of e2e-app at `version` into the test's registry path (with the
+        `extra` files in the chart)."""
+        chart = write_app_chart(
+            self.workdir / "charts", version, broken=broken, stuck=stuck, extra=extra
+        )
         push_chart(chart, self.chart_base)
 
     def app_bundle(self, name: str, helm: Obj, **spec: Any) -> Obj:
