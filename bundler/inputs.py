@@ -57,16 +57,36 @@ _NAMED_FILES = 5
 
 @dataclass
 class World:
-    """Everything the inputs declare, in input order; `secrets` are the v1 Secret documents as
-    written (checked as the API server would, namespace defaulted)."""
+    """Everything the inputs declare, in input order; `secrets` and `config_maps` are the v1
+    Secret and ConfigMap documents as written (checked as the API server would, namespace
+    defaulted)."""
 
     bundles: list[Bundle] = field(default_factory=list)
     clusters: list[Cluster] = field(default_factory=list)
     groups: list[ClusterGroup] = field(default_factory=list)
     secrets: list[dict[str, Any]] = field(default_factory=list)
+    config_maps: list[dict[str, Any]] = field(default_factory=list)
     bootstrap_configs: list[BootstrapConfig] = field(default_factory=list)
     # one line per document skipped because bundler does not own its kind, per chart directory
     notices: list[str] = field(default_factory=list)
+
+    def stored(self, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
+        """The input Secret or ConfigMap (`kind`) `namespace/name` as the API server stores it (a
+        Secret's `stringData` folded into `data`), or None when the inputs do not hold it."""
+        found = self.secrets if kind == "Secret" else self.config_maps
+        for obj in found:
+            meta = obj["metadata"]
+            if (meta["namespace"], meta["name"]) != (namespace, name):
+                continue
+            stored = {k: v for k, v in obj.items() if k != "stringData"}
+            folded = {
+                k: base64.b64encode(v.encode()).decode()
+                for k, v in (obj.get("stringData") or {}).items()
+            }
+            if folded:
+                stored["data"] = {**(obj.get("data") or {}), **folded}
+            return stored
+        return None
 
     def secret_data(self, namespace: str, name: str) -> dict[str, str] | None:
         """The decoded data of the input Secret `namespace/name` (`stringData` winning, as the API
@@ -253,6 +273,7 @@ def load_world(
     world.clusters.extend(imported.clusters)
     world.groups.extend(imported.groups)
     world.secrets.extend(imported.secrets)
+    world.config_maps.extend(imported.config_maps)
     return world
 
 

@@ -4,8 +4,8 @@ The decision and the status are bundler.core.agent.plan's pure functions; this m
 around them and turns store errors into apply outcomes:
 - the Flux kinds not served: FluxNotInstalled (Ready=False too), retried with backoff;
 - the credentials Secret missing on the management cluster: CredentialsNotFound, retried;
-- (remote mode) a valuesFrom object missing or too large on the downstream cluster:
-  ValuesUnavailable, retried;
+- (remote mode) a valuesFrom object missing or too large on the downstream cluster, (pull mode) a
+  management values copy missing from the cluster namespace: ValuesUnavailable, retried;
 - a write refused (Invalid, Forbidden): ApplyFailed with the server's message, retried; when the
   server names fields its Flux CRDs lack, FluxTooOld with the Flux that has them, retried;
 - options that cannot become Flux objects: InvalidOptions, not retried until the spec changes;
@@ -25,7 +25,9 @@ from bundler.agent.desired import (
     Desired,
     ValuesUnavailableError,
     desired_objects,
+    downstream_values,
     keeps_release,
+    management_copies,
     values_copies,
 )
 from bundler.agent.remote_values import DownstreamValues
@@ -162,7 +164,11 @@ class Deployer:
         return APPLIED, written
 
     def _values_copies(self, bd: BundleDeployment) -> list[Obj]:
-        if self.config.mode is not AgentMode.REMOTE or not bd.spec.options.helm.valuesFrom:
+        if self.config.mode is not AgentMode.REMOTE:
+            if not bd.spec.options.managementValues:
+                return []
+            return management_copies(bd, self.config, self._cluster_secret)
+        if not downstream_values(bd):
             return []
         if self.values is None:
             raise InvalidInputError(
@@ -171,6 +177,13 @@ class Deployer:
                 field="spec.options.helm.valuesFrom",
             )
         return values_copies(bd, self.config, self.values.get)
+
+    def _cluster_secret(self, name: str) -> Obj | None:
+        """A Secret of the cluster namespace (a copy the manager made), None when missing."""
+        try:
+            return self.management.get(SECRET, name, self.config.cluster_namespace)
+        except NotFound:
+            return None
 
     def _credentials(self, bd: BundleDeployment) -> Obj | None:
         ref = bd.spec.options.helm.secretRef

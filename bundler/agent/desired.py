@@ -1,12 +1,15 @@
-"""The downstream objects one BundleDeployment needs: Flux source, HelmRelease, credentials Secret.
+"""The downstream objects one BundleDeployment needs: Flux source, HelmRelease, Secrets.
 
 The Flux objects come from bundler.core.flux. The agent adds its identity labels (so its caches see
 exactly what it wrote), the keep-resources annotation on the HelmRelease (so an undeploy after the
-BundleDeployment is gone still knows to leave the release installed), and, in pull mode, a copy of
-the repository credentials Secret: the manager copies it into the cluster namespace, the agent
-copies it next to the source on its cluster. In remote mode the source reads it where it is, and
-the `valuesFrom` objects read on the downstream cluster are copied beside the HelmRelease, which
-names the copies and nothing else (bundler.core.flux.values_copies).
+BundleDeployment is gone still knows to leave the release installed), and the Secrets Flux reads:
+- pull mode: a copy of the repository credentials Secret (the manager copies it into the cluster
+  namespace, the agent next to the source on its cluster), and a copy of each delivered management
+  values object (`source: Management`), under the name the manager's copy has in the cluster
+  namespace, which the HelmRelease names;
+- remote mode: the source reads the credentials where they are, the HelmRelease reads management
+  copies where they are, and the `valuesFrom` objects read on the downstream cluster are copied
+  beside the HelmRelease (bundler.core.flux.values_copies).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import Any
 from bundler.agent.config import AgentConfig
 from bundler.api.bundledeployment import BundleDeployment
 from bundler.api.cluster import AgentMode
+from bundler.api.helm import ValuesReference, ValuesSource
 from bundler.api.resources import HELM_RELEASE, HELM_REPOSITORY, OCI_REPOSITORY, SECRET, Resource
 from bundler.core.agent.plan import ANNOTATION_KEEP_RESOURCES
 from bundler.core.flux import build_flux_objects, flux_labels, release_object_name
@@ -25,7 +29,8 @@ from bundler.core.flux import bundle_name as bundle_of
 from bundler.core.flux.values_copies import (
     CopyTooLargeError,
     copy_name,
-    pointed_at_copies,
+    data_digest,
+    secret_of,
     values_copy,
 )
 from bundler.core.labels import ANNOTATION_CLUSTER
@@ -34,6 +39,8 @@ from bundler.store.protocol import Obj
 
 # Reads a valuesFrom object (kind, name) on the downstream cluster; None when it does not exist.
 ValuesReader = Callable[[str, str], Obj | None]
+# Reads a Secret of the cluster namespace by name; None when it does not exist.
+CopyReader = Callable[[str], Obj | None]
 
 _KIND_RESOURCES = {res.kind: res for res in (HELM_RELEASE, HELM_REPOSITORY, OCI_REPOSITORY)}
 
@@ -67,8 +74,9 @@ def registry_secret_name(bd: BundleDeployment, config: AgentConfig) -> str | Non
 
 
 class ValuesUnavailableError(Exception):
-    """A valuesFrom object cannot be copied: not optional and missing, or too large. Only a change
-    on the downstream cluster fixes it, so it is reported and retried."""
+    """A valuesFrom object cannot be copied: a downstream one not optional and missing, or too
+    large; a management copy missing from the cluster namespace, or not what the options say.
+    Only a change elsewhere fixes it, so it is reported and retried."""
 
 
 def desired_objects(
@@ -78,17 +86,13 @@ def desired_objects(
     values: Sequence[Obj] = (),
 ) -> Desired:
     """Everything to write for `bd`; `credentials` is the management copy of the secretRef
-    Secret (pull mode only), `values` the copies of its valuesFrom objects (remote mode only).
-    InvalidInputError when the options cannot become Flux objects."""
+    Secret (pull mode only), `values` the copies of its valuesFrom objects (values_copies,
+    management_copies). InvalidInputError when the options cannot become Flux objects."""
     flux = build_flux_objects(bd, config.target(registry_secret_name(bd, config)))
     identity = config.owned_labels()
     objects: list[tuple[Resource, Obj]] = [(SECRET, copy) for copy in values]
     if credentials is not None:
         objects.append((SECRET, _credentials_copy(bd, config, credentials)))
-    if config.mode is AgentMode.REMOTE and flux.release["spec"].get("valuesFrom"):
-        names = _copy_names(bd)
-        spec = flux.release["spec"]
-        spec["valuesFrom"] = pointed_at_copies(spec["valuesFrom"], names)
     for obj in flux.all():
         obj["metadata"]["labels"].update(identity)
         objects.append((_KIND_RESOURCES[obj["kind"]], obj))
@@ -114,22 +118,16 @@ def _credentials_copy(bd: BundleDeployment, config: AgentConfig, source: Obj) ->
     return body
 
 
-def _copy_names(bd: BundleDeployment) -> dict[tuple[str, str], str]:
-    """The copy's name for every valuesFrom entry, by the source's kind and name."""
-    release = release_object_name(bundle_of(bd))
-    refs = bd.spec.options.helm.valuesFrom or []
-    return {(ref.kind.value, ref.name): copy_name(release, ref.kind, ref.name) for ref in refs}
-
-
 def values_copies(bd: BundleDeployment, config: AgentConfig, read: ValuesReader) -> list[Obj]:
-    """The copies of `bd`'s valuesFrom objects, read on the downstream cluster (remote mode).
+    """The copies of `bd`'s downstream valuesFrom objects, read on the downstream cluster (remote
+    mode).
 
     A missing object that is not optional, or one too large to copy, is ValuesUnavailableError.
     """
-    names = _copy_names(bd)
+    release = release_object_name(bundle_of(bd))
     labels = {**flux_labels(bd), **config.owned_labels()}
     copies = []
-    for ref in bd.spec.options.helm.valuesFrom or []:
+    for ref in downstream_values(bd):
         where = f"{ref.kind.value} {config.agent_namespace}/{ref.name}"
         source = read(ref.kind.value, ref.name)
         if source is None:
@@ -142,13 +140,46 @@ def values_copies(bd: BundleDeployment, config: AgentConfig, read: ValuesReader)
             )
         try:
             copy = values_copy(
-                source, ref.kind.value, name=names[(ref.kind.value, ref.name)],
+                source, ref.kind.value, name=copy_name(release, ref.kind, ref.name),
                 namespace=config.flux_namespace, labels=labels,
                 annotations={ANNOTATION_CLUSTER: config.ref},
             )  # fmt: skip
         except CopyTooLargeError as err:
             raise ValuesUnavailableError(f"{where} on cluster {config.ref} {err}") from None
         copies.append(copy)
+    return copies
+
+
+def downstream_values(bd: BundleDeployment) -> list[ValuesReference]:
+    """The valuesFrom entries of `bd` naming objects on the downstream cluster."""
+    refs = bd.spec.options.helm.valuesFrom or []
+    return [ref for ref in refs if ref.source is not ValuesSource.MANAGEMENT]
+
+
+def management_copies(bd: BundleDeployment, config: AgentConfig, read: CopyReader) -> list[Obj]:
+    """The copies of `bd`'s delivered management objects for beside the HelmRelease (pull mode),
+    read from the manager's copies in the cluster namespace. A copy missing there, or whose data
+    is not what its digest says, is ValuesUnavailableError."""
+    labels = {**flux_labels(bd), **config.owned_labels()}
+    copies = []
+    for delivered in bd.spec.options.managementValues or []:
+        where = f"Secret {config.cluster_namespace}/{delivered.secretName}"
+        what = f"the copy of {delivered.kind.value} {config.workspace}/{delivered.name}"
+        found = read(delivered.secretName)
+        if found is None:
+            raise ValuesUnavailableError(
+                f"{where}, {what} (valuesFrom, source: Management), does not exist in the "
+                "cluster namespace; the manager writes it before the BundleDeployment"
+            )
+        data = {str(k): str(v) for k, v in (found.get("data") or {}).items()}
+        if data_digest(data) != delivered.digest:
+            raise ValuesUnavailableError(
+                f"{where}, {what} (valuesFrom, source: Management), does not hold the data of "
+                f"digest {delivered.digest}"
+            )
+        annotations = {ANNOTATION_CLUSTER: config.ref}
+        name = delivered.secretName
+        copies.append(secret_of(data, name, config.flux_namespace, labels, annotations))
     return copies
 
 

@@ -209,8 +209,9 @@ class BundleDisplay(ApiModel):
     """The STATE column: the reason of the Ready condition. The worst state among the targeted
     clusters (ErrApplied, WaitApplied, Offline, NotReady, Pending, OutOfSync, Modified, Ready),
     Paused (spec.paused), or what holds the whole Bundle back: NoTargets, InvalidSpec,
-    VersionNotResolved, CredentialsNotFound, CredentialsCopyBlocked, DeletionHeld,
-    RolloutHalted, RolledBack."""
+    VersionNotResolved, CredentialsNotFound, CredentialsRefused, CredentialsCopyBlocked,
+    ValuesNotFound, ValuesRefused, ValuesCopyBlocked, DeletionHeld, RolloutHalted,
+    RolledBack."""
     version: str | None = None
     """The chart version the Bundle deploys (the VERSION column): spec.helm.version when it is
     exact, else what it resolved to."""
@@ -237,7 +238,8 @@ class BundleStatus(ApiModel):
     conditions: Conditions = Field(default_factory=list)
     """Ready (False with the worst state as reason, or NoTargets, InvalidSpec,
     VersionNotResolved, CredentialsNotFound, CredentialsRefused, CredentialsCopyBlocked,
-    DeletionHeld, RolloutHalted, RolledBack, Paused; reason Paused also while True for a paused
+    ValuesNotFound, ValuesRefused, ValuesCopyBlocked, DeletionHeld, RolloutHalted,
+    RolledBack, Paused; reason Paused also while True for a paused
     Bundle whose clusters are all Ready); References (present only while False,
     ReferenceNotFound: a clusterGroup or dependsOn names nothing in the workspace);
     ImagesResolved (only with spec.images). At most 32."""

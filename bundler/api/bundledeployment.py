@@ -10,9 +10,27 @@ from pydantic import Field
 
 from bundler.api.base import ApiModel
 from bundler.api.dependencies import DependsOn
-from bundler.api.helm import HelmOptions
+from bundler.api.helm import HelmOptions, ValuesKind
 from bundler.api.meta import Conditions, ObjectMeta
 from bundler.api.summary import NonReadyStatuses
+
+
+class DeliveredValues(ApiModel):
+    """An object of the Bundle's workspace that options.helm.valuesFrom names with source:
+    Management, as the manager delivered it into the cluster namespace."""
+
+    kind: ValuesKind
+    """Secret or ConfigMap: its kind in the workspace."""
+    name: str
+    """Its name in the Bundle's workspace."""
+    digest: str
+    """sha256:<hex> of the data delivered: other data, another digest, so another
+    deploymentID."""
+    secretName: str
+    """The copy the HelmRelease reads: a Secret of this name in the cluster namespace (a
+    ConfigMap's data base64-encoded), written by the agent under the same name next to the
+    HelmRelease in pull mode. The name ends with the digest's first hex digits, so the options
+    of a rollout's old and new deploymentIDs each read their own data."""
 
 
 class DeploymentOptions(ApiModel):
@@ -29,6 +47,10 @@ class DeploymentOptions(ApiModel):
     options are applied, by name: the manager resolved the Bundle's selectors."""
     keepResources: bool = False
     """true: the release stays installed when this BundleDeployment is deleted."""
+    managementValues: list[DeliveredValues] | None = None
+    """The objects of helm.valuesFrom with source: Management, one per object, as delivered
+    (an optional one that does not exist is left out, and so is its valuesFrom entry from the
+    HelmRelease)."""
 
 
 class LastReady(ApiModel):

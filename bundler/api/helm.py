@@ -260,15 +260,35 @@ class ValuesKind(StrEnum):
     CONFIG_MAP = "ConfigMap"
 
 
+class ValuesSource(StrEnum):
+    """Where a valuesFrom object lives."""
+
+    # On the downstream cluster, in the agent's namespace (Flux's own meaning).
+    DOWNSTREAM = "Downstream"
+    # In the Bundle's workspace on the management cluster, delivered by bundler.
+    MANAGEMENT = "Management"
+
+
 class ValuesReference(ApiModel):
-    """A Secret or ConfigMap of Helm values, read by Flux on the cluster that reconciles the
-    HelmRelease, never by the manager (the HelmRelease's spec.valuesFrom)."""
+    """A Secret or ConfigMap of Helm values (the HelmRelease's spec.valuesFrom, under Flux's
+    field names): an object on the downstream cluster that Flux reads there, or (source:
+    Management) one of the Bundle's workspace that bundler delivers to each targeted cluster."""
 
     kind: ValuesKind
     """Secret or ConfigMap."""
     name: str = Field(min_length=1)
-    """Its name, in the HelmRelease's namespace: the agent's namespace on the downstream cluster
-    in pull mode, the cluster namespace on the management cluster in remote mode."""
+    """Its name: on the downstream cluster, in the agent's namespace (in pull mode and in remote
+    mode alike), or, with source: Management, in the Bundle's workspace."""
+    source: ValuesSource | None = None
+    """Downstream (the default): the object lives on the downstream cluster, in the agent's
+    namespace, and Flux reads it there. Management: it lives in the Bundle's workspace on the
+    management cluster; the manager copies it into each targeted cluster namespace and the
+    HelmRelease reads that copy (pull mode: the agent writes it next to the HelmRelease). Only
+    objects labelled bundler.dev/deliver: "true" are delivered (a Secret of type Opaque, or a
+    ConfigMap; at most 1 MiB of data); never a Cluster's kubeconfig Secret, a Cluster API
+    Secret, a ServiceAccount or bootstrap token, registry credentials or a Secret bundler
+    manages. A change of the object's data rolls out like a change of values (a new
+    deploymentID, under the rollout strategy); a copy no longer named is deleted."""
     valuesKey: str | None = None
     """The data key holding the values (Flux's default values.yaml)."""
     targetPath: str | None = None
@@ -354,9 +374,10 @@ class HelmOptions(ApiModel):
     `{{ }}` passes through, `$${` is a literal `${`. A target's values merge into these (maps key
     by key, lists and scalars replaced). Rendered in a BundleDeployment."""
     valuesFrom: list[ValuesReference] | None = None
-    """Secrets or ConfigMaps of values that Flux reads on the cluster (the HelmRelease's
-    spec.valuesFrom); the inline values win over them. A target's entries are appended to the
-    Bundle's."""
+    """Secrets or ConfigMaps of values (the HelmRelease's spec.valuesFrom): on the downstream
+    cluster, or delivered from the Bundle's workspace (source: Management). Flux's precedence:
+    the entries merge in order (a later one wins), then the inline values over them (inline
+    wins; Fleet's is the opposite). A target's entries are appended to the Bundle's."""
     secretRef: LocalObjectReference | None = None
     """A Secret with the repository's or registry's credentials (kubernetes.io/dockerconfigjson,
     or username and password), in the Bundle's workspace: the manager uses it to resolve versions

@@ -14,7 +14,8 @@ provider groups) are read from the inputs too, and become `spec.values.ControlPl
 Every Secret is checked as the API server would check it (metadata, `type` text, `data` keys and
 base64 values, `stringData` text) and handed back too, kubeconfig or not: the inputs' Secrets
 belong to the world they describe (the simulator creates them; a Bundle's `helm.secretRef` names
-one).
+one). So is every ConfigMap (`data` text, `binaryData` base64, under valid keys), which a Bundle's
+`valuesFrom` entry with `source: Management` may name.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ from bundler.core.validation import validate_metadata
 from bundler.errors import InvalidInputError
 
 CAPI_API_VERSIONS = (f"{CAPI_GROUP}/v1beta2", f"{CAPI_GROUP}/v1beta1")
-CORE_KINDS = ("Secret", "Namespace")
+CORE_KINDS = ("Secret", "ConfigMap", "Namespace")
 # The API server's rule for Secret data keys (a config map key).
 _SECRET_KEY = re.compile(r"[-._a-zA-Z0-9]+")
 _SECRET_KEY_MAX = 253
@@ -63,7 +64,7 @@ ObjectRef = tuple[str, str]
 
 def is_capi_input(body: Mapping[str, Any]) -> bool:
     """Whether a document is for the CAPI import: a CAPI Cluster, an object of Cluster API's
-    provider groups (a ControlPlane, an InfraCluster), or a v1 Secret or Namespace."""
+    provider groups (a ControlPlane, an InfraCluster), or a v1 Secret, ConfigMap or Namespace."""
     return (
         is_capi_cluster(body)
         or _is_provider_object(body)
@@ -81,17 +82,20 @@ def _is_provider_object(body: Mapping[str, Any]) -> bool:
 @dataclass(frozen=True)
 class ImportedInputs:
     """What the import adds to the inputs: Clusters in input order, class ClusterGroups sorted,
-    and every Secret of the inputs in input order (checked, namespace defaulted)."""
+    and every Secret and ConfigMap of the inputs in input order (checked, namespace
+    defaulted)."""
 
     clusters: tuple[Cluster, ...] = ()
     groups: tuple[ClusterGroup, ...] = ()
     secrets: tuple[dict[str, Any], ...] = ()
+    config_maps: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass
 class _Inputs:
     capi: list[tuple[Document, dict[str, Any]]] = field(default_factory=list)
     secrets: dict[ObjectRef, dict[str, Any]] = field(default_factory=dict)
+    config_maps: dict[ObjectRef, dict[str, Any]] = field(default_factory=dict)
     namespace_labels: dict[str, Mapping[str, str]] = field(default_factory=dict)
     # Provider objects by (group, kind, namespace, name).
     provided: dict[tuple[str, str, str, str], dict[str, Any]] = field(default_factory=dict)
@@ -146,6 +150,7 @@ def import_documents(
         clusters=tuple(validated_cluster(doc, c) for doc, c in imported),
         groups=tuple(ClusterGroup.model_validate(g) for g in new_groups),
         secrets=tuple(inputs.secrets.values()),
+        config_maps=tuple(inputs.config_maps.values()),
     )
 
 
@@ -170,6 +175,8 @@ def _collect(docs: Sequence[Document]) -> _Inputs:
             inputs.capi.append((doc, _checked_capi(doc, body)))
         elif body.get("kind") == "Secret" and body.get("apiVersion") == "v1":
             inputs.secrets[(meta["namespace"], meta["name"])] = _checked_secret(doc, body)
+        elif body.get("kind") == "ConfigMap" and body.get("apiVersion") == "v1":
+            inputs.config_maps[(meta["namespace"], meta["name"])] = _checked_config_map(doc, body)
         elif body.get("kind") == "Namespace" and body.get("apiVersion") == "v1":
             inputs.namespace_labels[meta["name"]] = _labels(doc, meta)
         elif _is_provider_object(body):
@@ -249,15 +256,30 @@ def _checked_secret(doc: Document, body: dict[str, Any]) -> dict[str, Any]:
         for key in keys:
             _check_secret_key(doc, section, key)
     for key, value in data.items():
-        try:
-            base64.b64decode(value, validate=True)
-        except binascii.Error:
-            raise InvalidInputError(
-                "is not valid base64 (use stringData for plain text)",
-                obj=doc.where,
-                field=f"data.{key}",
-            ) from None
+        _check_base64(doc, "data", key, value)
     return body
+
+
+def _checked_config_map(doc: Document, body: dict[str, Any]) -> dict[str, Any]:
+    """The ConfigMap, with `data` text and `binaryData` base64 text under valid keys, as the API
+    server insists."""
+    for section in ("data", "binaryData"):
+        for key, value in _string_map(doc, body.get(section), section).items():
+            _check_secret_key(doc, section, key)
+            if section == "binaryData":
+                _check_base64(doc, section, key, value)
+    return body
+
+
+def _check_base64(doc: Document, section: str, key: str, value: str) -> None:
+    try:
+        base64.b64decode(value, validate=True)
+    except binascii.Error:
+        raise InvalidInputError(
+            "is not valid base64 (use stringData for plain text)",
+            obj=doc.where,
+            field=f"{section}.{key}",
+        ) from None
 
 
 def _check_secret_key(doc: Document, section: str, key: str) -> None:

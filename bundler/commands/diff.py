@@ -1,11 +1,14 @@
 """`bundler diff --from OLD --to NEW`: what a change to the input does to every cluster.
 
 Each side is a file, a directory or a git revision (bundler.commands.diff_sides); `--live` takes
-the BundleDeployments of a management cluster as the old side instead. Both sides are planned
-exactly as `render` plans them, and the difference (bundler.core.diff) is printed per bundle and
-cluster: BundleDeployments created and removed, chart versions, values and options by path, and
-with `--manifests` the objects the charts render to (added, removed, changed with a unified diff;
-hooks left out as Helm's release manifest does, the values of Secrets redacted to a fingerprint).
+the BundleDeployments of a management cluster as the old side instead, and the new side's
+management values (`valuesFrom` with `source: Management`) are then read on that cluster, as the
+manager reads them, rather than among the inputs (bundler.commands.management_values). Both sides
+are planned exactly as `render` plans them, and the difference (bundler.core.diff) is printed per
+bundle and cluster: BundleDeployments created and removed, chart versions, values and options by
+path, and with `--manifests` the objects the charts render to (added, removed, changed with a
+unified diff; hooks left out as Helm's release manifest does, the values of Secrets redacted to a
+fingerprint).
 
 A cluster that fails to render on either side (a template error, a chart that does not render) is
 an error line and is not compared; the others are. Exit codes: 0 printed (an error line: 1), and
@@ -35,6 +38,7 @@ from bundler.commands.arguments import (
     templater,
 )
 from bundler.commands.diff_sides import parse_side, side_paths
+from bundler.commands.management_values import ObjectSource, deliver, in_inputs, on_cluster
 from bundler.commands.manifests import (
     ManifestRenderer,
     add_manifest_arguments,
@@ -124,12 +128,14 @@ def register(sub: Any) -> None:
 
 @dataclass
 class _Planned:
-    """One side planned: its deployments, the deployments that failed, and error lines."""
+    """One side planned: its deployments, the deployments that failed, error and warning
+    lines."""
 
     deployments: dict[DeploymentRef, DeploymentSide] = field(default_factory=dict)
     failed: set[DeploymentRef] = field(default_factory=set)
     failed_bundles: set[str] = field(default_factory=set)
     errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
 
 def run_diff(args: argparse.Namespace) -> int:
@@ -148,11 +154,20 @@ def _run_diff(args: argparse.Namespace) -> int:
         raise InvalidInputError("give either --from OLD or --live", field="--from")
     new_side = parse_side(args.new, "--to")
     old_side = None if args.live else parse_side(args.old, "--from")
+    if old_side is None:
+        check_kubeconfig_source(args.kubeconfig)
     with side_paths(new_side, old_side or new_side) as new_paths:
         new_world = _load(new_paths)
         resolver = cli_resolver(args) if args.manifests else None
         renderer = manifest_renderer(args, new_world) if args.manifests else None
-        new = plan_world(new_world, resolver, renderer, "new", templater(args))
+        if old_side is None:
+            # The management values of the new side as the manager reads them: on the cluster.
+            with load_store(args.kubeconfig) as store:
+                new = plan_world(
+                    new_world, resolver, renderer, "new", templater(args), on_cluster(store)
+                )
+        else:
+            new = plan_world(new_world, resolver, renderer, "new", templater(args))
     if old_side is None:
         old = live_deployments(args.kubeconfig, renderer)
     else:
@@ -162,7 +177,7 @@ def _run_diff(args: argparse.Namespace) -> int:
             old = plan_world(old_world, resolver, old_renderer, "old", templater(args))
     result = compare(old, new)
     sys.stdout.write(format_diff(result, args.output))
-    for line in result.errors:
+    for line in [*old.warnings, *new.warnings, *result.errors]:
         print(line, file=sys.stderr)
     if args.exit_code:
         if result.errors:
@@ -177,8 +192,10 @@ def plan_world(
     renderer: ManifestRenderer | None,
     label: str,
     templater: Templater = IN_PROCESS,
+    values: ObjectSource | None = None,
 ) -> _Planned:
-    """Every BundleDeployment `world` plans (as render does), rendered when asked."""
+    """Every BundleDeployment `world` plans (as render does), rendered when asked; management
+    values are read from `values` (None: the inputs)."""
     planned = _Planned()
     for bundle in sorted(world.bundles, key=lambda b: (b.metadata.namespace, b.metadata.name)):
         bundle_key = key(bundle.metadata.namespace, bundle.metadata.name)
@@ -188,6 +205,14 @@ def plan_world(
             planned.failed_bundles.add(bundle_key)
             planned.errors.append(f"error: {label}: Bundle {bundle_key}: {err}")
             continue
+        try:
+            delivery = deliver(bundle, world.clusters, values or in_inputs(world))
+        except BundlerError as err:
+            planned.failed_bundles.add(bundle_key)
+            planned.errors.append(f"error: {label}: {err}")
+            continue
+        for line in delivery.warnings:
+            planned.warnings.append(line.replace("warning: ", f"warning: {label}: ", 1))
         plan = plan_bundle(
             bundle,
             world.clusters,
@@ -196,6 +221,7 @@ def plan_world(
             None,
             dependencies_in(world, bundle),
             templater,
+            delivery.digests,
         )
         for error in plan.errors:
             planned.failed.add((error.bundle, error.cluster))

@@ -12,7 +12,9 @@ line saying so. `--resolve` resolves ranges and images against the registries as
 `helm.secretRef` Secret when the inputs hold it, else from the Docker config (`--registry-config
 PATH`, else `$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`); a bundle whose range cannot
 be resolved is an error line, the other bundles still print. Other Secrets among the inputs (a CAPI
-cluster's kubeconfig) only feed the Cluster API import; none is printed. `--manifests` (which
+cluster's kubeconfig) only feed the Cluster API import, and Secrets and ConfigMaps named by
+`valuesFrom` with `source: Management` are delivered as the manager delivers them
+(bundler.commands.management_values); none is printed. `--manifests` (which
 resolves ranges as --resolve does) adds after each BundleDeployment the objects its chart renders to
 (bundler.commands.manifests). Values are rendered in bounded template workers
 (`--template-memory`, `--template-timeout`: bundler.templating_pool), as the manager renders them.
@@ -42,6 +44,7 @@ from bundler.commands.arguments import (
     resolver_settings,
     templater,
 )
+from bundler.commands.management_values import deliver, in_inputs
 from bundler.commands.manifests import (
     add_manifest_arguments,
     add_registry_config_argument,
@@ -201,6 +204,12 @@ def render_world(
         if image_resolver is not None:
             images = resolve_images(bundle, queries, world, image_resolver)
         errors.extend(image_lines(bundle, queries, images))
+        try:
+            delivery = deliver(bundle, world.clusters, in_inputs(world))
+        except BundlerError as err:
+            errors.append(f"error: {err}")
+            continue
+        errors.extend(delivery.warnings)
         plan = plan_bundle(
             bundle,
             world.clusters,
@@ -209,6 +218,7 @@ def render_world(
             images,
             dependencies_in(world, bundle),
             templater,
+            delivery.digests,
         )
         siblings = workspace_bundles(world.bundles, bundle.metadata.namespace)
         missing = missing_references(bundle, world.groups, siblings, siblings)
@@ -290,6 +300,7 @@ def run_explain(args: argparse.Namespace) -> int:
     bundle = _find(world.bundles, args.bundle, "Bundle", "--bundle")
     cluster = _find(world.clusters, args.cluster, "Cluster", "--cluster")
     siblings = workspace_bundles(world.bundles, bundle.metadata.namespace)
+    delivery = deliver(bundle, world.clusters, in_inputs(world))
     exp = explain(
         bundle,
         cluster,
@@ -298,7 +309,10 @@ def run_explain(args: argparse.Namespace) -> int:
         bundle_labels=siblings,
         dependencies=dependencies_in(world, bundle),
         templater=templater(args),
+        delivered=delivery.digests,
     )
+    for line in delivery.warnings:
+        print(line, file=sys.stderr)
     if args.output is not None:
         sys.stdout.write(format_data(explanation_data(args.bundle, args.cluster, exp), args.output))
         return EXIT_RENDER_FAILED if exp.error else EXIT_OK

@@ -42,6 +42,27 @@ _NEVER = {
 }
 
 
+def cluster_credentials_refusal(
+    secret: Mapping[str, Any], kubeconfig_of: Mapping[str, str] | None = None
+) -> str | None:
+    """Why the workspace Secret `secret` holds a cluster's credentials, which are never sent
+    anywhere whoever names them (None: it does not). `kubeconfig_of` maps the kubeconfig Secret
+    names of the workspace's Clusters to those Clusters."""
+    name = str((secret.get("metadata") or {}).get("name") or "")
+    kind = secret_type(secret)
+    cluster = (kubeconfig_of or {}).get(name)
+    if cluster is not None:
+        return f"it is the kubeconfig Secret of Cluster {cluster}"
+    if kind in _NEVER:
+        return f"it is {_NEVER[kind]} (type {kind})"
+    return None
+
+
+def secret_type(secret: Mapping[str, Any]) -> str:
+    """The Secret's type, Opaque when unset (as the API server defaults it)."""
+    return str(secret.get("type") or OPAQUE)
+
+
 def credentials_refusal(
     secret: Mapping[str, Any], kubeconfig_of: Mapping[str, str] | None = None
 ) -> str | None:
@@ -49,13 +70,10 @@ def credentials_refusal(
     may. `kubeconfig_of` maps the kubeconfig Secret names of the workspace's Clusters to those
     Clusters."""
     meta = secret.get("metadata") or {}
-    name = str(meta.get("name") or "")
-    kind = str(secret.get("type") or OPAQUE)
-    cluster = (kubeconfig_of or {}).get(name)
-    if cluster is not None:
-        return f"it is the kubeconfig Secret of Cluster {cluster}"
-    if kind in _NEVER:
-        return f"it is {_NEVER[kind]} (type {kind})"
+    kind = secret_type(secret)
+    never = cluster_credentials_refusal(secret, kubeconfig_of)
+    if never is not None:
+        return never
     if kind in REGISTRY_CREDENTIAL_TYPES:
         return None
     labels = meta.get("labels") or {}

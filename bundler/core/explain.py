@@ -16,7 +16,13 @@ from bundler.api.bundle import Bundle, TargetMode
 from bundler.api.bundledeployment import DeploymentOptions
 from bundler.api.cluster import Cluster, ClusterGroup
 from bundler.core.capi_import import gate_message, is_gated
-from bundler.core.planning import Dependencies, ResolvedVersions, merged_helm, render_options
+from bundler.core.planning import (
+    Delivered,
+    Dependencies,
+    ResolvedVersions,
+    merged_helm,
+    render_options,
+)
 from bundler.core.targeting import (
     Criterion,
     TargetDecision,
@@ -57,10 +63,11 @@ def explain(
     bundle_labels: Mapping[str, Mapping[str, str]] | None = None,
     dependencies: Dependencies | None = None,
     templater: Templater = IN_PROCESS,
+    delivered: Delivered | None = None,
 ) -> Explanation:
     """`bundle_names`: the Bundles of the bundle's workspace, to check its dependsOn;
     `bundle_labels` their labels, to check its dependsOn selectors; `dependencies` its dependsOn
-    resolved (bundler.core.dependencies)."""
+    resolved (bundler.core.dependencies); `delivered` the digests of its management values."""
     decision = match_targets(bundle, cluster, groups)
     held = _held(cluster)
     if held is not None and cluster.metadata.namespace == bundle.metadata.namespace:
@@ -77,7 +84,7 @@ def explain(
         merged = merged_helm(bundle, decision)
         try:
             options = render_options(
-                bundle, cluster, decision, resolved or {}, None, dependencies, templater
+                bundle, cluster, decision, resolved or {}, None, dependencies, templater, delivered
             )
         except TemplateError as err:
             error = str(err)

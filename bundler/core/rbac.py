@@ -13,15 +13,16 @@ the manager holds, cluster-wide, what it grants the agents (the BundleDeployment
 MANAGER_RULES exists for that reason alone), so the API server itself checks that an agent's Role
 can never exceed the manager's rights.
 
-Why the agent may `get` Secrets but not list or watch them: the agent reads the one Secret a
-BundleDeployment names (`spec.options.helm.secretRef`) by name, when it applies that deployment.
+Why the agent may `get` Secrets but not list or watch them: the agent reads the Secrets a
+BundleDeployment names (`spec.options.helm.secretRef`, `spec.options.managementValues[].secretName`)
+by name, when it applies that deployment.
 Kubernetes never authorizes list or watch through resourceNames, and keeping resourceNames in step
 with the copies the manager makes would race with every new Bundle; `get` alone already keeps an
 agent from discovering what its namespace holds. The cluster namespace of a pull-mode Cluster holds
-only Secrets meant for that agent: the registry credentials copied for its deployments and its own
-token (the remote agent's kubeconfig copy is removed when the Cluster leaves remote mode). A
-remote-mode Cluster has no pull agent identity that could read that copy (the manager deletes it
-once the pull agent's handover is done).
+only Secrets meant for that agent: the registry credentials and management values copied for its
+deployments and its own token (the remote agent's kubeconfig copy is removed when the Cluster
+leaves remote mode). A remote-mode Cluster has no pull agent identity that could read that copy
+(the manager deletes it once the pull agent's handover is done).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from bundler.api.resources import (
     CLUSTER_GROUP,
     CLUSTER_ROLE,
     CLUSTER_ROLE_BINDING,
+    CONFIG_MAP,
     EVENT,
     FLUX_KINDS,
     HELM_RELEASE,
@@ -150,8 +152,12 @@ MANAGER_RULES: tuple[PolicyRule, ...] = (
     rule(("patch",), [BUNDLE, CLUSTER, CLUSTER_GROUP], STATUS),
     # only so that the manager may grant it to the agents (see the module docstring)
     rule(("patch",), [BUNDLE_DEPLOYMENT], STATUS),
-    # registry credentials read and copied into cluster namespaces; agent token Secrets
+    # registry credentials and management values read and copied into cluster namespaces; agent
+    # token Secrets
     rule((*READ, *WRITE), [SECRET]),
+    # management values from ConfigMaps (valuesFrom, source: Management): those labelled for
+    # delivery watched, one named but not in that watch read
+    rule(READ, [CONFIG_MAP]),
     # the pull agents' identities, deleted when their Cluster is in remote mode
     rule((*READ, *WRITE), [SERVICE_ACCOUNT]),
     rule((*READ, *WRITE), [ROLE, ROLE_BINDING]),

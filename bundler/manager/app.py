@@ -36,6 +36,7 @@ from bundler.manager.status import (
     ClusterStatusController,
     GroupStatusController,
 )
+from bundler.manager.values_delivery import ValuesCopies
 from bundler.manager.work import Stage, Work
 from bundler.runtime.clock import Clock, SystemClock
 from bundler.runtime.controller import Reconcile
@@ -105,10 +106,12 @@ class Manager:
         )
         if registry is not None:
             registry.register(FleetState(self.ctx.scopes, self.ctx.memo, lambda: self.is_leading))
-        self._copies = CredentialCopies(store, self.host, [s.workspace for s in scopes])
+        watched = [s.workspace for s in scopes]
+        self._copies = CredentialCopies(store, self.host, watched)
+        self._values = ValuesCopies(store, self.host, watched)
         self._clusters = ClusterController(self.ctx)
         reconcilers: dict[Stage, Reconcile] = {
-            Stage.BUNDLE: BundleController(self.ctx, self._copies).reconcile,
+            Stage.BUNDLE: BundleController(self.ctx, self._copies, self._values).reconcile,
             Stage.BUNDLE_STATUS: BundleStatusController(self.ctx).reconcile,
             Stage.CLUSTER: self._clusters.reconcile,
             Stage.CLUSTER_STATUS: ClusterStatusController(self.ctx).reconcile,
@@ -167,6 +170,7 @@ class Manager:
         return [
             *self.ctx.scopes.informers(),
             *self._copies.informers(),
+            *self._values.informers(),
             *self._bootstrap.informers(),
         ]
 

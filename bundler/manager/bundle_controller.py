@@ -7,15 +7,18 @@ BundleDeployments whose spec or bundler labels differ, and delete those of clust
 targeted. The manager owns a BundleDeployment's spec and labels; its status is the agent's and is
 never touched here.
 
-A Bundle that is invalid, whose range cannot be resolved, or whose `helm.secretRef` Secret is
-missing, is rejected for the pass: its BundleDeployments stay exactly as they are and the status
-controller reports Ready=False (the Secret's creation wakes the Bundle again). A template error is
+A Bundle that is invalid, whose range cannot be resolved, whose `helm.secretRef` Secret is
+missing, or whose management values (`valuesFrom` with `source: Management`) are missing or not
+meant for delivery (bundler.manager.values_delivery), is rejected for the pass: its
+BundleDeployments stay exactly as they are and the status controller reports Ready=False (the
+object's creation or relabelling wakes the Bundle again). A template error is
 confined to its cluster, which keeps what it runs, and so is an image that cannot be resolved, for
 the clusters whose values read it (bundler.manager.image_resolution; the Bundle says
 ImagesResolved=False, and an unreachable registry is retried with backoff). Before a
-BundleDeployment that names a credentials Secret is written, the Secret is copied into its cluster
-namespace (bundler.manager.secret_copy); a cluster where a Secret that bundler did not copy is in
-the way keeps what it runs too, and the Bundle says Ready=False, CredentialsCopyBlocked, naming it.
+BundleDeployment that names a credentials Secret or management values is written, they are copied
+into its cluster namespace (bundler.manager.copies); a cluster where a Secret that bundler did not
+copy is in the way keeps what it runs too, and the Bundle says Ready=False, CredentialsCopyBlocked
+(or ValuesCopyBlocked), naming it.
 A change that would delete many of the Bundle's deployments at once is held by the deletion guard
 (bundler.core.deletion_guard): they stay, and the Bundle says Ready=False, DeletionHeld.
 """
@@ -24,14 +27,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 
 from pydantic import ValidationError
 
 from bundler.api.bundle import Bundle
 from bundler.api.bundledeployment import BundleDeployment
-from bundler.api.resources import BUNDLE, BUNDLE_DEPLOYMENT
+from bundler.api.helm import ValuesKind
+from bundler.api.resources import BUNDLE, BUNDLE_DEPLOYMENT, CONFIG_MAP
 from bundler.core.deletion_guard import deletion_hold
 from bundler.core.dependencies import has_selectors, resolve_dependencies
 from bundler.core.planning import key as ref
@@ -48,19 +52,24 @@ from bundler.manager.continued_pass import (
     is_held,
     leftover_of,
 )
+from bundler.manager.copies import SecretCopies, Sources
 from bundler.manager.durations import duration_seconds
 from bundler.manager.image_resolution import first_unavailable
 from bundler.manager.image_status import images_outcome
 from bundler.manager.outcomes import Outcome, Rejection
 from bundler.manager.resolve import query_for
-from bundler.manager.rows import BundleRows, Row
+from bundler.manager.rows import BundleRows, Decided, Row
 from bundler.manager.scope import Scope
 from bundler.manager.secret_copy import (
-    CredentialCopies,
     CredentialsRefusedError,
-    Sources,
     read_sources,
     secret_names,
+)
+from bundler.manager.values_delivery import (
+    Delivery,
+    ValuesNotFoundError,
+    ValuesRefusedError,
+    read_delivery,
 )
 from bundler.manager.work import Stage
 from bundler.manager.writes import (
@@ -75,6 +84,7 @@ from bundler.manager.writes import (
 )
 from bundler.runtime.controller import Result
 from bundler.runtime.key import Key
+from bundler.store.errors import NotFound
 from bundler.store.protocol import Obj
 
 log = logging.getLogger(__name__)
@@ -85,15 +95,19 @@ REASON_UNRESOLVED = "VersionNotResolved"
 REASON_CREDENTIALS = "CredentialsNotFound"
 REASON_COPY_BLOCKED = "CredentialsCopyBlocked"
 REASON_CREDENTIALS_REFUSED = "CredentialsRefused"
+REASON_VALUES_NOT_FOUND = "ValuesNotFound"
+REASON_VALUES_REFUSED = "ValuesRefused"
+REASON_VALUES_COPY_BLOCKED = "ValuesCopyBlocked"
 REASON_DELETION_HELD = "DeletionHeld"
 
 SpecFor = Callable[[Obj | None], Obj]
 
 
 class BundleController:
-    def __init__(self, ctx: Context, copies: CredentialCopies) -> None:
+    def __init__(self, ctx: Context, copies: SecretCopies, values: SecretCopies) -> None:
         self.ctx = ctx
         self.copies = copies
+        self.values = values
         self._continued = ContinuedPass(ctx, self._write_row, self._record)
 
     def reconcile(self, key: Key) -> Result | None:
@@ -133,17 +147,18 @@ class BundleController:
         if leftover is not None and self._continued.run(scope, bundle, leftover, started):
             update_with_retry(self.ctx.store, BUNDLE, observed, adding_finalizer(BUNDLE_FINALIZER))
             return None
-        planned = self._plan(scope, bundle_ref, bundle)
-        if planned is None:
+        found = self._plan(scope, bundle_ref, bundle)
+        if found is None:
             # pollInterval asks again also while rejected: a chart pushed later still rolls out.
             return _poll_again(bundle)
+        planned, delivery = found
         named = (
             n for row in planned.rows if row.planned for n in secret_names(row.planned.options)
         )
         sources = self._sources(scope, bundle_ref, bundle, named)
         if sources is None:
             return None
-        recheck = self._apply(scope, observed, bundle, planned, sources, started)
+        recheck = self._apply(scope, observed, bundle, planned, _Copied(sources, delivery), started)
         if (unavailable := first_unavailable(planned.image_queries, planned.images)) is not None:
             raise unavailable
         poll = self.ctx.resolution.seconds_until_poll(bundle)
@@ -153,8 +168,11 @@ class BundleController:
 
     # -- planning -----------------------------------------------------------------------------
 
-    def _plan(self, scope: Scope, bundle_ref: str, bundle: Bundle) -> BundleRows | None:
-        """The bundle's rows, or None after rejecting it (a TransientError is re-raised)."""
+    def _plan(
+        self, scope: Scope, bundle_ref: str, bundle: Bundle
+    ) -> tuple[BundleRows, Delivery] | None:
+        """The bundle's rows and the management values they deliver, or None after rejecting it
+        (a TransientError is re-raised)."""
         workspace = bundle.metadata.namespace or ""
         generation = bundle.metadata.generation or 0
         decided = self.ctx.memo.decide(
@@ -164,6 +182,9 @@ class BundleController:
         # refuses the request.
         needed = (q.secret for q in decided.queries if q.secret is not None)
         if self._sources(scope, bundle_ref, bundle, needed) is None:
+            return None
+        delivery = self._delivery(scope, bundle_ref, bundle, decided)
+        if delivery is None:
             return None
         try:
             resolved = self.ctx.resolution.resolve(bundle, decided.queries)
@@ -184,9 +205,47 @@ class BundleController:
         if has_selectors(bundle):
             dependencies = resolve_dependencies(bundle, _bundle_labels(scope, workspace))
         try:
-            return self.ctx.memo.render(bundle, decided, resolved, images, dependencies)
+            rows = self.ctx.memo.render(
+                bundle, decided, resolved, images, dependencies, delivery.digests
+            )
         except InvalidInputError as invalid:
             self._reject(scope, bundle_ref, generation, Rejection(REASON_INVALID, str(invalid)))
+            return None
+        return rows, delivery
+
+    def _delivery(
+        self, scope: Scope, bundle_ref: str, bundle: Bundle, decided: Decided
+    ) -> Delivery | None:
+        """The management values the targeted clusters' options name, or None after rejecting
+        the bundle for one missing, or not meant for delivery (whose copies are withdrawn)."""
+        references = decided.management_references(bundle)
+        if not references:
+            return Delivery()
+        workspace = bundle.metadata.namespace or ""
+        readers = {
+            ValuesKind.SECRET: partial(scope.secrets.get, workspace),
+            ValuesKind.CONFIG_MAP: partial(self._config_map, scope, workspace),
+        }
+        try:
+            return read_delivery(bundle, references, readers, kubeconfig_secrets(scope, workspace))
+        except ValuesRefusedError as refused:
+            why = Rejection(REASON_VALUES_REFUSED, str(refused))
+            if withdrawn := self.values.withdraw(workspace, refused.source):
+                log.info("%s: deleted %d copies of %s", bundle_ref, withdrawn, refused.source)
+        except ValuesNotFoundError as missing:
+            why = Rejection(REASON_VALUES_NOT_FOUND, str(missing))
+        self._reject(scope, bundle_ref, bundle.metadata.generation or 0, why)
+        return None
+
+    def _config_map(self, scope: Scope, workspace: str, name: str) -> Obj | None:
+        """A ConfigMap of the workspace: from the watch of those labelled for delivery, else read
+        (once per pass that names it: to tell one not labelled from one that does not exist)."""
+        found = scope.config_maps.get(workspace, name)
+        if found is not None:
+            return found
+        try:
+            return self.ctx.store.get(CONFIG_MAP, name, workspace)
+        except NotFound:
             return None
 
     def _sources(
@@ -230,7 +289,7 @@ class BundleController:
         observed: Obj,
         bundle: Bundle,
         planned: BundleRows,
-        sources: Sources,
+        copied: _Copied,
         started: int,
     ) -> float | None:
         """Write the rollout's decisions; returns clock seconds until a progress deadline."""
@@ -272,7 +331,7 @@ class BundleController:
         outcome = _outcome(bundle, planned, held, self._blocked(writable), missing, holds)
         if any(d.create for d in decisions):
             self.ctx.continuations.creating_now(bundle_ref)
-        if not (failing.watching or sources or planned.resolved or planned.image_queries):
+        if not (failing.watching or copied or planned.resolved or planned.image_queries):
             # Kept before the outcome is recorded: the roll-ups it wakes then wait for the
             # creations left (a failing pass drops it again).
             done = FullPass(planned, writable, targets, decisions)
@@ -286,7 +345,7 @@ class BundleController:
         failures: list[BundlerError] = []
         memory = _Memory(failing.watching, self.ctx.now_iso())
         for row, decision, target in zip(writable, decisions, targets, strict=True):
-            write = partial(self._write, scope, row, decision, target.current, sources, memory)
+            write = partial(self._write, scope, row, decision, target.current, copied, memory)
             attempt(failures, write)
         for cluster, stale in existing.items():
             if not outcome.keeps(cluster):
@@ -300,20 +359,24 @@ class BundleController:
         self.ctx.continuations.looked_at(len(planned.rows))
         return failing.recheck_after
 
-    def _blocked(self, rows: Iterable[Row]) -> dict[str, str]:
-        """Why each cluster whose credentials copy is blocked cannot get its deployment."""
+    def _blocked(self, rows: Iterable[Row]) -> dict[str, Rejection]:
+        """Why each cluster whose credentials or values copy is blocked cannot get its
+        deployment."""
         found = {}
+        kinds = ((self.copies, REASON_COPY_BLOCKED), (self.values, REASON_VALUES_COPY_BLOCKED))
         for row in rows:
             assert row.planned is not None
-            if (why := self.copies.blocked(row.planned)) is not None:
-                found[row.key] = why
+            for copies, reason in kinds:
+                if (why := copies.blocked(row.planned)) is not None:
+                    found[row.key] = Rejection(reason, why)
+                    break
         return found
 
     def _write_row(
         self, scope: Scope, row: Row, decision: RolloutDecision, current: BundleDeployment | None
     ) -> None:
-        """One row's decision, in a continued pass: it names no credentials, records no memory."""
-        self._write(scope, row, decision, current, {}, _Memory(False, ""))
+        """One row's decision, in a continued pass: it names no copies, records no memory."""
+        self._write(scope, row, decision, current, _Copied(), _Memory(False, ""))
 
     def _write(
         self,
@@ -321,13 +384,15 @@ class BundleController:
         row: Row,
         decision: RolloutDecision,
         current: BundleDeployment | None,
-        sources: Sources,
+        copied: _Copied,
         memory: _Memory,
     ) -> None:
         planned = row.planned
         assert planned is not None
         if current is not None or decision.create:
-            self.copies.prepare(planned, current, sources)
+            # Every such write names the planned options (promoted, staged or already there).
+            self.copies.prepare(planned, current, copied.credentials)
+            self.values.prepare(planned, current, copied.delivery.sources)
         if current is not None and _in_sync(current, row, decision):
             return
         observed = scope.deployments.get(planned.namespace, planned.name)
@@ -348,6 +413,7 @@ class BundleController:
                 self.ctx.own_writes.shown(key)  # nothing written: no echo to wait for
         if written is not None:
             self.copies.settle(planned, written, current)
+            self.values.settle(planned, written, current)
             self.ctx.metrics.rolled_out(split_ref(planned.bundle), decision)
 
     # -- deletion -----------------------------------------------------------------------------
@@ -568,7 +634,7 @@ def _outcome(
     bundle: Bundle,
     planned: BundleRows,
     held: bool,
-    blocked: Mapping[str, str],
+    blocked: Mapping[str, Rejection],
     missing: tuple[str, ...] = (),
     holds: _Holds = _Holds(),
 ) -> Outcome:
@@ -576,7 +642,7 @@ def _outcome(
     return Outcome(
         generation=bundle.metadata.generation or 0,
         targeted=frozenset(row.key for row in planned.rows),
-        errors={**errors, **blocked},
+        errors={**errors, **{key: why.message for key, why in blocked.items()}},
         blocked=_blocked_reason(blocked),
         resolved_version=_resolved_version(bundle, planned),
         held=held,
@@ -589,14 +655,27 @@ def _outcome(
     )
 
 
-def _blocked_reason(blocked: Mapping[str, str]) -> Rejection | None:
-    """The Bundle's Ready condition while credentials copies are blocked: the first one, counted."""
+def _blocked_reason(blocked: Mapping[str, Rejection]) -> Rejection | None:
+    """The Bundle's Ready condition while copies are blocked: the first one, counted."""
     if not blocked:
         return None
     first = min(blocked)
     others = len(blocked) - 1
     more = f" (and {others} more cluster{'s' if others > 1 else ''})" if others else ""
-    return Rejection(REASON_COPY_BLOCKED, f"cluster {first}{more}: {blocked[first]}")
+    why = blocked[first]
+    return Rejection(why.reason, f"cluster {first}{more}: {why.message}")
+
+
+@dataclass(frozen=True)
+class _Copied:
+    """What one pass copies into cluster namespaces: credentials Secrets by name, and the
+    management values it delivers."""
+
+    credentials: Sources = field(default_factory=dict)
+    delivery: Delivery = field(default_factory=Delivery)
+
+    def __bool__(self) -> bool:
+        return bool(self.credentials or self.delivery.sources)
 
 
 def _resolved_version(bundle: Bundle, planned: BundleRows) -> str | None:

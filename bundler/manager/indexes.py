@@ -20,6 +20,7 @@ from pydantic import BaseModel, ValidationError
 
 from bundler.api.bundledeployment import BundleDeployment, BundleDeploymentSpec
 from bundler.api.cluster import Cluster, ClusterGroup
+from bundler.api.helm import ValuesKind, ValuesSource
 from bundler.api.meta import ObjectMeta
 from bundler.core.labels import (
     LABEL_BUNDLE_NAME,
@@ -249,53 +250,84 @@ def _discard(buckets: dict[str, dict[str, BundleDeployment]], bucket: str, name:
         del buckets[bucket]
 
 
-class SecretUsers:
-    """The Bundles that name each workspace Secret as repository credentials (`spec.helm.secretRef`,
-    a target's `helm.secretRef` or an image's `secretRef`), read from the raw objects so that a
-    Bundle that does not parse still counts: a change of its Secret must wake it like any other
-    change."""
+class ObjectUsers:
+    """The Bundles that name each object of their workspace (as `names_of` reads a raw Bundle),
+    read from the raw objects so that a Bundle that does not parse still counts: a change of the
+    object must wake it like any other change."""
 
-    def __init__(self) -> None:
+    def __init__(self, names_of: Callable[[Obj], frozenset[str]]) -> None:
+        self._names_of = names_of
         self._lock = threading.Lock()
         self._named: dict[Key, frozenset[str]] = {}
         self._users: dict[Key, set[str]] = {}
 
     def on_event(self, event: EventType, obj: Obj) -> None:
         bundle = Key.of(obj)
-        names = frozenset() if event is EventType.DELETED else credential_secrets(obj)
+        names = frozenset() if event is EventType.DELETED else self._names_of(obj)
         with self._lock:
             before = self._named.pop(bundle, frozenset())
             if names:
                 self._named[bundle] = names
             for name in before - names:
-                secret = Key(bundle.namespace, name)
-                users = self._users.get(secret, set())
+                named = Key(bundle.namespace, name)
+                users = self._users.get(named, set())
                 users.discard(bundle.name)
                 if not users:
-                    self._users.pop(secret, None)
+                    self._users.pop(named, None)
             for name in names - before:
                 self._users.setdefault(Key(bundle.namespace, name), set()).add(bundle.name)
 
-    def bundles_naming(self, secret: Key) -> list[Key]:
-        """The Bundles of the Secret's namespace that name it, sorted."""
+    def bundles_naming(self, named: Key) -> list[Key]:
+        """The Bundles of the object's namespace that name it, sorted."""
         with self._lock:
-            users = sorted(self._users.get(secret, ()))
-        return [Key(secret.namespace, name) for name in users]
+            users = sorted(self._users.get(named, ()))
+        return [Key(named.namespace, name) for name in users]
 
 
 def credential_secrets(bundle: Obj) -> frozenset[str]:
     """The Secret names a raw Bundle gives as `helm.secretRef`, in its spec or any target, or as
     an image's `secretRef`."""
     spec = _mapping(bundle, "spec")
-    holders = [_mapping(spec, "helm")]
-    targets = spec.get("targets")
-    if isinstance(targets, list):
-        holders.extend(_mapping(target, "helm") for target in targets)
+    holders = _helm_holders(spec)
     images = spec.get("images")
     if isinstance(images, list):
         holders.extend(image for image in images if isinstance(image, Mapping))
     names = (_mapping(holder, "secretRef").get("name") for holder in holders)
     return frozenset(name for name in names if isinstance(name, str) and name)
+
+
+def management_values(bundle: Obj, kind: str) -> frozenset[str]:
+    """The names of the objects of `kind` a raw Bundle names in `valuesFrom` entries with
+    `source: Management`, in its spec or any target."""
+    names = set()
+    for helm in _helm_holders(_mapping(bundle, "spec")):
+        entries = helm.get("valuesFrom")
+        for entry in entries if isinstance(entries, list) else ():
+            if not isinstance(entry, Mapping) or entry.get("kind") != kind:
+                continue
+            name = entry.get("name")
+            if entry.get("source") == ValuesSource.MANAGEMENT.value and isinstance(name, str):
+                names.add(name)
+    return frozenset(name for name in names if name)
+
+
+def named_secrets(bundle: Obj) -> frozenset[str]:
+    """The Secrets of its workspace a raw Bundle names: credentials and management values."""
+    return credential_secrets(bundle) | management_values(bundle, ValuesKind.SECRET.value)
+
+
+def named_config_maps(bundle: Obj) -> frozenset[str]:
+    """The ConfigMaps of its workspace a raw Bundle names: management values."""
+    return management_values(bundle, ValuesKind.CONFIG_MAP.value)
+
+
+def _helm_holders(spec: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """`spec.helm` and each target's `helm` of a raw Bundle spec, those that are mappings."""
+    holders = [_mapping(spec, "helm")]
+    targets = spec.get("targets")
+    if isinstance(targets, list):
+        holders.extend(_mapping(target, "helm") for target in targets)
+    return holders
 
 
 def _mapping(obj: object, name: str) -> Mapping[str, Any]:

@@ -26,7 +26,13 @@ from bundler.core.naming import cluster_namespace, is_dns1123_label
 from bundler.core.rollout_failures import RESUME
 from bundler.manager import placements
 from bundler.manager.context import Context, split_ref
-from bundler.manager.indexes import cluster_of, labels_fingerprint, last_seen, placement_of
+from bundler.manager.indexes import (
+    ObjectUsers,
+    cluster_of,
+    labels_fingerprint,
+    last_seen,
+    placement_of,
+)
 from bundler.manager.scope import Scope
 from bundler.manager.status import BUNDLE_FIELDS, CLUSTER_FIELDS, GROUP_FIELDS
 from bundler.manager.work import Stage
@@ -155,6 +161,7 @@ class Router:
         self._namespaces = Changes()
         self._identities = Changes()
         self._secrets = Changes()
+        self._config_maps = Changes()
 
     def attach(self) -> None:
         scope = self.scope
@@ -164,6 +171,7 @@ class Router:
         scope.deployments.add_handler(self.on_deployment)
         scope.namespaces.add_handler(self.on_namespace)
         scope.secrets.add_handler(self.on_secret)
+        scope.config_maps.add_handler(self.on_config_map)
         identities = (
             scope.service_accounts,
             scope.agent_tokens,
@@ -297,15 +305,29 @@ class Router:
             self.ctx.work.add(Stage.CLUSTER, cluster)
 
     def on_secret(self, event: EventType, obj: Obj) -> None:
+        self._on_named(self.scope.secret_users, self._secrets, event, obj)
+
+    def on_config_map(self, event: EventType, obj: Obj) -> None:
+        self._on_named(self.scope.config_map_users, self._config_maps, event, obj)
+
+    def _on_named(self, users: ObjectUsers, seen: Changes, event: EventType, obj: Obj) -> None:
+        """A Secret or ConfigMap of a workspace changed: the Bundles naming it plan again when
+        what they copy of it changed, or whether it exists, or the labels that allow it."""
         key = Key.of(obj)
-        users = self.scope.secret_users.bundles_naming(key)
-        if not users:
-            self._secrets.forget(key)
+        naming = users.bundles_naming(key)
+        if not naming:
+            seen.forget(key)
             return
-        # What the bundle controller copies of a credentials Secret, and whether it exists.
-        fingerprint = (_meta(obj).get("uid"), obj.get("type"), canonical(obj.get("data")))
-        if self._secrets.changed(key, event, fingerprint):
-            self._replan(users)
+        meta = _meta(obj)
+        fingerprint = (
+            meta.get("uid"),
+            obj.get("type"),
+            canonical(obj.get("data")),
+            canonical(obj.get("binaryData")),
+            canonical(meta.get("labels")),
+        )
+        if seen.changed(key, event, fingerprint):
+            self._replan(naming)
 
     def _expect_namespace(self, key: Key, event: EventType, obj: Obj) -> None:
         """A live Cluster without a ready namespace: the cluster controller is about to create

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from bundler.api.bundle import Bundle
 from bundler.api.cluster import Cluster, ClusterGroup
 from bundler.api.dependencies import DependsOn
+from bundler.core.delivery import ManagementReference, management_references
 from bundler.core.dependencies import has_selectors
 from bundler.core.images.wanted import (
     ImageAnswer,
@@ -30,6 +31,7 @@ from bundler.core.images.wanted import (
     image_queries,
 )
 from bundler.core.planning import (
+    Delivered,
     Dependencies,
     OptionsOrError,
     PlannedDeployment,
@@ -95,9 +97,25 @@ class Decided:
     def targeted(self) -> frozenset[str]:
         return frozenset(k for k, e in self.entries.items() if e.decision.deploy)
 
+    def management_references(self, bundle: Bundle) -> list[ManagementReference]:
+        """The valuesFrom entries with source: Management the targeted clusters' options hold:
+        spec.helm's, and those of the targets that decide for some cluster."""
+        references = management_references(bundle)
+        deciding = [e.decision for e in self.entries.values() if e.decision.deploy]
+        if not references or not deciding:
+            return []
+        used = {result.index for decision in deciding for result in decision.contributing}
+        return [r for r in references if r.target is None or r.target in used]
 
-# The version, image answers and resolved dependencies a row is rendered with.
-RowInputs = tuple[str | None, Mapping[str, ImageAnswer], tuple[DependsOn, ...] | None]
+
+# The version, image answers, resolved dependencies and management values digests a row is
+# rendered with.
+RowInputs = tuple[
+    str | None,
+    Mapping[str, ImageAnswer],
+    tuple[DependsOn, ...] | None,
+    tuple[tuple[tuple[str, str], str], ...],
+]
 
 
 @dataclass(frozen=True)
@@ -155,15 +173,19 @@ class RowMemo:
         resolved: ResolvedVersions,
         images: ResolvedImages | None = None,
         dependencies: Dependencies | None = None,
+        delivered: Delivered | None = None,
     ) -> BundleRows:
         """A row per targeted cluster, rendered unless its inputs are unchanged since last time.
-        `dependencies`: the Bundle's dependsOn resolved against its workspace (None: by name).
+        `dependencies`: the Bundle's dependsOn resolved against its workspace (None: by name);
+        `delivered`: the digests of its management values objects.
 
         Errors other than a TemplateError (confined to its row) mean the bundle is invalid: they
         propagate.
         """
         images = images or {}
-        entries = self._render(bundle, dict(decided.entries), resolved, images, dependencies)
+        entries = self._render(
+            bundle, dict(decided.entries), resolved, images, dependencies, delivered or {}
+        )
         with self._lock:
             self._bundles[_bundle_key(bundle)] = (decided.ident, entries)
         rows = tuple(e.row for e in entries.values() if e.row is not None)
@@ -184,14 +206,15 @@ class RowMemo:
         cluster_key = key(cluster.metadata.namespace, cluster.metadata.name)
         with self._lock:
             known_ident, entries = self._bundles.get(_bundle_key(bundle), (None, {}))
-        if known_ident != ident or has_selectors(bundle):
-            # (a dependsOn selector is resolved against the whole workspace, in a full pass)
+        if known_ident != ident or has_selectors(bundle) or management_references(bundle):
+            # (a dependsOn selector is resolved against the whole workspace, and management
+            # values are read there, in a full pass)
             return False, None
         entry = self._decide(bundle, cluster, groups, memberships, entries.get(cluster_key))
         if entry.query is not None or entry.images:
             return False, None
         if entry.decision.deploy:
-            entry = self._render(bundle, {cluster_key: entry}, {}, {})[cluster_key]
+            entry = self._render(bundle, {cluster_key: entry}, {}, {}, None, {})[cluster_key]
         with self._lock:
             if self._bundles.get(_bundle_key(bundle), (None, {}))[1] is entries:
                 entries[cluster_key] = entry
@@ -254,17 +277,19 @@ class RowMemo:
         entries: dict[str, _Entry],
         resolved: ResolvedVersions,
         images: ResolvedImages,
-        dependencies: Dependencies | None = None,
+        dependencies: Dependencies | None,
+        delivered: Delivered,
     ) -> dict[str, _Entry]:
         """`entries` with a row for each targeted cluster, rendered in one batch unless its
         inputs are unchanged since last time."""
         deps = None if dependencies is None else tuple(dependencies)
+        digests = tuple(sorted(delivered.items()))
         stale: list[tuple[str, RowInputs]] = []
         for cluster_key, entry in entries.items():
             if not entry.decision.deploy:
                 continue
             version = resolved.get(entry.query.key) if entry.query is not None else None
-            inputs: RowInputs = (version, answers_for(entry.images, images), deps)
+            inputs: RowInputs = (version, answers_for(entry.images, images), deps, digests)
             if entry.row is None or entry.rendered_with != inputs:
                 stale.append((cluster_key, inputs))
         if not stale:
@@ -277,7 +302,9 @@ class RowMemo:
             self.bundle_limit_bytes,
             sum(e.held_bytes for k, e in self._held_by(bundle, entries).items() if k not in again),
         )
-        answers = render_many(bundle, targeted, resolved, images, deps, self.templater, held)
+        answers = render_many(
+            bundle, targeted, resolved, images, deps, self.templater, held, delivered
+        )
         for index, ((cluster_key, inputs), answer) in enumerate(zip(stale, answers, strict=True)):
             entry = entries[cluster_key]
             row = _row(bundle, entry.cluster, answer)

@@ -5,8 +5,10 @@ them (bundler.manager.indexes). So a reconcile never parses or scans more than i
 deployments are one dict lookup, a cluster namespace's deployments another.
 
 The workspace's Secrets are watched without a label selector, since a Bundle's `helm.secretRef`
-may name any of them; most are nothing to bundler, and the routes ignore those cheaply (one lookup
-in the index of the Secrets that Bundles name).
+may name any of them (and so may a `valuesFrom` entry with `source: Management`, to be told why it
+is refused); most are nothing to bundler, and the routes ignore those cheaply (one lookup in the
+index of the Secrets that Bundles name). ConfigMaps are only ever delivered as values, so only
+those labelled for delivery (`bundler.dev/deliver: "true"`) are watched.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from bundler.api.resources import (
     BUNDLE_DEPLOYMENT,
     CLUSTER,
     CLUSTER_GROUP,
+    CONFIG_MAP,
     NAMESPACE,
     ROLE,
     ROLE_BINDING,
@@ -26,6 +29,7 @@ from bundler.api.resources import (
     SERVICE_ACCOUNT,
 )
 from bundler.core.agent.identity import AGENT_TOKEN_MARK, LABEL_AGENT_TOKEN
+from bundler.core.delivery import DELIVER_MARK, LABEL_DELIVER
 from bundler.core.handover import KUBECONFIG_COPY_MARK, LABEL_KUBECONFIG_COPY
 from bundler.core.labels import (
     LABEL_BUNDLE_NAMESPACE,
@@ -40,10 +44,12 @@ from bundler.manager.indexes import (
     LabelsFingerprint,
     Memberships,
     ModelIndex,
+    ObjectUsers,
     ReadyNamespaces,
-    SecretUsers,
     identity_fingerprint,
     labels_fingerprint,
+    named_config_maps,
+    named_secrets,
     parse_cluster,
     parse_group,
 )
@@ -66,6 +72,7 @@ class Scope:
         self.groups = host.informer(CLUSTER_GROUP, workspace)
         self.deployments = host.informer(BUNDLE_DEPLOYMENT, None, deployments_of)
         self.secrets = host.informer(SECRET, workspace)
+        self.config_maps = host.informer(CONFIG_MAP, workspace, {LABEL_DELIVER: DELIVER_MARK})
         self.namespaces = host.informer(NAMESPACE, None, managed)
         self.service_accounts = host.informer(SERVICE_ACCOUNT, None, managed)
         self.roles = host.informer(ROLE, None, managed)
@@ -84,13 +91,15 @@ class Scope:
             parse_group, lambda g: identity_fingerprint(g.metadata)
         )
         self.deployment_models = DeploymentIndex()
-        self.secret_users = SecretUsers()
+        self.secret_users = ObjectUsers(named_secrets)
+        self.config_map_users = ObjectUsers(named_config_maps)
         self.check_ins = AgentCheckIns()
         self.ready_namespaces = ReadyNamespaces()
         self._memberships: dict[tuple[str, LabelsFingerprint], Memberships] = {}
         self._memberships_version = (-1, -1)
         self._lock = threading.Lock()
         self.bundles.add_handler(self.secret_users.on_event)
+        self.bundles.add_handler(self.config_map_users.on_event)
         self.clusters.add_handler(self.cluster_models.on_event)
         self.clusters.add_handler(self.check_ins.on_event)
         self.namespaces.add_handler(self.ready_namespaces.on_event)
@@ -107,6 +116,7 @@ class Scope:
             self.groups,
             self.deployments,
             self.secrets,
+            self.config_maps,
             self.namespaces,
             self.service_accounts,
             self.roles,

@@ -38,6 +38,7 @@ from bundler.api.resources import (
     BUNDLE,
     CLUSTER,
     CLUSTER_GROUP,
+    CONFIG_MAP,
     NAMESPACE,
     SECRET,
     Resource,
@@ -193,6 +194,8 @@ class Fleet:
         # Before the placeholders: a kubeconfig Secret of the inputs is the one a cluster gets.
         for given in self.world.secrets:
             _create(self.store, SECRET, given)
+        for given in self.world.config_maps:
+            _create(self.store, CONFIG_MAP, given)
         for group in self.world.groups:
             _create(self.store, CLUSTER_GROUP, group.to_wire())
         for sim in self.clusters:
@@ -210,6 +213,7 @@ class Fleet:
         found |= {g.metadata.namespace or "" for g in self.world.groups}
         found |= {b.metadata.namespace or "" for b in self.world.bundles}
         found |= {s["metadata"]["namespace"] for s in self.world.secrets}
+        found |= {c["metadata"]["namespace"] for c in self.world.config_maps}
         found |= {c.metadata.namespace or "" for c in self.world.bootstrap_configs}
         return found - {""}
 

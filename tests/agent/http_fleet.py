@@ -8,6 +8,7 @@ own host as the remote agent's ServiceAccount, with exactly its RBAC."""
 
 from __future__ import annotations
 
+import base64
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -25,6 +26,7 @@ from bundler.api.resources import (
     FLUX_KINDS,
     HELM_RELEASE,
     NAMESPACE,
+    SECRET,
     Resource,
 )
 from bundler.apiserver import ApiServer
@@ -133,6 +135,14 @@ class HttpFleet:
         )
         self.extra_fluxes.append(flux)
         return flux
+
+    def add_remote_cluster(self, name: str) -> None:
+        """A remote-mode Cluster with its kubeconfig Secret (served by `serve_remote`)."""
+        kubeconfig = base64.b64encode(b"apiVersion: v1\nkind: Config\n").decode()
+        secret = {"metadata": {"name": f"{name}-kubeconfig", "namespace": WS}}
+        self.management.store.create(SECRET, {**secret, "data": {"value": kubeconfig}})
+        remote = cluster(name, agentMode="remote", kubeConfigSecret=f"{name}-kubeconfig")
+        self.management.store.create(CLUSTER, remote.to_wire())
 
     def start(self, *fluxes: SimulatedFlux, agents: bool = True) -> None:
         """Start Flux, the manager, then (unless told) each pull agent with the kubeconfig made

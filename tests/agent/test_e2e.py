@@ -17,7 +17,6 @@ import pytest
 from bundler.api.resources import (
     BUNDLE,
     BUNDLE_DEPLOYMENT,
-    CLUSTER,
     HELM_RELEASE,
     HELM_REPOSITORY,
     OCI_REPOSITORY,
@@ -30,7 +29,7 @@ from bundler.sim.flux import FluxSettings
 from bundler.store.errors import NotFound
 from bundler.store.protocol import WatchEvent
 from tests.agent.http_fleet import AGENT_NAMESPACE, HttpFleet, eventually
-from tests.builders import WS, bundle, cluster
+from tests.builders import WS, bundle
 from tests.schemas import validate
 
 EVERYWHERE: list[dict[str, Any]] = [{"clusterSelector": {}}]
@@ -175,12 +174,7 @@ def test_remote_mode_writes_releases_with_the_kubeconfig(fleet: HttpFleet) -> No
     flux = fleet.serve_remote()
     kubeconfig = base64.b64encode(b"apiVersion: v1\nkind: Config\n").decode()
     store = fleet.management.store
-    store.create(
-        SECRET,
-        {"metadata": {"name": "edge-1-kubeconfig", "namespace": WS}, "data": {"value": kubeconfig}},
-    )
-    edge = cluster("edge-1", agentMode="remote", kubeConfigSecret="edge-1-kubeconfig")
-    store.create(CLUSTER, edge.to_wire())
+    fleet.add_remote_cluster("edge-1")
     fleet.start(flux)
     fleet.put(BUNDLE, bundle(EVERYWHERE, name="app", namespace="apps").to_wire())
     eventually(lambda: fleet.ready_clusters("app") == "1/1", "the remote cluster to be Ready")

@@ -94,6 +94,8 @@ SPOT_CHECKS = [
     ("bundles", "spec.helm.install", ("spec.install",)),
     ("bundles", "spec.helm.timeout", ("spec.timeout", "5m0s")),
     ("bundles", "spec.helm.valuesFrom.name", ("pull mode", "remote mode")),
+    ("bundles", "spec.helm.valuesFrom.source", ("Management", "bundler.dev/deliver", "1 MiB")),
+    ("bundledeployments", "spec.options.managementValues.digest", ("deploymentID",)),
     ("bundles", "spec.rolloutStrategy.maxUnavailable", ("percentage", "Default 100%")),
     ("bundles", "spec.rolloutStrategy.offlineClusters", ("Ignore (default)", "Block")),
     ("bundles", "spec.rolloutStrategy.onFailure.action", ("Halt (default)", "Rollback")),

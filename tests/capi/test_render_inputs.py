@@ -29,6 +29,10 @@ EXAMPLE_WS = "capi-workloads"
 POOL = {"encapsulation": "VXLAN", "natOutgoing": "Enabled", "nodeSelector": "all()"}
 
 
+# A v1 ConfigMap of the inputs (what a Bundle's valuesFrom with source: Management may name).
+CONFIG_MAP: dict[str, Any] = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}
+
+
 def docs(*bodies: dict[str, Any]) -> list[Document]:
     # As if each document were 10 lines long, so that the document's first line is told apart.
     return [
@@ -72,9 +76,10 @@ def by_name(imported: ImportedInputs) -> dict[str, Cluster]:
         (kubeconfig_secret("a"), True),
         ({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": WS}}, True),
         ({"apiVersion": "bundler.dev/v1alpha1", "kind": "Cluster"}, False),
-        ({"apiVersion": "v1", "kind": "ConfigMap"}, False),
+        ({"apiVersion": "v1", "kind": "ConfigMap"}, True),
+        ({"apiVersion": "v1", "kind": "Service"}, False),
     ],
-    ids=["v1beta2", "v1beta1", "secret", "namespace", "bundler-cluster", "configmap"],
+    ids=["v1beta2", "v1beta1", "secret", "namespace", "bundler-cluster", "configmap", "service"],
 )
 def test_which_documents_the_import_takes(body: dict[str, Any], accepted: bool) -> None:
     assert is_capi_input(body) is accepted
@@ -220,7 +225,7 @@ def test_a_missing_namespace_defaults_like_other_inputs() -> None:
             r"inputs.yaml:1: spec.topology.class: ClusterClass name 'Not_A_Name'",
         ),
         (
-            [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}],
+            [{"apiVersion": "v1", "kind": "Service", "metadata": {"name": "x"}}],
             r"inputs.yaml:1: kind: not a Cluster API input",
         ),
         (
@@ -243,6 +248,18 @@ def test_a_missing_namespace_defaults_like_other_inputs() -> None:
             [credentials_secret("Not_A_Name")],
             r"inputs.yaml:1: metadata.name: 'Not_A_Name' is not a valid",
         ),
+        (
+            [{**CONFIG_MAP, "data": {"values.yaml": 5}}],
+            r"inputs.yaml:1: data: must map strings to strings",
+        ),
+        (
+            [{**CONFIG_MAP, "binaryData": {"blob": "not base64!"}}],
+            r"inputs.yaml:1: binaryData.blob: is not valid base64",
+        ),
+        (
+            [{**CONFIG_MAP, "data": {"a b": "x"}}],
+            r"inputs.yaml:1: data: key 'a b' must be at most 253 letters",
+        ),
     ],
     ids=[
         "old-version",
@@ -255,6 +272,9 @@ def test_a_missing_namespace_defaults_like_other_inputs() -> None:
         "secret-key-dotdot",
         "secret-data-not-base64",
         "secret-bad-name",
+        "configmap-data-not-text",
+        "configmap-binary-not-base64",
+        "configmap-key-space",
     ],
 )
 def test_bad_inputs_name_the_document_and_field(bodies: list[dict[str, Any]], message: str) -> None:

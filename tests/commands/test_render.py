@@ -25,10 +25,12 @@ def render_json(capsys: pytest.CaptureFixture[str], *paths: Path) -> list[dict[s
 
 
 # Examples that use the Clusters of examples/podinfo.
-_ON_PODINFO_CLUSTERS = ("oci", "helm-kustomize")
+_ON_PODINFO_CLUSTERS = ("oci", "helm-kustomize", "management-values")
 
 
-@pytest.mark.parametrize("example", ["podinfo", "calico", "oci", "helm-kustomize"])
+@pytest.mark.parametrize(
+    "example", ["podinfo", "calico", "oci", "helm-kustomize", "management-values"]
+)
 def test_every_example_renders_and_flux_objects_validate(
     capsys: pytest.CaptureFixture[str], example: str
 ) -> None:

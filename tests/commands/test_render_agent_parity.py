@@ -1,4 +1,5 @@
-"""`render --flux` prints exactly the Flux objects the agents write: every example, and a Bundle
+"""`render --flux` prints exactly the Flux objects the agents write: every example (management
+values among them, read from the inputs by render and delivered by the manager), and a Bundle
 with registry credentials, run through the whole fleet in memory (manager, agents, simulated Flux)
 and compared object by object with the offline render."""
 
@@ -83,6 +84,7 @@ CASES = {
     "oci": ["oci", "podinfo"],
     "calico-remote-mode": ["calico"],
     "capi-import": ["capi"],
+    "management-values": ["management-values", "podinfo"],
     "registry-credentials": [],
 }
 

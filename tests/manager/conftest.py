@@ -224,6 +224,13 @@ def status_of(store: Store, res: Resource, name: str, ws: str = WS) -> Obj:
     return status
 
 
+def ready_condition(store: Store, name: str = "app") -> Obj:
+    """The Bundle's Ready condition."""
+    conditions = status_of(store, BUNDLE, name)["conditions"]
+    found: Obj = next(c for c in conditions if c["type"] == "Ready")
+    return found
+
+
 def check_in(store: Store, clock: ManualClock, cluster: str) -> None:
     """The cluster's agent reports it is alive now."""
     seen = clock.now().strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -24,6 +24,7 @@ from tests.manager.conftest import (
     deployment_of,
     deployments,
     essentials,
+    ready_condition,
     report,
     settle,
     status_of,
@@ -36,12 +37,6 @@ ALL: list[dict[str, Any]] = [{"clusterSelector": {}}]
 
 def relabel(store: MemoryStore, name: str, labels: Mapping[str, str | None]) -> None:
     store.patch(CLUSTER, name, {"metadata": {"labels": dict(labels)}}, WS)
-
-
-def ready_condition(store: MemoryStore, name: str = "app") -> dict[str, Any]:
-    conditions = status_of(store, BUNDLE, name)["conditions"]
-    found: dict[str, Any] = next(c for c in conditions if c["type"] == "Ready")
-    return found
 
 
 def test_examples_give_what_render_gives(store: MemoryStore, start_manager: StartManager) -> None:

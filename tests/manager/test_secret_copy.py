@@ -20,7 +20,7 @@ from bundler.api.resources import (
     SECRET,
 )
 from bundler.core.naming import cluster_namespace
-from bundler.manager.secret_copy import ANNOTATION_COPIED_FROM, LABEL_SECRET_COPY
+from bundler.manager.copies import ANNOTATION_COPIED_FROM, LABEL_SECRET_COPY
 from bundler.runtime.clock import ManualClock
 from bundler.sim.fleet import FleetOptions
 from bundler.store.errors import NotFound
@@ -33,6 +33,7 @@ from tests.manager.conftest import (
     create_world,
     deployment_of,
     deployments,
+    ready_condition,
     settle,
     status_of,
     world,
@@ -65,12 +66,6 @@ def deployments_and_copies(store: MemoryStore) -> set[tuple[str, str, str]]:
         (o["kind"], o["metadata"]["namespace"], o["metadata"]["resourceVersion"])
         for o in [*store.list(BUNDLE_DEPLOYMENT).items, *copies]
     }
-
-
-def ready_condition(store: MemoryStore) -> dict[str, Any]:
-    conditions = status_of(store, BUNDLE, "app")["conditions"]
-    found: dict[str, Any] = next(c for c in conditions if c["type"] == "Ready")
-    return found
 
 
 def test_the_secret_is_copied_into_each_cluster_namespace(

@@ -77,7 +77,8 @@ _WHY_NOT = {
     "deleteCRDResources": "Flux's uninstall leaves the chart's CRDs, as Helm does",
     "ignore": "bundler's states come from Flux's conditions; no condition can be ignored",
     "overwrites": "no equivalent",
-    "downstreamResources": "bundler copies only registry credentials to clusters",
+    "downstreamResources": "bundler copies workspace objects to clusters as values only: name "
+    "them in valuesFrom with source: Management and label them bundler.dev/deliver=true",
     "createNamespace": "bundler creates the release namespace unless "
     "helm.install.createNamespace is false",
     "allowedTargetNamespaceSelector": "no equivalent: bundler's tenant boundary is the workspace",

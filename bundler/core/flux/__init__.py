@@ -8,7 +8,9 @@ what it wrote (and what to delete when its BundleDeployment is gone: compare the
 
 Names: the HelmRelease and its source are both named `release_object_name(<bundle name>)`. A
 cluster only runs bundles of one workspace, so the bundle name is unique among its releases, and a
-dependency's HelmRelease name follows from the dependency's bundle name alone.
+dependency's HelmRelease name follows from the dependency's bundle name alone. The HelmRelease's
+`valuesFrom` names the copies helm-controller reads (bundler.core.flux.values_copies): of the
+management values in both modes, of the downstream objects in remote mode.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from bundler.core.flux.source import (
     source_for,
     source_spec,
 )
+from bundler.core.flux.values_copies import release_values_from
 from bundler.core.labels import (
     ANNOTATION_CLUSTER,
     ANNOTATION_DEPLOYMENT_ID,
@@ -148,6 +151,13 @@ def build_flux_objects(bd: BundleDeployment, target: FluxTarget) -> FluxObjects:
     release = _object(HELM_RELEASE_API_VERSION, "HelmRelease", name, bd, target)
     release["metadata"]["annotations"][ANNOTATION_DEPLOYMENT_ID] = bd.spec.deploymentID
     chart_ref = _chart_reference(source, name, helm, version, interval, target)
+    if helm.get("valuesFrom"):
+        helm["valuesFrom"] = release_values_from(
+            helm["valuesFrom"],
+            [d.to_wire() for d in bd.spec.options.managementValues or ()],
+            name,
+            remote=target.mode is AgentMode.REMOTE,
+        )
     try:
         release["spec"] = release_spec(helm, chart_ref, _placement(bd, target, obj))
     except UnsupportedOptionError as err:

@@ -21,11 +21,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bundler.api.bundle import Bundle
-from bundler.api.bundledeployment import DeploymentOptions
+from bundler.api.bundledeployment import DeliveredValues, DeploymentOptions
 from bundler.api.cluster import Cluster, ClusterGroup
 from bundler.api.dependencies import DependsOn
 from bundler.api.helm import HelmOptions
 from bundler.core.deployment_id import deployment_id
+from bundler.core.flux import release_object_name
+from bundler.core.flux.values_copies import delivered_values
 from bundler.core.images.wanted import (
     ImageAnswer,
     ResolvedImages,
@@ -62,6 +64,10 @@ from bundler.errors import TemplateError
 ResolvedVersions = Mapping[tuple[str, str, str], str]
 # A Bundle's dependsOn resolved into names (bundler.core.dependencies.resolve_dependencies).
 Dependencies = Sequence[DependsOn]
+# The digest of each management values object a Bundle names (valuesFrom, source: Management), by
+# (kind, name), as the manager read it (bundler.core.flux.values_copies); an object without one
+# is an optional one that does not exist.
+Delivered = Mapping[tuple[str, str], str]
 
 
 def key(namespace: str | None, name: str) -> str:
@@ -146,14 +152,19 @@ def render_options(
     images: ResolvedImages | None = None,
     dependencies: Dependencies | None = None,
     templater: Templater = IN_PROCESS,
+    delivered: Delivered | None = None,
 ) -> DeploymentOptions:
     """Merged, templated options for one cluster. Raises TemplateError for that cluster only
     (ImageNotResolvedError when its values read an image that has no resolution). Images are
     answered by `images`; None means offline: every image shows its policy in place of a tag.
     `dependencies` is the Bundle's dependsOn resolved against its workspace
-    (bundler.core.dependencies); None: the entries by name alone.
+    (bundler.core.dependencies); None: the entries by name alone. `delivered`: the digests of
+    the management values objects (None: none known, as offline).
     """
-    answers = render_many(bundle, [(cluster, decision)], resolved, images, dependencies, templater)
+    answers = render_many(
+        bundle, [(cluster, decision)], resolved, images, dependencies, templater,
+        delivered=delivered,
+    )  # fmt: skip
     (options,) = answers
     if isinstance(options, TemplateError):
         raise options
@@ -176,6 +187,7 @@ def render_many(
     dependencies: Dependencies | None = None,
     templater: Templater = IN_PROCESS,
     held: HeldBytes | None = None,
+    delivered: Delivered | None = None,
 ) -> list[OptionsOrError]:
     """`render_options` for each (cluster, decision) of `bundle`, in order, with the renders they
     need asked of `templater` in one batch: an error is that cluster's answer, never raised.
@@ -186,7 +198,7 @@ def render_many(
     """
     memo = memo_of(bundle)
     depends_on = memo.depends_on if dependencies is None else tuple(dependencies)
-    deps_key = _dependencies_key(depends_on)
+    inputs = _Inputs(depends_on, dict(delivered or {}))
     answers: list[OptionsOrError | None] = [None] * len(targeted)
     # each render still needed: (the merged targets, the version, the key, the clusters' indexes)
     pending: list[tuple[MergedTargets, str, Hashable | None, list[int]]] = []
@@ -202,10 +214,10 @@ def render_many(
             context = template_context(bundle, cluster, cluster_images(bundle, decision, images))
             contexts[index] = context
         key = _options_key(memo, contributing, version, merged, context, templater)
-        key = None if key is None else (key, deps_key)
+        key = None if key is None else (key, inputs.key)
         options = memo.options(key) if key is not None else None
         if options is None and context is None:
-            options = _build_options(memo, merged, version, None, depends_on, None)
+            options = _build_options(memo, merged, version, None, inputs, None)
             if key is not None:
                 memo.remember(key, options)
         if options is not None:
@@ -230,7 +242,7 @@ def render_many(
             if held is not None and not isinstance(answer, TemplateError):
                 size = rendered_bytes(answer)
                 answer = held.charge(indexes[0], size, first.describe()) or answer
-            built = _options_from(memo, merged, version, key, answer, depends_on, first, size)
+            built = _options_from(memo, merged, version, key, answer, inputs, first, size)
             for index in indexes:
                 # an error names its cluster: the others that shared the render get their own
                 answers[index] = (
@@ -247,14 +259,14 @@ def _options_from(
     version: str,
     key: Hashable | None,
     answer: RenderAnswer,
-    depends_on: Dependencies,
+    inputs: _Inputs,
     context: TemplateContext,
     size: int,
 ) -> OptionsOrError:
     if isinstance(answer, TemplateError):
         return answer
     try:
-        options = _build_options(memo, merged, version, answer, depends_on, context)
+        options = _build_options(memo, merged, version, answer, inputs, context)
     except TemplateError as err:
         return err
     if key is not None:
@@ -262,10 +274,21 @@ def _options_from(
     return options
 
 
-def _dependencies_key(depends_on: Dependencies) -> Hashable:
-    return tuple(
-        (d.name, None if d.acceptedStates is None else tuple(d.acceptedStates)) for d in depends_on
-    )
+@dataclass(frozen=True)
+class _Inputs:
+    """What a Bundle's options take from its workspace besides the Bundle: its dependsOn resolved,
+    and the digests of its management values objects."""
+
+    depends_on: Dependencies
+    delivered: Mapping[tuple[str, str], str]
+
+    @functools.cached_property
+    def key(self) -> Hashable:
+        depends_on = tuple(
+            (d.name, None if d.acceptedStates is None else tuple(d.acceptedStates))
+            for d in self.depends_on
+        )
+        return depends_on, tuple(sorted(self.delivered.items()))
 
 
 def _contributing(decision: TargetDecision) -> Contributing:
@@ -295,7 +318,7 @@ def _build_options(
     merged: MergedTargets,
     version: str,
     rendered: Mapping[str, Any] | None,
-    depends_on: Dependencies,
+    inputs: _Inputs,
     context: TemplateContext | None,
 ) -> DeploymentOptions:
     """The options of one cluster; `rendered` is its render of the templated fields (None: none
@@ -304,11 +327,16 @@ def _build_options(
     if rendered is not None and context is not None:
         helm = rendered_options(helm, rendered, merged.patches, obj=context.describe())
     helm["version"] = version
+    release = release_object_name(memo.bundle.metadata.name)
+    delivered = delivered_values(helm.get("valuesFrom") or (), inputs.delivered, release)
     return DeploymentOptions(
         helm=HelmOptions.model_validate(helm),
         namespace=merged.namespace,
-        dependsOn=list(depends_on),
+        dependsOn=list(inputs.depends_on),
         keepResources=memo.bundle.spec.keepResources,
+        managementValues=None
+        if delivered is None
+        else [DeliveredValues.model_validate(d) for d in delivered],
     )
 
 
@@ -353,9 +381,11 @@ def plan_bundle(
     images: ResolvedImages | None = None,
     dependencies: Dependencies | None = None,
     templater: Templater = IN_PROCESS,
+    delivered: Delivered | None = None,
 ) -> BundlePlan:
     """Every BundleDeployment `bundle` should have, sorted by cluster, plus per-cluster errors.
-    `dependencies`: its dependsOn resolved against the workspace (None: by name alone)."""
+    `dependencies`: its dependsOn resolved against the workspace (None: by name alone);
+    `delivered`: the digests of its management values objects (None: none known)."""
     validate_bundle(bundle)
     targets: list[tuple[Cluster, TargetDecision]] = []
     for cluster in sorted(clusters, key=lambda c: (c.metadata.namespace, c.metadata.name)):
@@ -365,7 +395,9 @@ def plan_bundle(
     bundle_key = key(bundle.metadata.namespace, bundle.metadata.name)
     deployments: list[PlannedDeployment] = []
     errors: list[ClusterError] = []
-    answers = render_many(bundle, targets, resolved or {}, images, dependencies, templater)
+    answers = render_many(
+        bundle, targets, resolved or {}, images, dependencies, templater, delivered=delivered
+    )
     for (cluster, _), options in zip(targets, answers, strict=True):
         if isinstance(options, TemplateError):
             cluster_key = key(cluster.metadata.namespace, cluster.metadata.name)

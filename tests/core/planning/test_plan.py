@@ -182,3 +182,52 @@ def test_gated_clusters_get_no_bundle_deployments() -> None:
     plan = plan_bundle(bundle([{"clusterSelector": {}}]), [*CLUSTERS, gated], [])
     assert f"{WS}/capi-1" not in [d.cluster for d in plan.deployments]
     assert f"{WS}/capi-1" not in plan.targeted
+
+
+DIGEST_ONE, DIGEST_TWO = "sha256:" + "1" * 64, "sha256:" + "2" * 64
+MANAGED = {"kind": "Secret", "name": "db", "source": "Management"}
+
+
+@pytest.mark.parametrize(
+    ("delivered", "expected"),
+    [
+        ({}, None),
+        (
+            {("Secret", "db"): DIGEST_ONE},
+            [("Secret", "db", DIGEST_ONE, "app-mgmt-secret-db-1111111111")],
+        ),
+        ({("Secret", "other"): DIGEST_ONE}, None),
+    ],
+    ids=["not-delivered", "delivered", "another-object"],
+)
+def test_delivered_objects_are_recorded_in_the_options(
+    delivered: dict[tuple[str, str], str], expected: list[tuple[str, ...]] | None
+) -> None:
+    b = bundle([{"clusterSelector": {}}], helm={"valuesFrom": [MANAGED]})
+    for planned in plan_bundle(b, CLUSTERS, [], delivered=delivered).deployments:
+        found = planned.options.managementValues
+        recorded = (
+            None
+            if found is None
+            else [(d.kind.value, d.name, d.digest, d.secretName) for d in found]
+        )
+        assert recorded == expected
+        assert planned.options.helm.valuesFrom is not None
+        assert planned.options.helm.valuesFrom[0].to_wire() == MANAGED
+
+
+def test_a_new_digest_is_a_new_deployment_id_for_the_clusters_that_read_it_only() -> None:
+    targets: list[dict[str, Any]] = [
+        {"clusterSelector": {"matchLabels": {"env": "prod"}}, "helm": {"valuesFrom": [MANAGED]}},
+        {"clusterSelector": {}},
+    ]
+    b = bundle(targets, helm={"values": {"templated": "${ cluster.name }"}})
+
+    def ids(digest: str) -> dict[str, str]:
+        plan = plan_bundle(b, CLUSTERS, [], delivered={("Secret", "db"): digest})
+        return {d.cluster: d.deployment_id for d in plan.deployments}
+
+    one, two = ids(DIGEST_ONE), ids(DIGEST_TWO)
+    assert one[f"{WS}/prod-1"] != two[f"{WS}/prod-1"]
+    assert one[f"{WS}/dev-1"] == two[f"{WS}/dev-1"]
+    assert ids(DIGEST_ONE) == one
