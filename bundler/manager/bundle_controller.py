@@ -34,6 +34,7 @@ from bundler.api.bundledeployment import BundleDeployment
 from bundler.api.resources import BUNDLE, BUNDLE_DEPLOYMENT
 from bundler.core.deletion_guard import deletion_hold
 from bundler.core.dependencies import has_selectors, resolve_dependencies
+from bundler.core.durations import duration_seconds
 from bundler.core.planning import key as ref
 from bundler.core.rollout import RolloutDecision, RolloutTarget, plan_rollout
 from bundler.core.targeting import missing_references
@@ -48,7 +49,6 @@ from bundler.manager.continued_pass import (
     is_held,
     leftover_of,
 )
-from bundler.manager.durations import duration_seconds
 from bundler.manager.image_resolution import first_unavailable
 from bundler.manager.image_status import images_outcome
 from bundler.manager.outcomes import Outcome, Rejection

@@ -16,9 +16,9 @@ from datetime import datetime, timedelta
 
 from bundler.api.bundle import Bundle, FailureAction
 from bundler.api.bundledeployment import BundleDeployment
+from bundler.core.durations import duration_seconds
 from bundler.core.rollout import RolloutTarget, is_unavailable
 from bundler.core.rollout_failures import RESUME, Halt, rollout_halt, seconds_to_deadline
-from bundler.manager.durations import duration_seconds
 from bundler.manager.outcomes import Rejection
 from bundler.store.protocol import Obj
 

@@ -293,6 +293,7 @@ def _build_options(
         namespace=merged.namespace,
         dependsOn=list(depends_on),
         keepResources=memo.bundle.spec.keepResources,
+        healthChecks=list(merged.health_checks) or None,
     )
 
 
