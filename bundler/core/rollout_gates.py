@@ -34,6 +34,8 @@ from enum import StrEnum
 
 from bundler.api.bundle import Approval, PartitionState, PartitionStatus, RolloutStatus
 from bundler.api.bundledeployment import BundleDeployment
+from bundler.core.schedule import CompiledSchedule, Schedules
+from bundler.errors import InvalidInputError
 
 APPROVE = "bundler.dev/approve-rollout"
 # What the status and the GATE column name when held clusters are many.
@@ -156,6 +158,29 @@ class Hold:
     gate: GateReason | None = None
 
 
+def window_hold(
+    bundle: CompiledSchedule | None,
+    cluster: CompiledSchedule | InvalidInputError | None,
+    now: datetime,
+) -> WindowHold | None:
+    """Why a cluster gets nothing new at `now` under the Bundle's and its own schedule (an
+    invalid one of the Cluster's allows nothing), or None when both allow."""
+    if isinstance(cluster, InvalidInputError):
+        return WindowHold(
+            f"the Cluster's spec.schedule is invalid, so nothing changes: {cluster}", None
+        )
+    owned = [(whose, s) for whose, s in (("Bundle", bundle), ("Cluster", cluster)) if s is not None]
+    if not owned:
+        return None
+    both = Schedules(tuple(s for _, s in owned))
+    if both.is_open(now):
+        return None
+    opens = both.next_open(now)
+    closed = " and the ".join(f"{whose}'s" for whose, s in owned if not s.is_open(now))
+    until = f"opens {iso(opens)}" if opens is not None else "none opens within a year"
+    return WindowHold(f"outside the {closed} maintenance window ({until})", opens)
+
+
 # One target of a partition, as the gates see it: (key, desired ID, its deployment, counted).
 Member = tuple[str, str, BundleDeployment | None, bool]
 
@@ -170,8 +195,10 @@ class PartitionProgress:
     baked: bool = False
     message: str = ""
     bake_ends: datetime | None = None
-    # What holds the partition, as the Bundle's gate says it (None: no gate).
+    # What holds the partition, as the Bundle's gate says it (None: no gate), and its clusters
+    # with something new that the gate keeps from it.
     gate: GateReason | None = None
+    gated: tuple[str, ...] = ()
     window_held: tuple[str, ...] = ()
 
     def to_api(self) -> PartitionStatus:
@@ -275,6 +302,7 @@ class Gates:
             message,
             None if baked else bake_ends,
             None if held is None else held.gate,
+            tuple(m[0] for m in members if _has_work(m)) if held is not None else (),
             tuple(window_held),
         )
 

@@ -52,7 +52,14 @@ class Gate:
         return Rejection(reason, self.halt.message() + resume)
 
 
-def gate(bundle: Bundle, targets: list[RolloutTarget], now: datetime) -> Gate:
+def gate(
+    bundle: Bundle,
+    targets: list[RolloutTarget],
+    now: datetime,
+    bake_failed: frozenset[str] = frozenset(),
+) -> Gate:
+    """The failure gate of this pass; `bake_failed`: clusters not Ready while their partition
+    bakes (bundler.manager.rollout_gates)."""
     strategy = bundle.spec.rolloutStrategy
     on_failure = strategy.onFailure if strategy is not None else None
     if on_failure is None:
@@ -69,6 +76,7 @@ def gate(bundle: Bundle, targets: list[RolloutTarget], now: datetime) -> Gate:
         now=now,
         progress_deadline=deadline,
         resumed=bundle.metadata.annotations.get(RESUME) == generation,
+        bake_failed=bake_failed,
     )
     return Gate(True, halt, seconds_to_deadline(targets, now, deadline))
 

@@ -24,6 +24,7 @@ from bundler.core.handover import ANNOTATION_PULL_IDENTITY_REMOVED, pull_identit
 from bundler.core.labels import ANNOTATION_IMPORT_GATE
 from bundler.core.naming import cluster_namespace, is_dns1123_label
 from bundler.core.rollout_failures import RESUME
+from bundler.core.rollout_gates import APPROVE
 from bundler.manager import placements
 from bundler.manager.context import Context, split_ref
 from bundler.manager.indexes import cluster_of, labels_fingerprint, last_seen, placement_of
@@ -178,7 +179,11 @@ class Router:
     def on_bundle(self, event: EventType, obj: Obj) -> None:
         key = Key.of(obj)
         annotations = _meta(obj).get("annotations") or {}
-        allowances = (annotations.get(ALLOW_DELETION), annotations.get(RESUME))
+        allowances = (
+            annotations.get(ALLOW_DELETION),
+            annotations.get(RESUME),
+            annotations.get(APPROVE),
+        )
         if self._bundles.changed(key, event, (*_identity(obj), allowances)):
             self._replan((key,))
         # The pass puts its finalizer back (a continuation too): no need to plan again for it.
