@@ -13,8 +13,8 @@ from bundler.core.rollout_gates import APPROVE
 from bundler.runtime.clock import ManualClock
 from tests.builders import WS, bundle, cluster
 from tests.manager.conftest import deployment_of, report, status_of
+from tests.manager.rollout_http import ALL, Http, http_fixture  # noqa: F401
 from tests.manager.test_http import admin, connect, remote, server  # noqa: F401
-from tests.manager.test_rollout_safety import ALL, Http, http  # noqa: F401
 
 # Never offline within these tests: an offline cluster never holds a partition back.
 OFFLINE_AFTER = 30 * 86400.0
