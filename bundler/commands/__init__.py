@@ -13,6 +13,7 @@ from bundler.commands import (
     images,
     manager,
     render,
+    rollout,
     sim,
 )
 from bundler.commands import diff as diff_command
@@ -28,4 +29,5 @@ COMMANDS: tuple[ModuleType, ...] = (
     cluster_register,
     diff_command,
     dev,
+    rollout,
 )

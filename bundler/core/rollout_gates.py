@@ -32,10 +32,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 
-from bundler.api.bundle import Approval, PartitionState, PartitionStatus, RolloutStatus
+from bundler.api.bundle import Approval, Bundle, PartitionState, PartitionStatus, RolloutStatus
 from bundler.api.bundledeployment import BundleDeployment
 from bundler.core.schedule import CompiledSchedule, Schedules
-from bundler.errors import InvalidInputError
+from bundler.errors import BundlerError, InvalidInputError
 
 APPROVE = "bundler.dev/approve-rollout"
 # What the status and the GATE column name when held clusters are many.
@@ -106,6 +106,35 @@ def approval_value(current: str | None, generation: int, partition: str | None) 
     if partition not in names:
         names.append(partition)
     return json.dumps({"generation": generation, "partitions": names}, separators=(",", ":"))
+
+
+def approval_annotation(bundle: Bundle, partition: str | None, known: Sequence[str] = ()) -> str:
+    """The value of the Bundle's APPROVE annotation that approves `partition` (None: every
+    partition) for its current generation. `known` are partition names its status shows (the
+    automatic ones). BundlerError when the Bundle waits for no approval, or not for that
+    partition."""
+    where = f"Bundle {bundle.metadata.namespace}/{bundle.metadata.name}"
+    strategy = bundle.spec.rolloutStrategy
+    approval = strategy.approval if strategy is not None else None
+    if strategy is None or approval is None:
+        raise BundlerError(
+            "has no spec.rolloutStrategy.approval: its rollout waits for no approval", obj=where
+        )
+    if partition is not None:
+        waiting = (
+            list(approval.partitions)
+            if approval.partitions is not None
+            else list(dict.fromkeys([*(p.name for p in strategy.partitions), *known]))
+        )
+        if partition not in waiting:
+            listed = ", ".join(waiting) or "none known yet"
+            raise BundlerError(
+                f"partition {partition!r} waits for no approval (partitions that do: {listed})",
+                obj=where,
+                field="--partition",
+            )
+    generation = bundle.metadata.generation or 0
+    return approval_value(bundle.metadata.annotations.get(APPROVE), generation, partition)
 
 
 def needs_approval(approval: Approval | None, partition: str, manual: bool) -> bool:
