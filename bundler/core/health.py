@@ -84,6 +84,15 @@ def check_health_check(check: HealthCheck, *, obj: str, field: str) -> None:
                 ) from None
 
 
+def prepare(check: HealthCheck) -> None:
+    """Compile `check`'s expressions now (kept for later): the first compile builds the parser,
+    which takes longer than the bound an evaluation runs under."""
+    for name in EXPRESSIONS:
+        text = getattr(check, name)
+        if text:
+            _program(text)
+
+
 def with_namespace(check: HealthCheck, release_namespace: str) -> HealthCheck:
     """`check` with its namespace (default: the release's) and apiVersion filled in."""
     return check.model_copy(
