@@ -126,6 +126,15 @@ def pause_message(by: PausedBy, state: DeploymentState) -> str:
 
 
 @dataclass(frozen=True)
+class Gated:
+    """Why a rollout gate holds a placement's new deployment back: the gate's word (a Ready
+    reason: WaitingForApproval, Baking, OutsideWindow) and what it waits for."""
+
+    reason: str
+    message: str
+
+
+@dataclass(frozen=True)
 class Placement:
     """One bundle targeted at one cluster, as the roll-ups see it (keys are namespace/name).
     `paused`: whose spec.paused applies to it (the Bundle's first); `gated`: why a rollout
@@ -137,7 +146,7 @@ class Placement:
     offline: bool = False
     error: str | None = None
     paused: PausedBy | None = None
-    gated: str | None = None
+    gated: Gated | None = None
 
     @property
     def state(self) -> DeploymentState:
@@ -154,8 +163,8 @@ class Placement:
         if self.held_by_pause:
             assert self.paused is not None
             return pause_message(self.paused, state)
-        if self.gated is not None and self.error is None and state in _HELD_STATES:
-            return truncated(self.gated)
+        if self.gated is not None and self.held_by_gate:
+            return truncated(f"{self.gated.reason}: {self.gated.message}")
         explained = "" if state is DeploymentState.OFFLINE else state_message(self.deployment)
         return truncated(explained) or _DEFAULT_MESSAGE[state]
 
@@ -172,9 +181,23 @@ class Placement:
         return self.paused is not None and self.error is None and self.state in _HELD_STATES
 
     @property
+    def held_by_gate(self) -> bool:
+        return (
+            self.gated is not None
+            and not self.held_by_pause
+            and self.error is None
+            and self.state in _HELD_STATES
+        )
+
+    @property
     def reason(self) -> str:
-        """The Ready reason this placement gives when it is the worst: its state, or Paused."""
-        return REASON_PAUSED if self.held_by_pause else self.state.value
+        """The Ready reason this placement gives when it is the worst: its state, Paused, or the
+        gate holding it."""
+        if self.held_by_pause:
+            return REASON_PAUSED
+        if self.gated is not None and self.held_by_gate:
+            return self.gated.reason
+        return self.state.value
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from bundler.api.bundle import RolloutStatus
 from bundler.api.images import ResolvedImage
 from bundler.api.schedule import ScheduleStatus
 from bundler.core.rollout_gates import Gate
+from bundler.core.summary import Gated
 
 
 @dataclass(frozen=True)
@@ -69,14 +70,14 @@ class Outcome:
     paused: bool = False
     rollout: RolloutStatus | None = None
     gate: Gate | None = None
-    holds: Mapping[str, str] = field(default_factory=dict)
+    holds: Mapping[str, Gated] = field(default_factory=dict)
     schedule: ScheduleStatus | None = None
 
     def keeps(self, cluster: str) -> bool:
         """Whether this plan keeps a deployment on `cluster` (a rejected one keeps every one)."""
         return self.targeted is None or cluster in self.targeted or cluster in self.kept
 
-    def placement(self, cluster: str) -> tuple[bool, str | None, bool, str | None]:
+    def placement(self, cluster: str) -> tuple[bool, str | None, bool, Gated | None]:
         """Whether `cluster` is targeted, its error, whether the Bundle is paused, and why a
         gate holds it."""
         targeted = self.targeted is not None and cluster in self.targeted

@@ -26,6 +26,7 @@ from bundler.core.planning import key as ref
 from bundler.core.rollout import RolloutTarget, partition_members
 from bundler.core.rollout_gates import (
     Gate,
+    GateReason,
     Gates,
     PartitionProgress,
     PartitionRecord,
@@ -39,6 +40,7 @@ from bundler.core.rollout_gates import (
     window_hold,
 )
 from bundler.core.schedule import CompiledSchedule, compile_schedule, next_edge, schedule_status
+from bundler.core.summary import Gated
 from bundler.core.validation import bundle_ref
 from bundler.errors import InvalidInputError
 from bundler.store.protocol import Obj
@@ -56,7 +58,7 @@ class GatedOutcome:
 
     rollout: RolloutStatus | None = None
     gate: Gate | None = None
-    holds: Mapping[str, str] = field(default_factory=dict)
+    holds: Mapping[str, Gated] = field(default_factory=dict)
     schedule: ScheduleStatus | None = None
 
 
@@ -144,14 +146,14 @@ def gated_outcome(
     if gates is None:
         return GatedOutcome()
     own = bundle_schedule(bundle)
-    holds: dict[str, str] = {}
+    holds: dict[str, Gated] = {}
     gate = first_gate(partitions)
     for partition in partitions:
         if partition.gate is not None:
             for key in partition.gated:
-                holds[key] = f"{partition.gate.value}: {partition.message}"
+                holds[key] = Gated(partition.gate.value, partition.message)
         for key in partition.window_held:
-            holds[key] = f"OutsideWindow: {gates.closed[key].message}"
+            holds[key] = Gated(GateReason.OUTSIDE_WINDOW.value, gates.closed[key].message)
     return GatedOutcome(
         rollout_status(partitions),
         gate,

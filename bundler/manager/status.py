@@ -27,7 +27,7 @@ from bundler.core.capi_import import gate_message, is_gated
 from bundler.core.events import bundle_events, cluster_events
 from bundler.core.naming import cluster_namespace
 from bundler.core.planning import key as ref
-from bundler.core.rollout_gates import Gate
+from bundler.core.rollout_gates import Gate, GateReason
 from bundler.core.schedule import next_edge, schedule_status
 from bundler.core.selectors import selector_matches
 from bundler.core.state import ConditionType, condition
@@ -63,8 +63,14 @@ BUNDLE_FIELDS = (
 )
 CLUSTER_FIELDS = ("namespace", "summary", "display", "nonReadyBundles", "schedule", "conditions")
 # The Ready reasons of a roll-up whose not-ready clusters a rollout gate may explain: staged or
-# not created.
-_GATEABLE = frozenset({DeploymentState.OUT_OF_SYNC.value, DeploymentState.PENDING.value})
+# not created, or held at a gate.
+_GATEABLE = frozenset(
+    {
+        DeploymentState.OUT_OF_SYNC.value,
+        DeploymentState.PENDING.value,
+        *(reason.value for reason in GateReason),
+    }
+)
 GROUP_FIELDS = (
     "clusterCount",
     "nonReadyClusterCount",
