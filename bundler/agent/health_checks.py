@@ -87,8 +87,8 @@ def _one(check: HealthCheck, reader: ObjectReader) -> HealthCheckResult:
         )
     try:
         prepare(check)
-    except CELParseError:
-        return result(check, HealthState.FAILED, "its expressions are not CEL")
+    except (CELParseError, RecursionError):
+        return result(check, HealthState.FAILED, "its expressions cannot be compiled")
     try:
         return within(EVALUATION_SECONDS, lambda: evaluate(check, found))
     except EvaluationTimeoutError:
@@ -96,6 +96,10 @@ def _one(check: HealthCheck, reader: ObjectReader) -> HealthCheckResult:
             check,
             HealthState.FAILED,
             f"evaluating its expressions took more than {EVALUATION_SECONDS:g}s: simplify them",
+        )
+    except Exception as err:  # the evaluator's own failure on an author's expression
+        return result(
+            check, HealthState.FAILED, f"its expressions cannot be evaluated: {type(err).__name__}"
         )
 
 

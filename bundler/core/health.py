@@ -82,6 +82,10 @@ def check_health_check(check: HealthCheck, *, obj: str, field: str) -> None:
                     obj=obj,
                     field=f"{field}.{name}",
                 ) from None
+            except RecursionError:
+                raise InvalidInputError(
+                    "nests too deeply to be compiled", obj=obj, field=f"{field}.{name}"
+                ) from None
 
 
 def prepare(check: HealthCheck) -> None:

@@ -3,6 +3,7 @@
 With `rolloutStrategy.onFailure`, a cluster has failed the rollout to its desired deploymentID when
 its BundleDeployment carries that ID and is ErrApplied, or carries it and is not Ready on it
 `progressDeadline` after the manager promoted it (`spec.promotedAt`; "now" is the caller's), or
+carries it applied with a failed health check (Ready=False, HealthCheckFailed), or
 was rolled back from it (`spec.rolledBackFrom`), or is not Ready on it while its partition,
 having been Ready, bakes (`bake_failed`, bundler.core.rollout_gates.bake_failures). Counting is
 per rollout: a failure only counts against the deploymentID the cluster is wanted on now, so a
@@ -24,9 +25,17 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from bundler.api.bundle import FailureAction, OfflineClusters, RolloutStrategy
+from bundler.api.bundledeployment import BundleDeployment
 from bundler.api.summary import DeploymentState
+from bundler.core.health import REASON_FAILED as REASON_HEALTH_FAILED
 from bundler.core.rollout import RolloutTarget, is_unavailable, resolve_int_or_percent
-from bundler.core.state import as_utc, deployment_state, state_message
+from bundler.core.state import (
+    ConditionType,
+    as_utc,
+    deployment_state,
+    find_condition,
+    state_message,
+)
 
 RESUME = "bundler.dev/resume-rollout"
 DEFAULT_MAX_FAILURES = 0
@@ -117,6 +126,8 @@ def failure_of(
         return None
     if deployment_state(bd) is DeploymentState.ERR_APPLIED:
         return Failure(target.key, state_message(bd) or "the agent failed to apply it")
+    if _health_check_failed(bd):
+        return Failure(target.key, state_message(bd))
     if baking and is_unavailable(bd) and not (patient and target.offline):
         why = state_message(bd) or "not Ready"
         return Failure(target.key, f"not Ready during its partition's bake: {why}")
@@ -146,6 +157,15 @@ def seconds_to_deadline(
     upcoming = [w for w in waits if w >= 0]
     # The deadline is strict (older than it): come back just past the edge.
     return min(upcoming) + DEADLINE_MARGIN if upcoming else None
+
+
+def _health_check_failed(bd: BundleDeployment) -> bool:
+    """Applied, and the agent found one of its health checks failed (bundler.core.health)."""
+    status = bd.status
+    if status is None or status.appliedDeploymentID != bd.spec.deploymentID or status.ready:
+        return False
+    ready = find_condition(bd, ConditionType.READY)
+    return ready is not None and ready.reason == REASON_HEALTH_FAILED
 
 
 def _can_roll_back(target: RolloutTarget, failed: set[str]) -> bool:

@@ -59,9 +59,11 @@ class GateLog:
         status = bundle.get("status") or {}
         if status.get("observedGeneration") != generation:
             return False
+        partitions = (status.get("rollout") or {}).get("partitions") or []
+        known = [str(p.get("name")) for p in partitions]
         waiting = [
             str(p.get("name"))
-            for p in (status.get("rollout") or {}).get("partitions") or []
+            for p in partitions
             if p.get("state") == PartitionState.WAITING_FOR_APPROVAL.value
         ]
         ref = _ref(bundle)
@@ -74,7 +76,7 @@ class GateLog:
                 model = Bundle.model_validate({k: bundle[k] for k in ("metadata", "spec")})
             except ValidationError:
                 return False
-            value = approval_annotation(model, partition)
+            value = approval_annotation(model, partition, known)
             store.patch(BUNDLE, meta["name"], {"metadata": {"annotations": {APPROVE: value}}},
                         meta.get("namespace"))  # fmt: skip
             self.events.append(
