@@ -19,7 +19,8 @@ from bundler.api.bundle import Bundle, RolloutStatus
 from bundler.api.resources import BUNDLE
 from bundler.commands.flag_types import namespace_name
 from bundler.core.rollout_gates import APPROVE, approval_annotation
-from bundler.errors import BundlerError
+from bundler.core.validation import bundle_of
+from bundler.errors import BundlerError, InvalidInputError
 from bundler.kube.store import load_store
 from bundler.store.errors import Conflict, NotFound
 from bundler.store.protocol import Obj, Store
@@ -126,16 +127,12 @@ def _read(store: Store, workspace: str, name: str) -> Obj:
 
 
 def _parse(observed: Obj) -> Bundle:
-    body = {k: observed[k] for k in ("apiVersion", "kind", "metadata", "spec") if k in observed}
     try:
-        return Bundle.model_validate(body)
-    except ValidationError as error:
-        meta = observed["metadata"]
-        first = error.errors()[0]
-        where = ".".join(str(part) for part in first["loc"])
+        return bundle_of(observed)
+    except InvalidInputError as err:
         raise BundlerError(
-            f"cannot be read ({where}: {first['msg']}): fix it before approving its rollout",
-            obj=f"Bundle {meta.get('namespace')}/{meta['name']}",
+            f"cannot be read ({err.field}: {err.message}): fix it before approving its rollout",
+            obj=err.obj,
         ) from None
 
 

@@ -31,7 +31,7 @@ Fleet's model (design §3), decided in one pure pass over the targets in their g
   (the desired ones staged), whatever the budgets say: they only return to what ran there.
 - Gates (bundler.core.rollout_gates, with `gates`). A partition may wait as a whole for the bake
   of the one before it or for an approval (it stages, and creates nothing), and a cluster outside
-  its maintenance window waits on its own; `plan_partitions` also says where each partition
+  its maintenance window waits on its own; `plan_rollout` also says where each partition
   stands.
 - Offline clusters (bundler's rule, not Fleet's). With `offlineClusters: Ignore` (the default) a
   cluster whose agent is Offline is not counted unavailable, takes no room in any budget (so it
@@ -185,28 +185,6 @@ class RolloutPlan:
 
 
 def plan_rollout(
-    strategy: RolloutStrategy | None,
-    targets: Sequence[RolloutTarget],
-    groups: Sequence[ClusterGroup],
-    *,
-    bundle_paused: bool,
-    halted: str | None = None,
-    rollback: Collection[str] = (),
-    gates: Gates | None = None,
-) -> tuple[RolloutDecision, ...]:
-    """A decision per target, in the order of `targets` (see `plan_partitions`)."""
-    return plan_partitions(
-        strategy,
-        targets,
-        groups,
-        bundle_paused=bundle_paused,
-        halted=halted,
-        rollback=rollback,
-        gates=gates,
-    ).decisions
-
-
-def plan_partitions(
     strategy: RolloutStrategy | None,
     targets: Sequence[RolloutTarget],
     groups: Sequence[ClusterGroup],

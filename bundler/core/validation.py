@@ -8,9 +8,11 @@ at the document and a controller can put the message on the Bundle's Ready condi
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 from urllib.parse import urlsplit
+
+from pydantic import ValidationError
 
 from bundler.api.bundle import Bundle
 from bundler.api.cluster import Cluster
@@ -87,6 +89,21 @@ def validate_cluster(cluster: Cluster, *, obj: str) -> None:
         _check_object_name(obj, "spec.kubeConfigSecret", cluster.spec.kubeConfigSecret)
     if cluster.spec.schedule is not None:
         compile_schedule(cluster.spec.schedule, obj=obj, field="spec.schedule")
+
+
+def bundle_of(observed: Mapping[str, Any]) -> Bundle:
+    """The Bundle an object served by the API is; InvalidInputError naming the first field that
+    does not parse."""
+    body = {k: observed[k] for k in ("apiVersion", "kind", "metadata", "spec") if k in observed}
+    try:
+        return Bundle.model_validate(body)
+    except ValidationError as error:
+        meta = observed["metadata"]
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise InvalidInputError(
+            first["msg"], obj=f"Bundle {meta.get('namespace')}/{meta['name']}", field=where
+        ) from None
 
 
 def bundle_ref(bundle: Bundle) -> str:

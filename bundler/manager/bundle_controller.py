@@ -27,8 +27,6 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 
-from pydantic import ValidationError
-
 from bundler.api.bundle import Bundle
 from bundler.api.bundledeployment import BundleDeployment
 from bundler.api.cluster import Cluster
@@ -37,9 +35,9 @@ from bundler.core.deletion_guard import deletion_hold
 from bundler.core.dependencies import has_selectors, resolve_dependencies
 from bundler.core.durations import duration_seconds
 from bundler.core.planning import key as ref
-from bundler.core.rollout import RolloutDecision, RolloutTarget, plan_partitions
+from bundler.core.rollout import RolloutDecision, RolloutTarget, plan_rollout
 from bundler.core.targeting import missing_references
-from bundler.core.validation import validate_bundle
+from bundler.core.validation import bundle_of, validate_bundle
 from bundler.errors import BundlerError, InvalidInputError, TransientError
 from bundler.manager import placements, rollout_gates, rollout_memory
 from bundler.manager.context import Context, split_ref
@@ -123,7 +121,7 @@ class BundleController:
             return None  # a cluster namespace is on its way: one pass then writes there too
         generation = int(observed["metadata"].get("generation") or 0)
         try:
-            bundle = _parse(observed)
+            bundle = bundle_of(observed)
             validate_bundle(bundle)
         except InvalidInputError as invalid:
             self._reject(scope, bundle_ref, generation, Rejection(REASON_INVALID, str(invalid)))
@@ -262,7 +260,7 @@ class BundleController:
         gates = rollout_gates.gates_of(bundle, targets, now, previous)
         bake_failed = rollout_gates.bake_failed(bundle, targets, groups, gates)
         failing = rollout_memory.gate(bundle, targets, now, bake_failed)
-        rollout = plan_partitions(
+        rollout = plan_rollout(
             bundle.spec.rolloutStrategy,
             targets,
             groups,
@@ -412,23 +410,10 @@ class BundleController:
         self.ctx.work.release(bundle_ref)
 
 
-def _parse(observed: Obj) -> Bundle:
-    body = {k: observed[k] for k in ("apiVersion", "kind", "metadata", "spec") if k in observed}
-    try:
-        return Bundle.model_validate(body)
-    except ValidationError as error:
-        meta = observed["metadata"]
-        first = error.errors()[0]
-        where = ".".join(str(part) for part in first["loc"])
-        raise InvalidInputError(
-            first["msg"], obj=f"Bundle {meta.get('namespace')}/{meta['name']}", field=where
-        ) from None
-
-
 def _parsed_or_none(observed: Obj) -> Bundle | None:
     """The Bundle, or None when it does not parse (its schedule is then unknown)."""
     try:
-        return _parse(observed)
+        return bundle_of(observed)
     except InvalidInputError:
         return None
 

@@ -210,7 +210,9 @@ class ContinuedPass:
         target = RolloutTarget(row.cluster, row.planned.deployment_id, current, offline)
         workspace = bundle.metadata.namespace or ""
         groups = scope.groups_in(workspace)
-        return plan_rollout(strategy, [target], groups, bundle_paused=bundle.spec.paused)[0]
+        return plan_rollout(strategy, [target], groups, bundle_paused=bundle.spec.paused).decisions[
+            0
+        ]
 
 
 def _outcome(

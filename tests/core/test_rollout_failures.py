@@ -183,7 +183,7 @@ def test_halted_rollout_promotes_and_creates_nothing_and_rolls_back() -> None:
     assert halt is not None
     decisions = plan_rollout(
         None, found, [], bundle_paused=False, halted="rollout halted", rollback=halt.rollback
-    )
+    ).decisions
     assert [(d.rollback, d.promote, d.stage, d.create) for d in decisions] == [
         (True, False, False, False),
         (False, False, True, False),

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from bundler.api.bundle import Approval, PartitionState, RolloutStrategy
-from bundler.core.rollout import RolloutPlan, RolloutTarget, partition_members, plan_partitions
+from bundler.core.rollout import RolloutPlan, RolloutTarget, partition_members, plan_rollout
 from bundler.core.rollout_failures import rollout_halt
 from bundler.core.rollout_gates import (
     APPROVE,
@@ -52,7 +52,7 @@ def strategy(**extra: Any) -> RolloutStrategy:
 
 
 def plan(runs: list[RolloutTarget], gates: Gates, **extra: Any) -> RolloutPlan:
-    return plan_partitions(strategy(**extra), runs, [], bundle_paused=False, gates=gates)
+    return plan_rollout(strategy(**extra), runs, [], bundle_paused=False, gates=gates)
 
 
 def outcomes(result: RolloutPlan) -> list[str]:
@@ -205,7 +205,7 @@ def test_windows_hold_single_clusters() -> None:
         "fleet-default/c2": WindowHold("outside its maintenance window until 02:00Z", None),
     }
     fleet = [*targets("ready-v1", "ready-v1", "ready-v1"), RolloutTarget(cluster("c3"), "v2", None)]
-    result = plan_partitions(
+    result = plan_rollout(
         RolloutStrategy(), fleet, [], bundle_paused=False, gates=Gates(NOW, closed=closed)
     )
     assert outcomes(result) == ["promote", "stage", "stage", "create"]
@@ -215,7 +215,7 @@ def test_windows_hold_single_clusters() -> None:
     gate = first_gate(result.partitions)
     assert gate is not None and gate.display == "OutsideWindow(2 clusters)"
     # A cluster whose deployment is what it wants is left alone whatever its window says.
-    up_to_date = plan_partitions(
+    up_to_date = plan_rollout(
         RolloutStrategy(), targets("ready-v2", "ready-v2"), [], bundle_paused=False,
         gates=Gates(NOW, closed=closed),
     )  # fmt: skip

@@ -77,11 +77,11 @@ def test_a_bake_holds_the_next_partition_until_it_ends(http: Http, clock: Manual
 def test_a_cluster_not_ready_during_the_bake_halts_the_rollout(http: Http) -> None:
     start(http, {"bakeTime": "10m", "onFailure": {"action": "Halt"}})
     report_all(http)
-    report(http.admin, "c0", ready=False, ready_reason="HealthCheckFailed")
+    report(http.admin, "c0", ready=False, ready_reason="UpgradeFailed")
     http.settle()
     ready = http.ready()
     assert (ready["status"], ready["reason"]) == ("False", "RolloutHalted")
-    assert f"{WS}/c0: not Ready during its partition's bake: HealthCheckFailed" in ready["message"]
+    assert f"{WS}/c0: not Ready during its partition's bake: UpgradeFailed" in ready["message"]
 
 
 def test_an_approval_counts_for_its_generation_only(http: Http) -> None:
