@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from bundler.api.bundle import Bundle, RolloutStatus
 from bundler.api.resources import BUNDLE
-from bundler.commands.flag_types import namespace_name
+from bundler.commands.flag_types import add_workspace_argument
 from bundler.core.rollout_gates import APPROVE, approval_annotation
 from bundler.core.validation import bundle_of
 from bundler.errors import BundlerError, InvalidInputError
@@ -26,7 +26,6 @@ from bundler.store.errors import Conflict, NotFound
 from bundler.store.protocol import Obj, Store
 
 EXIT_OK = 0
-DEFAULT_WORKSPACE = "fleet-default"
 # Writes tried before giving up on a Bundle whose status keeps changing under the command.
 ATTEMPTS = 5
 
@@ -53,14 +52,7 @@ def register(sub: Any) -> None:
         metavar="N",
         help="approve only if the Bundle is at this metadata.generation (the spec reviewed)",
     )
-    command.add_argument(
-        "-n",
-        "--namespace",
-        type=namespace_name,
-        default=DEFAULT_WORKSPACE,
-        metavar="WS",
-        help=f"the workspace, unless BUNDLE names it (default {DEFAULT_WORKSPACE})",
-    )
+    add_workspace_argument(command, "the workspace, unless BUNDLE names it")
     command.add_argument(
         "--kubeconfig",
         metavar="PATH",

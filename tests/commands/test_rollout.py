@@ -3,34 +3,22 @@ and every refusal a clear line with exit 1."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from bundler.api.resources import BUNDLE, NAMESPACE
+from bundler.api.resources import BUNDLE
 from bundler.apiserver import ApiServer
 from bundler.core.rollout_gates import APPROVE, approved
 from tests.builders import WS, bundle
 from tests.cli_helpers import CliResult, run_cli
+from tests.management_server import management_fixture, server_fixture  # noqa: F401
 
 PARTITIONS = [
     {"name": "canary", "clusterName": "c0"},
     {"name": "rest", "clusterSelector": {}},
 ]
-
-
-@pytest.fixture
-def server() -> Iterator[ApiServer]:
-    with ApiServer() as running:
-        running.store.create(NAMESPACE, {"metadata": {"name": WS}})
-        yield running
-
-
-@pytest.fixture
-def kubeconfig(server: ApiServer, tmp_path: Path) -> Path:
-    return server.kubeconfig(tmp_path / "management.kubeconfig")
 
 
 def create(server: ApiServer, **strategy: Any) -> None:
@@ -40,8 +28,8 @@ def create(server: ApiServer, **strategy: Any) -> None:
     )
 
 
-def approve(capsys: pytest.CaptureFixture[str], kubeconfig: Path, *args: str) -> CliResult:
-    return run_cli(capsys, "rollout", "approve", *args, "--kubeconfig", str(kubeconfig))
+def approve(capsys: pytest.CaptureFixture[str], management: Path, *args: str) -> CliResult:
+    return run_cli(capsys, "rollout", "approve", *args, "--kubeconfig", str(management))
 
 
 def annotation(server: ApiServer) -> str | None:
@@ -51,18 +39,18 @@ def annotation(server: ApiServer) -> str | None:
 
 
 def test_approving_partitions_of_the_current_generation(
-    server: ApiServer, kubeconfig: Path, capsys: pytest.CaptureFixture[str]
+    server: ApiServer, management: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     create(server, approval={"partitions": ["canary", "rest"]})
-    result = approve(capsys, kubeconfig, f"{WS}/app", "--partition", "canary")
+    result = approve(capsys, management, f"{WS}/app", "--partition", "canary")
     assert result.code == 0, result.stderr
     assert result.stdout == f"approved partition canary of Bundle {WS}/app at generation 1\n"
-    result = approve(capsys, kubeconfig, "app", "-n", WS, "--partition", "rest")
+    result = approve(capsys, management, "app", "-n", WS, "--partition", "rest")
     assert result.code == 0, result.stderr
     value = annotation(server)
     assert value is not None
     assert approved({APPROVE: value}, 1).partitions == {"canary", "rest"}
-    assert approve(capsys, kubeconfig, "app", "--generation", "1").code == 0
+    assert approve(capsys, management, "app", "--generation", "1").code == 0
     assert annotation(server) == "1"
 
 
@@ -85,7 +73,7 @@ REFUSALS: list[tuple[str, dict[str, Any] | None, list[str], str]] = [
 )
 def test_refusals_exit_1_saying_why(
     server: ApiServer,
-    kubeconfig: Path,
+    management: Path,
     capsys: pytest.CaptureFixture[str],
     strategy: dict[str, Any] | None,
     args: list[str],
@@ -93,7 +81,7 @@ def test_refusals_exit_1_saying_why(
 ) -> None:
     if strategy is not None:
         create(server, **strategy)
-    result = approve(capsys, kubeconfig, *args)
+    result = approve(capsys, management, *args)
     assert result.code == 1
     assert result.stderr.startswith("error: ")
     assert message in result.stderr
