@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from bundler.api.bundle import Bundle, RolloutStatus
 from bundler.api.resources import BUNDLE
 from bundler.commands.flag_types import add_workspace_argument
-from bundler.core.rollout_gates import APPROVE, approval_annotation
+from bundler.core.approvals import APPROVE, approval_annotation
 from bundler.core.validation import bundle_of
 from bundler.errors import BundlerError, InvalidInputError
 from bundler.kube.store import load_store

@@ -15,10 +15,8 @@ decided. "Now" and every memory come in as data:
   partition, having been Ready on these deployments, is not baked yet has failed the rollout
   (`bake_failures`, counted by bundler.core.rollout_failures).
 - Approval (`rolloutStrategy.approval`). A partition named there (every partition when no name
-  is given) that has something new for a cluster waits until the Bundle's annotation APPROVE
-  approves it for the Bundle's current generation: `"<generation>"` approves every partition,
-  `{"generation": G, "partitions": [...]}` those named. Any other value approves nothing, so an
-  approval never carries over to a new spec.
+  is given) that has something new for a cluster waits until the Bundle's annotation approves it
+  for the Bundle's current generation (bundler.core.approvals).
 - Windows (`spec.schedule` of the Bundle and of each Cluster, bundler.core.schedule). A cluster
   outside its window gets nothing new: its change is staged and it is not created.
 """
@@ -26,18 +24,17 @@ decided. "Now" and every memory come in as data:
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 
-from bundler.api.bundle import Approval, Bundle, PartitionState, PartitionStatus, RolloutStatus
+from bundler.api.bundle import Approval, PartitionState, PartitionStatus, RolloutStatus
 from bundler.api.bundledeployment import BundleDeployment
+from bundler.core.approvals import Approved, needs_approval
 from bundler.core.schedule import CompiledSchedule, Schedules
-from bundler.errors import BundlerError, InvalidInputError
+from bundler.errors import InvalidInputError
 
-APPROVE = "bundler.dev/approve-rollout"
 # What the status and the GATE column name when held clusters are many.
 _NAMED_MAX = 3
 
@@ -48,103 +45,6 @@ class GateReason(StrEnum):
     WAITING_FOR_APPROVAL = "WaitingForApproval"
     BAKING = "Baking"
     OUTSIDE_WINDOW = "OutsideWindow"
-
-
-@dataclass(frozen=True)
-class Approved:
-    """What the Bundle's approval annotation approves for its current generation."""
-
-    every: bool = False
-    partitions: frozenset[str] = frozenset()
-
-    def covers(self, partition: str) -> bool:
-        return self.every or partition in self.partitions
-
-
-def approved(annotations: Mapping[str, str], generation: int) -> Approved:
-    """What `annotations` approve for `generation` (a value about another one: nothing)."""
-    parsed = parse_approval(annotations.get(APPROVE))
-    if parsed is None or parsed[0] != generation:
-        return Approved()
-    names = parsed[1]
-    return Approved(every=True) if names is None else Approved(partitions=frozenset(names))
-
-
-def parse_approval(value: str | None) -> tuple[int, tuple[str, ...] | None] | None:
-    """(generation, partitions or None for every one) of an annotation value; None when it is
-    not one."""
-    if value is None:
-        return None
-    text = value.strip()
-    if text.isdigit():
-        return int(text), None
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return None
-    if not isinstance(data, dict):
-        return None
-    generation, names = data.get("generation"), data.get("partitions")
-    if not isinstance(generation, int) or isinstance(generation, bool):
-        return None
-    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-        return None
-    return generation, tuple(names)
-
-
-def approval_value(current: str | None, generation: int, partition: str | None) -> str:
-    """The annotation value approving `partition` (None: every partition) for `generation`,
-    keeping what `current` already approves for that generation."""
-    if partition is None:
-        return str(generation)
-    parsed = parse_approval(current)
-    names: list[str] = []
-    if parsed is not None and parsed[0] == generation:
-        if parsed[1] is None:
-            return str(generation)
-        names = list(parsed[1])
-    if partition not in names:
-        names.append(partition)
-    return json.dumps({"generation": generation, "partitions": names}, separators=(",", ":"))
-
-
-def approval_annotation(bundle: Bundle, partition: str | None, known: Sequence[str] = ()) -> str:
-    """The value of the Bundle's APPROVE annotation that approves `partition` (None: every
-    partition) for its current generation. `known` are partition names its status shows (the
-    automatic ones). BundlerError when the Bundle waits for no approval, or not for that
-    partition."""
-    where = f"Bundle {bundle.metadata.namespace}/{bundle.metadata.name}"
-    strategy = bundle.spec.rolloutStrategy
-    approval = strategy.approval if strategy is not None else None
-    if strategy is None or approval is None:
-        raise BundlerError(
-            "has no spec.rolloutStrategy.approval: its rollout waits for no approval", obj=where
-        )
-    if partition is not None:
-        waiting = (
-            list(approval.partitions)
-            if approval.partitions is not None
-            else list(dict.fromkeys([*(p.name for p in strategy.partitions), *known]))
-        )
-        if partition not in waiting:
-            listed = ", ".join(waiting) or "none known yet"
-            raise BundlerError(
-                f"partition {partition!r} waits for no approval (partitions that do: {listed})",
-                obj=where,
-                field="--partition",
-            )
-    generation = bundle.metadata.generation or 0
-    return approval_value(bundle.metadata.annotations.get(APPROVE), generation, partition)
-
-
-def needs_approval(approval: Approval | None, partition: str, manual: bool) -> bool:
-    """Whether `partition` waits for an approval under `approval` (`manual`: it is one of
-    rolloutStrategy.partitions)."""
-    if approval is None:
-        return False
-    if approval.partitions is None:
-        return True
-    return manual and partition in approval.partitions
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from pydantic import ValidationError
 from bundler.api.bundle import Bundle, RolloutStatus
 from bundler.api.cluster import Cluster, ClusterGroup
 from bundler.api.schedule import Schedule, ScheduleStatus
+from bundler.core.approvals import approved
 from bundler.core.durations import parse_duration
 from bundler.core.planning import key as ref
 from bundler.core.rollout import RolloutTarget, partition_members
@@ -31,7 +32,6 @@ from bundler.core.rollout_gates import (
     PartitionProgress,
     PartitionRecord,
     WindowHold,
-    approved,
     bake_failures,
     first_gate,
     next_bake_end,

@@ -19,12 +19,12 @@ import threading
 from collections.abc import Hashable, Iterable
 from typing import Any
 
+from bundler.core.approvals import APPROVE
 from bundler.core.deletion_guard import ALLOW_DELETION
 from bundler.core.handover import ANNOTATION_PULL_IDENTITY_REMOVED, pull_identity_step
 from bundler.core.labels import ANNOTATION_IMPORT_GATE
 from bundler.core.naming import cluster_namespace, is_dns1123_label
 from bundler.core.rollout_failures import RESUME
-from bundler.core.rollout_gates import APPROVE
 from bundler.manager import placements
 from bundler.manager.context import Context, split_ref
 from bundler.manager.indexes import cluster_of, labels_fingerprint, last_seen, placement_of

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from bundler.api.bundle import Bundle, PartitionState
 from bundler.api.resources import BUNDLE
-from bundler.core.rollout_gates import APPROVE, approval_annotation
+from bundler.core.approvals import APPROVE, approval_annotation
 from bundler.store.protocol import Obj, Store
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from bundler.api.resources import BUNDLE
 from bundler.apiserver import ApiServer
-from bundler.core.rollout_gates import APPROVE, approved
+from bundler.core.approvals import APPROVE, approved
 from tests.builders import WS, bundle
 from tests.cli_helpers import CliResult, run_cli
 from tests.management_server import management_fixture, server_fixture  # noqa: F401

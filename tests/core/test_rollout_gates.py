@@ -9,20 +9,16 @@ from typing import Any
 import pytest
 
 from bundler.api.bundle import Approval, PartitionState, RolloutStrategy
+from bundler.core.approvals import Approved
 from bundler.core.rollout import RolloutPlan, RolloutTarget, partition_members, plan_rollout
 from bundler.core.rollout_failures import rollout_halt
 from bundler.core.rollout_gates import (
-    APPROVE,
-    Approved,
     GateReason,
     Gates,
     PartitionRecord,
     WindowHold,
-    approval_value,
-    approved,
     bake_failures,
     first_gate,
-    needs_approval,
     next_bake_end,
     records_of,
     rollout_status,
@@ -239,42 +235,3 @@ def test_a_cluster_not_ready_during_the_bake_fails_the_rollout() -> None:
     # Once baked, a cluster that is not Ready is not a bake failure.
     baked = {n: PartitionRecord(r.digest, r.ready_since, True) for n, r in previous.items()}
     assert bake_failures(members, baked) == frozenset()
-
-
-APPROVAL_VALUES = [
-    ("every-partition", "7", Approved(every=True)),
-    (
-        "named",
-        '{"generation": 7, "partitions": ["rest"]}',
-        Approved(partitions=frozenset({"rest"})),
-    ),
-    ("an-older-generation", "6", Approved()),
-    ("not-json", "{yes", Approved()),
-    ("generation-not-a-number", '{"generation": "7", "partitions": []}', Approved()),
-]
-
-
-@pytest.mark.parametrize(
-    ("value", "expected"), [c[1:] for c in APPROVAL_VALUES], ids=[c[0] for c in APPROVAL_VALUES]
-)
-def test_the_approval_annotation(value: str, expected: Approved) -> None:
-    assert approved({APPROVE: value}, 7) == expected
-
-
-def test_approval_values_add_up_within_a_generation() -> None:
-    first = approval_value(None, 7, "canary")
-    assert approved({APPROVE: first}, 7) == Approved(partitions=frozenset({"canary"}))
-    both = approval_value(first, 7, "rest")
-    assert approved({APPROVE: both}, 7) == Approved(partitions=frozenset({"canary", "rest"}))
-    assert approval_value(both, 8, "rest") == '{"generation":8,"partitions":["rest"]}'
-    assert approval_value(both, 7, None) == "7"
-    assert approval_value("7", 7, "rest") == "7"
-
-
-def test_which_partitions_need_approval() -> None:
-    named = Approval(partitions=["rest"])
-    assert needs_approval(named, "rest", manual=True)
-    assert not needs_approval(named, "canary", manual=True)
-    assert not needs_approval(named, "rest", manual=False)  # an automatic partition of that name
-    assert needs_approval(Approval(), "all-1", manual=False)
-    assert not needs_approval(None, "rest", manual=True)

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from bundler.api.resources import BUNDLE, CLUSTER
-from bundler.core.rollout_gates import APPROVE
+from bundler.core.approvals import APPROVE
 from bundler.runtime.clock import ManualClock
 from tests.builders import WS, bundle, cluster
 from tests.manager.conftest import deployment_of, report, status_of
