@@ -76,7 +76,7 @@ charts: $(STAMP)
 	$(BIN)/python -m bundler.commands.chart_files
 
 demo: $(RUNTIME_STAMP)
-	$(BIN)/bundler sim -f examples/ --values capi-workloads/calico
+	$(BIN)/bundler sim -f examples/ --values capi-workloads/calico --approve-after 1
 
 # A playground for kubectl until Ctrl-C: see README "Two commands".
 dev: $(DEV_STAMP)

@@ -33,6 +33,7 @@ from bundler.agent.config import AgentConfig
 from bundler.agent.dependencies import DependencyIndex
 from bundler.agent.deploy import Deployer, ReportedError
 from bundler.agent.flux_check import flux_status, older_flux_versions
+from bundler.agent.health_checks import StoreReader
 from bundler.agent.remote_values import DownstreamValues
 from bundler.agent.writer import DownstreamWriter
 from bundler.api.cluster import AgentMode
@@ -73,6 +74,7 @@ class Agent:
         # bootstrapping its own clusters) the remote agent may still run when the pull one starts.
         self.name = f"{'remote-agent' if config.mode is AgentMode.REMOTE else 'agent'}:{config.ref}"
         self.caches = AgentCaches(config, management, downstream, host.timers)
+        objects = values if config.mode is AgentMode.REMOTE else StoreReader(downstream.get)
         self.deployer = Deployer(
             config,
             management,
@@ -80,6 +82,7 @@ class Agent:
             DownstreamWriter(downstream, self.caches),
             host.clock,
             values,
+            objects,
         )
         self._housekeeping = Key(config.workspace, config.cluster)
         # When the last heartbeat was written (for the agent's metrics).
@@ -130,13 +133,14 @@ class Agent:
             self.deployer.undeploy(key.name, observed)
             return None
         try:
-            self.deployer.reconcile(observed)
+            due = self.deployer.reconcile(observed)
         except ValidationError as err:
             self.deployer.report_unreadable(observed, err)
+            return None
         except ReportedError as err:
             # Reported on the BundleDeployment already; the raise only buys the backoff.
             raise err.cause from None
-        return None
+        return None if due is None else Result(requeue_after=due)
 
     def _housekeep(self) -> Result:
         """Fill the caches, make sure the Flux namespace exists, and send the heartbeat."""

@@ -10,6 +10,10 @@ around them and turns store errors into apply outcomes:
   server names fields its Flux CRDs lack, FluxTooOld with the Flux that has them, retried;
 - options that cannot become Flux objects: InvalidOptions, not retried until the spec changes;
 - anything transient (unreachable, conflict): raised as is, nothing reported, retried.
+
+Once Flux reports the release of the current options Ready, the options' health checks are
+evaluated on the downstream cluster (bundler.agent.health_checks), and `reconcile` says when to
+look at them again.
 """
 
 from __future__ import annotations
@@ -30,10 +34,12 @@ from bundler.agent.desired import (
     management_copies,
     values_copies,
 )
+from bundler.agent.health_checks import ObjectReader, evaluate_checks, recheck_after
 from bundler.agent.remote_values import DownstreamValues
 from bundler.agent.writer import DownstreamWriter
 from bundler.api.bundledeployment import BundleDeployment
 from bundler.api.cluster import AgentMode
+from bundler.api.health import HealthCheckResult, HealthState
 from bundler.api.meta import ConditionStatus
 from bundler.api.resources import BUNDLE_DEPLOYMENT, HELM_RELEASE, SECRET, Resource
 from bundler.core.agent.plan import (
@@ -42,17 +48,20 @@ from bundler.core.agent.plan import (
     Decision,
     Observation,
     Reason,
+    ReleaseReport,
     Step,
     decide,
     flux_not_installed_message,
     next_status,
     read_release,
+    release_ready,
     status_changed,
     status_patch,
     unready_dependencies,
 )
 from bundler.core.flux import bundle_name, release_object_name
 from bundler.core.flux.requirements import unknown_field_hint
+from bundler.core.health import with_namespace
 from bundler.core.state import ConditionType, condition
 from bundler.errors import InvalidInputError, TransientError
 from bundler.runtime.clock import Clock
@@ -93,6 +102,7 @@ class Deployer:
         writer: DownstreamWriter,
         clock: Clock,
         values: DownstreamValues | None = None,
+        objects: ObjectReader | None = None,
     ) -> None:
         self.config = config
         self.management = management
@@ -101,12 +111,15 @@ class Deployer:
         self.clock = clock
         # Remote mode: where valuesFrom objects are read (None: this host cannot reach clusters).
         self.values = values
+        # Where health checks read their objects (None: this host cannot reach the cluster).
+        self.objects = objects
 
     # -- present BundleDeployments ------------------------------------------------------------
 
-    def reconcile(self, observed: Obj) -> None:
+    def reconcile(self, observed: Obj) -> float | None:
         """Apply `observed` (unless paused or waiting) and write its status; ValidationError
-        when it cannot be read as a BundleDeployment."""
+        when it cannot be read as a BundleDeployment. Returns clock seconds until its health
+        checks are due again (None: it has none being looked at)."""
         bd = BundleDeployment.model_validate(observed)
         decision = decide(bd, unready_dependencies(bd, self._siblings(bd)))
         outcome: ApplyOutcome | None = None
@@ -114,9 +127,32 @@ class Deployer:
         if decision.step is Step.APPLY:
             outcome, written = self._apply(bd)
             release = written or release
-        self._write_status(bd, decision, outcome, release)
+        report = read_release(release)
+        health = None
+        if bd.spec.options.healthChecks and release_ready(bd, decision, outcome, report):
+            health = self._health(bd)
+        self._write_status(bd, decision, outcome, report, health)
         if outcome is not None and outcome.reason in _RETRIED:
             raise ReportedError(TransientError(outcome.message, obj=_describe(bd)))
+        return None if health is None else recheck_after(health)
+
+    def _health(self, bd: BundleDeployment) -> tuple[HealthCheckResult, ...]:
+        # The manager fills each namespace in; a check without one is in the release's.
+        release = bd.spec.options.namespace
+        checks = [with_namespace(c, release) for c in bd.spec.options.healthChecks or []]
+        if self.objects is None:
+            unreachable = "cannot be evaluated: this remote agent cannot reach the cluster"
+            return tuple(
+                HealthCheckResult(
+                    kind=c.kind,
+                    namespace=c.namespace or "",
+                    name=c.name,
+                    state=HealthState.FAILED,
+                    message=unreachable,
+                )
+                for c in checks
+            )
+        return evaluate_checks(checks, self.objects)
 
     def _siblings(self, bd: BundleDeployment) -> list[BundleDeployment]:
         """The cluster's other BundleDeployments that parse (only needed for dependsOn)."""
@@ -208,10 +244,11 @@ class Deployer:
         bd: BundleDeployment,
         decision: Decision,
         outcome: ApplyOutcome | None,
-        release: Obj | None,
+        report: ReleaseReport,
+        health: tuple[HealthCheckResult, ...] | None,
     ) -> None:
         now = rfc3339(self.clock.now())
-        new = next_status(bd, Observation(decision, outcome, read_release(release), now))
+        new = next_status(bd, Observation(decision, outcome, report, now, health))
         if not status_changed(bd.status, new):
             return
         self.management.patch_status(

@@ -1,4 +1,5 @@
-"""Remote mode's `valuesFrom`: the objects read on the downstream cluster, for their copies.
+"""Remote mode's reads on the downstream cluster: the `valuesFrom` objects, for their copies, and
+the objects health checks name (`read`).
 
 A remote agent's HelmReleases live on the management cluster, but the ConfigMaps and Secrets their
 `valuesFrom` name live on the downstream cluster, in the agent namespace, as in pull mode
@@ -54,6 +55,13 @@ class DownstreamValues:
         res = SECRET if kind == ValuesKind.SECRET else CONFIG_MAP
         try:
             return self._downstream().get(res, name, self.namespace)
+        except NotFound:
+            return None
+
+    def read(self, res: Resource, name: str, namespace: str | None) -> Obj | None:
+        """Any object on the downstream cluster, None when it does not exist there."""
+        try:
+            return self._downstream().get(res, name, namespace)
         except NotFound:
             return None
 

@@ -9,9 +9,11 @@ from pydantic import Field
 
 from bundler.api.base import ApiModel
 from bundler.api.dependencies import DependsOn
+from bundler.api.health import HEALTH_CHECKS_MAX, HealthCheck
 from bundler.api.helm import HelmOptions
 from bundler.api.images import BundleImage, ResolvedImage, TargetImage
-from bundler.api.meta import Conditions, Duration, IntOrPercent, ObjectMeta
+from bundler.api.meta import Conditions, Duration, IntOrPercent, Message, ObjectMeta
+from bundler.api.schedule import Schedule, ScheduleStatus
 from bundler.api.selector import LabelSelector
 from bundler.api.summary import NON_READY_MAX, DisplayState, NonReadyResource, Summary
 
@@ -50,6 +52,11 @@ class BundleTarget(ApiModel):
     images: list[TargetImage] = Field(default_factory=list)
     """Overrides of how spec.images entries are chosen for the clusters this target decides (by
     name; the repository and credentials stay the Bundle's)."""
+    healthChecks: list[HealthCheck] = Field(default_factory=list, max_length=HEALTH_CHECKS_MAX)
+    """Objects of the release the agent checks once Flux reports it Ready, on the clusters this
+    target decides (with AllMatches: of every matching target, in order): the deployment is
+    Ready only when each is healthy, and a failed one is a failure of the rollout
+    (onFailure). The agent needs read access to their kinds (see the agent chart's RBAC)."""
 
 
 class Partition(ApiModel):
@@ -130,6 +137,16 @@ class OnFailure(ApiModel):
     cluster returns to the last options that were Ready there (Ready=False, RolledBack)."""
 
 
+class Approval(ApiModel):
+    """Partitions the rollout waits before until someone approves them for the Bundle's current
+    generation (`bundler rollout approve BUNDLE [--partition P]`, which writes the annotation
+    bundler.dev/approve-rollout), so an approval never carries over to a later spec."""
+
+    partitions: list[str] | None = Field(default=None, min_length=1)
+    """Names of manual partitions (rolloutStrategy.partitions) that wait for approval. Unset:
+    every partition, automatic ones included."""
+
+
 class RolloutStrategy(ApiModel):
     """How a change reaches the targeted clusters: Fleet's model (new options are staged, then
     promoted partition by partition within maxUnavailable) plus bundler's rules for offline
@@ -164,6 +181,15 @@ class RolloutStrategy(ApiModel):
     onFailure: OnFailure | None = None
     """Halts (or rolls back) a rollout once too many clusters fail it. Unset: a failing rollout
     is only held back by maxUnavailable, as in Fleet."""
+    bakeTime: Duration | None = None
+    """How long a partition must stay Ready on its new deployments (a Go duration: 10m) before
+    the next partition starts; partitions then roll out one after the other. A cluster that
+    stops being Ready during its partition's bake is a failure of the rollout (onFailure).
+    Measured on the manager's clock from when it first saw the whole partition Ready
+    (status.rollout.partitions[].readySince). Default: no bake."""
+    approval: Approval | None = None
+    """Partitions that wait for an approval of the Bundle's current generation before their
+    clusters get anything new (Ready=False, WaitingForApproval). Unset: none waits."""
 
 
 class BundleSpec(ApiModel):
@@ -198,6 +224,10 @@ class BundleSpec(ApiModel):
     """Container images whose tags the manager chooses centrally (like a version range) and
     templates read as images.NAME; a new tag redeploys exactly the clusters whose values read
     it."""
+    schedule: Schedule | None = None
+    """Maintenance windows of this Bundle: on each targeted cluster, new deployments are
+    promoted and created only inside them (and inside the Cluster's own spec.schedule), and a
+    deleted Bundle's releases are removed only then. Unset: at any time."""
 
 
 class BundleDisplay(ApiModel):
@@ -211,10 +241,62 @@ class BundleDisplay(ApiModel):
     Paused (spec.paused), or what holds the whole Bundle back: NoTargets, InvalidSpec,
     VersionNotResolved, CredentialsNotFound, CredentialsRefused, CredentialsCopyBlocked,
     ValuesNotFound, ValuesRefused, ValuesCopyBlocked, DeletionHeld, RolloutHalted,
-    RolledBack."""
+    RolledBack, or the gate every held cluster waits at: WaitingForApproval, Baking,
+    OutsideWindow."""
     version: str | None = None
     """The chart version the Bundle deploys (the VERSION column): spec.helm.version when it is
     exact, else what it resolved to."""
+    gate: str | None = None
+    """The GATE column: what the rollout waits at, and where: WaitingForApproval(prod),
+    Baking(canary), OutsideWindow(3 clusters). Unset when nothing waits at a gate."""
+
+
+class PartitionState(StrEnum):
+    """Where one partition of a rollout stands."""
+
+    # Its clusters run their new deployments Ready, and its bake (if any) is over.
+    READY = "Ready"
+    # Ready, for less than bakeTime: the next partition waits.
+    BAKING = "Baking"
+    # New deployments are being promoted, or are not Ready yet.
+    ROLLING_OUT = "RollingOut"
+    # Waits for an earlier partition (its bake, its readiness, maxUnavailablePartitions).
+    WAITING = "Waiting"
+    # Waits for an approval of the current generation (rolloutStrategy.approval).
+    WAITING_FOR_APPROVAL = "WaitingForApproval"
+    # Its clusters with something new are outside their maintenance windows.
+    OUTSIDE_WINDOW = "OutsideWindow"
+    # The rollout is halted (onFailure), or the Bundle or its clusters paused.
+    HELD = "Held"
+
+
+class PartitionStatus(ApiModel):
+    """One partition of the rollout, in rollout order."""
+
+    name: str
+    """The partition's name (a manual partition's, or all, all-N, unmatched, unmatched-N)."""
+    clusters: int = 0
+    """How many targeted clusters it holds."""
+    state: PartitionState
+    """Ready, Baking, RollingOut, Waiting, WaitingForApproval, OutsideWindow or Held."""
+    readySince: str | None = None
+    """When the manager first saw every cluster of the partition Ready on its current
+    deployments (RFC 3339): the bake runs from here."""
+    baked: bool = False
+    """true once the partition stayed Ready for bakeTime on these deployments."""
+    deployments: str | None = None
+    """A digest of the partition's clusters and their wanted deploymentIDs: readySince and
+    baked hold for these deployments only."""
+    message: Message = ""
+    """What it waits for, or how far it is."""
+
+
+class RolloutStatus(ApiModel):
+    """The rollout's partitions and their gates; present with bakeTime, approval or a
+    schedule."""
+
+    partitions: list[PartitionStatus] = Field(default_factory=list)
+    """Every partition, in rollout order."""
 
 
 class BundleStatus(ApiModel):
@@ -235,14 +317,21 @@ class BundleStatus(ApiModel):
     """Short texts for kubectl get."""
     nonReady: list[NonReadyResource] = Field(default_factory=list, max_length=NON_READY_MAX)
     """Up to 10 targeted clusters that are not Ready, worst state first, each with the reason."""
+    rollout: RolloutStatus | None = None
+    """Where each partition of the rollout stands (with bakeTime, approval or a schedule)."""
+    schedule: ScheduleStatus | None = None
+    """Whether the Bundle's own spec.schedule allows changes now, and its current or next
+    window."""
     conditions: Conditions = Field(default_factory=list)
     """Ready (False with the worst state as reason, or NoTargets, InvalidSpec,
     VersionNotResolved, CredentialsNotFound, CredentialsRefused, CredentialsCopyBlocked,
     ValuesNotFound, ValuesRefused, ValuesCopyBlocked, DeletionHeld, RolloutHalted,
-    RolledBack, Paused; reason Paused also while True for a paused
-    Bundle whose clusters are all Ready); References (present only while False,
-    ReferenceNotFound: a clusterGroup or dependsOn names nothing in the workspace);
-    ImagesResolved (only with spec.images). At most 32."""
+    RolledBack, WaitingForApproval, Baking, OutsideWindow, Paused; reason Paused also while
+    True for a paused Bundle whose clusters are all Ready); References (present only while
+    False, ReferenceNotFound: a clusterGroup or dependsOn names nothing in the workspace);
+    ImagesResolved (only with spec.images); RolloutGated (present only while True: the rollout
+    waits at a gate, reason WaitingForApproval, Baking or OutsideWindow, the message naming the
+    partition). At most 32."""
 
 
 class Bundle(ApiModel):

@@ -10,6 +10,7 @@ from pydantic import Field
 
 from bundler.api.base import ApiModel
 from bundler.api.dependencies import DependsOn
+from bundler.api.health import HEALTH_CHECKS_MAX, HealthCheck, HealthCheckResult
 from bundler.api.helm import HelmOptions, ValuesKind
 from bundler.api.meta import Conditions, ObjectMeta
 from bundler.api.summary import NonReadyStatuses
@@ -51,6 +52,9 @@ class DeploymentOptions(ApiModel):
     """The objects of helm.valuesFrom with source: Management, one per object, as delivered
     (an optional one that does not exist is left out, and so is its valuesFrom entry from the
     HelmRelease)."""
+    healthChecks: list[HealthCheck] | None = Field(default=None, max_length=HEALTH_CHECKS_MAX)
+    """Objects the agent checks once Flux reports the release Ready (the deciding targets'
+    healthChecks, each with its namespace filled in): Ready only when each is healthy."""
 
 
 class LastReady(ApiModel):
@@ -120,11 +124,18 @@ class BundleDeploymentStatus(ApiModel):
     """The newest Helm release Flux recorded."""
     nonReadyStatus: NonReadyStatuses = Field(default_factory=list)
     """While the release is not Ready: up to 10 of its objects that are not ready, from the
-    HelmRelease's conditions (helm-controller's wait) and history (failed test hooks)."""
+    HelmRelease's conditions (helm-controller's wait) and history (failed test hooks), or the
+    health checks that do not pass."""
+    healthChecks: list[HealthCheckResult] = Field(
+        default_factory=list, max_length=HEALTH_CHECKS_MAX
+    )
+    """What the options' health checks found when the agent last evaluated them (after Flux
+    reported the release Ready)."""
     conditions: Conditions = Field(default_factory=list)
     """Deployed (the agent's last apply of spec.options; False with the cause, e.g.
     FluxNotInstalled or CredentialsNotFound) and Ready (the release; False carries Flux's
-    reason, e.g. UpgradeFailed, or the agent's, e.g. DependencyNotReady)."""
+    reason, e.g. UpgradeFailed, or the agent's, e.g. DependencyNotReady, HealthCheckFailed,
+    HealthCheckPending)."""
 
 
 class BundleDeployment(ApiModel):

@@ -9,6 +9,7 @@ from pydantic import Field
 
 from bundler.api.base import ApiModel
 from bundler.api.meta import Conditions, FreeForm, ObjectMeta
+from bundler.api.schedule import Schedule, ScheduleStatus
 from bundler.api.selector import LabelSelector
 from bundler.api.summary import (
     NON_READY_MAX,
@@ -61,6 +62,10 @@ class ClusterSpec(ApiModel):
     bootstrap: ClusterBootstrap | None = None
     """Overrides of the workspace's BootstrapConfig for this cluster (with `bundler manager
     --bootstrap`)."""
+    schedule: Schedule | None = None
+    """Maintenance windows of this cluster: new deployments of any Bundle are promoted and
+    created on it only inside them (and inside the Bundle's own spec.schedule). An invalid
+    schedule allows nothing (Ready=False, InvalidSpec). Unset: at any time."""
 
 
 class AgentFluxStatus(ApiModel):
@@ -107,7 +112,7 @@ class ClusterDisplay(ApiModel):
     state: DisplayState | None = None
     """The STATE column: the reason of the Ready condition. The worst state among the Bundles
     on this cluster, Ready (also when none is placed here), Paused (spec.paused), Offline, or
-    what holds the Cluster itself back: InvalidName, ControlPlaneNotInitialized,
+    what holds the Cluster itself back: InvalidName, InvalidSpec, ControlPlaneNotInitialized,
     KubeconfigSecretMissing (a Cluster API import gate)."""
 
 
@@ -126,8 +131,12 @@ class ClusterStatus(ApiModel):
     """Short texts for kubectl get."""
     nonReadyBundles: list[NonReadyBundle] = Field(default_factory=list, max_length=NON_READY_MAX)
     """Up to 10 Bundles not Ready on this cluster, worst state first, each with the reason."""
+    schedule: ScheduleStatus | None = None
+    """Whether the Cluster's spec.schedule allows changes now, and its current or next
+    window."""
     conditions: Conditions = Field(default_factory=list)
-    """Ready (False with the worst state of its Bundles as reason, or InvalidName, Offline,
+    """Ready (False with the worst state of its Bundles as reason, or InvalidName, InvalidSpec
+    (an invalid spec.schedule), Offline,
     Paused, or the Cluster API gate it waits for; reason Paused also while True for a paused
     Cluster); FluxSupported once the agent checked its Flux (False
     with reason FluxNotInstalled or FluxTooOld); with bootstrap, FluxInstalled, AgentConnected

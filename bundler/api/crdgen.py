@@ -75,6 +75,7 @@ CRDS = (
             PrinterColumn("Ready", ".status.display.readyClusters"),
             PrinterColumn("State", ".status.display.state"),
             PrinterColumn("Version", ".status.display.version"),
+            PrinterColumn("Gate", ".status.display.gate"),
         ),
     ),
     CrdSpec(

@@ -74,6 +74,10 @@ LEASE = Resource("coordination.k8s.io", "v1", "Lease", "leases")
 # The manager tells transitions of Bundles and Clusters as core/v1 Events (bundler.core.events).
 EVENT = Resource("", "v1", "Event", "events")
 
+# What health checks read without an expression (bundler.core.health.BUILT_IN).
+DEPLOYMENT = Resource("apps", "v1", "Deployment", "deployments")
+JOB = Resource("batch", "v1", "Job", "jobs")
+
 # Flux's kinds gain fields from release to release: bundler's writes are validated strictly.
 HELM_RELEASE = Resource(
     "helm.toolkit.fluxcd.io",

@@ -77,6 +77,10 @@ class DisplayState(StrEnum):
     DELETION_HELD = "DeletionHeld"
     ROLLOUT_HALTED = "RolloutHalted"
     ROLLED_BACK = "RolledBack"
+    # A Bundle whose rollout waits at a gate (rolloutStrategy.bakeTime, approval, schedules).
+    WAITING_FOR_APPROVAL = "WaitingForApproval"
+    BAKING = "Baking"
+    OUTSIDE_WINDOW = "OutsideWindow"
     # A Cluster itself: a name Kubernetes labels cannot hold, or a Cluster API import gate.
     INVALID_NAME = "InvalidName"
     CONTROL_PLANE_NOT_INITIALIZED = "ControlPlaneNotInitialized"

@@ -14,6 +14,7 @@ from bundler.commands import (
     import_fleet,
     manager,
     render,
+    rollout,
     sim,
     ui,
 )
@@ -31,5 +32,6 @@ COMMANDS: tuple[ModuleType, ...] = (
     diff_command,
     dev,
     import_fleet,
+    rollout,
     ui,
 )

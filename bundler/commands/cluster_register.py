@@ -16,7 +16,7 @@ from typing import Any
 
 from bundler.api.cluster import AgentMode
 from bundler.api.resources import CLUSTER, SECRET, Resource
-from bundler.commands.flag_types import namespace_name
+from bundler.commands.flag_types import add_workspace_argument
 from bundler.core.cluster_registration import (
     MAX_KUBECONFIG_BYTES,
     Registration,
@@ -31,7 +31,6 @@ from bundler.store.errors import NotFound
 from bundler.store.protocol import Obj, Store
 
 EXIT_OK = 0
-DEFAULT_WORKSPACE = "fleet-default"
 
 
 def register(sub: Any) -> None:
@@ -53,14 +52,7 @@ def register(sub: Any) -> None:
         help="remote mode: the downstream cluster's kubeconfig, self-contained (`kubectl config "
         "view --minify --flatten`)",
     )
-    command.add_argument(
-        "-n",
-        "--namespace",
-        type=namespace_name,
-        default=DEFAULT_WORKSPACE,
-        metavar="WS",
-        help=f"the workspace (default {DEFAULT_WORKSPACE})",
-    )
+    add_workspace_argument(command, "the workspace")
     command.add_argument(
         "-l",
         "--label",

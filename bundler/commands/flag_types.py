@@ -91,3 +91,18 @@ def _namespace_problem(name: str) -> str | None:
     if is_dns1123_label(name):
         return None
     return f"{name!r} is not a namespace name (DNS-1123 label)"
+
+
+DEFAULT_WORKSPACE = "fleet-default"
+
+
+def add_workspace_argument(parser: argparse.ArgumentParser, what: str) -> None:
+    """`-n/--namespace WS`: the workspace, `what` saying when it applies."""
+    parser.add_argument(
+        "-n",
+        "--namespace",
+        type=namespace_name,
+        default=DEFAULT_WORKSPACE,
+        metavar="WS",
+        help=f"{what} (default {DEFAULT_WORKSPACE})",
+    )

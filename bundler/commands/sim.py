@@ -111,6 +111,14 @@ def register(sub: Any) -> None:
         help="once the fleet is at rest, move every Bundle to this chart version and simulate "
         "that rollout too (with --fail-version VERSION: watch rolloutStrategy.onFailure)",
     )
+    sim.add_argument(
+        "--approve-after",
+        type=non_negative_seconds,
+        metavar="SECONDS",
+        help="approve a partition that waits for approval (rolloutStrategy.approval) once it "
+        "has waited this long, as `bundler rollout approve` would (default: never; the Bundle "
+        "keeps waiting)",
+    )
     tuning = sim.add_argument_group("tuning")
     tuning.add_argument(
         "--flux-delay",
@@ -172,7 +180,12 @@ def run_sim(args: argparse.Namespace) -> int:
     for ref in args.values:
         if ref not in bundles:
             raise InvalidInputError(f"no Bundle {ref!r} in the inputs", field="--values")
-    run = RunOptions(timeout=args.timeout, values_of=tuple(args.values), upgrade_to=args.upgrade_to)
+    run = RunOptions(
+        timeout=args.timeout,
+        values_of=tuple(args.values),
+        upgrade_to=args.upgrade_to,
+        approve_after=args.approve_after,
+    )
     report = run_fleet(world, options, clock, run, progress=_to_stderr)
     if args.output is None:
         sys.stdout.write(format_table(report))

@@ -10,6 +10,8 @@ manager restarting over an unchanged world tells nothing:
   Bundle is not rejected: InvalidSpec, VersionNotResolved, CredentialsNotFound);
 - Bundle, Warning `RolloutHalted`, `RolledBack`, `DeletionHeld`, `InvalidSpec`: Ready turns False
   with that reason;
+- Bundle, Normal `WaitingForApproval`: the rollout comes to a partition that waits for an
+  approval (RolloutGated turns to that reason, or names another partition);
 - Cluster, Warning `ClusterOffline`: Ready turns False with reason Offline (after being something
   else; a Cluster's first status is no transition);
 - Cluster, Normal `ClusterOnline`: Ready leaves reason Offline;
@@ -60,6 +62,7 @@ class Reason(StrEnum):
     ROLLED_BACK = "RolledBack"
     DELETION_HELD = "DeletionHeld"
     INVALID_SPEC = "InvalidSpec"
+    WAITING_FOR_APPROVAL = "WaitingForApproval"
     CLUSTER_OFFLINE = "ClusterOffline"
     CLUSTER_ONLINE = "ClusterOnline"
     FLUX_INSTALLED = "FluxInstalled"
@@ -126,6 +129,17 @@ def bundle_events(
         if new_reason == reason and was != reason:
             assert new is not None
             events.append(EventSpec(EventType.WARNING, reason, new.message))
+    gated_before = _find(before, ConditionType.ROLLOUT_GATED.value)
+    gated = _find(after, ConditionType.ROLLOUT_GATED.value)
+    if (
+        gated is not None
+        and gated.reason == Reason.WAITING_FOR_APPROVAL
+        and (
+            gated_before is None
+            or (gated_before.reason, gated_before.message) != (gated.reason, gated.message)
+        )
+    ):
+        events.append(EventSpec(EventType.NORMAL, Reason.WAITING_FOR_APPROVAL, gated.message))
     return events
 
 

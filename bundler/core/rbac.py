@@ -41,10 +41,12 @@ from bundler.api.resources import (
     CLUSTER_ROLE,
     CLUSTER_ROLE_BINDING,
     CONFIG_MAP,
+    DEPLOYMENT,
     EVENT,
     FLUX_KINDS,
     HELM_RELEASE,
     HELM_REPOSITORY,
+    JOB,
     LEASE,
     NAMESPACE,
     OCI_REPOSITORY,
@@ -196,6 +198,15 @@ AGENT_DOWNSTREAM_RULES: tuple[PolicyRule, ...] = (
     rule((*READ, *WRITE), [SECRET]),
     rule((*READ, *WRITE), [HELM_REPOSITORY, OCI_REPOSITORY]),
     rule((*READ, *WRITE, "patch"), [HELM_RELEASE]),
+)
+
+
+# Cluster-wide on the downstream cluster, read by name only: the objects the built-in health
+# checks name (bundler.agent.health_checks), in whatever namespace a release puts them. Checks of
+# other kinds need more (the agent chart's rbac.healthCheckRules).
+AGENT_HEALTH_CHECK_RULES: tuple[PolicyRule, ...] = (
+    rule(("get",), [DEPLOYMENT]),
+    rule(("get",), [JOB]),
 )
 
 

@@ -29,6 +29,10 @@ Fleet's model (design §3), decided in one pure pass over the targets in their g
 - Halt (bundler.core.rollout_failures decides it). A halted rollout stages but never promotes,
   and creates nothing; the clusters it names for rollback get their `spec.lastReady` options back
   (the desired ones staged), whatever the budgets say: they only return to what ran there.
+- Gates (bundler.core.rollout_gates, with `gates`). A partition may wait as a whole for the bake
+  of the one before it or for an approval (it stages, and creates nothing), and a cluster outside
+  its maintenance window waits on its own; `plan_rollout` also says where each partition
+  stands.
 - Offline clusters (bundler's rule, not Fleet's). With `offlineClusters: Ignore` (the default) a
   cluster whose agent is Offline is not counted unavailable, takes no room in any budget (so it
   never holds its partition back), and is promoted (or created) whenever it is not paused or in
@@ -44,10 +48,17 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from bundler.api.bundle import BundleTarget, OfflineClusters, Partition, RolloutStrategy
+from bundler.api.bundle import (
+    BundleTarget,
+    OfflineClusters,
+    Partition,
+    PartitionState,
+    RolloutStrategy,
+)
 from bundler.api.bundledeployment import BundleDeployment
 from bundler.api.cluster import Cluster, ClusterGroup
 from bundler.api.meta import IntOrPercent
+from bundler.core.rollout_gates import Gates, Hold, Member, PartitionProgress
 from bundler.core.targeting import evaluate_target, groups_of
 
 DEFAULT_MAX_UNAVAILABLE = "100%"
@@ -164,6 +175,15 @@ def decided_alone(strategy: RolloutStrategy | None, targets: int) -> bool:
     return limit >= targets
 
 
+@dataclass(frozen=True)
+class RolloutPlan:
+    """A decision per target, and (with gates) where each partition stands, in rollout
+    order."""
+
+    decisions: tuple[RolloutDecision, ...]
+    partitions: tuple[PartitionProgress, ...] = ()
+
+
 def plan_rollout(
     strategy: RolloutStrategy | None,
     targets: Sequence[RolloutTarget],
@@ -172,11 +192,12 @@ def plan_rollout(
     bundle_paused: bool,
     halted: str | None = None,
     rollback: Collection[str] = (),
-) -> tuple[RolloutDecision, ...]:
+    gates: Gates | None = None,
+) -> RolloutPlan:
     """A decision per target, in the order of `targets`; `groups` are the workspace's groups.
 
     `halted`: why the rollout is halted (None: it is not); `rollback`: the keys of the targets
-    to return to their last Ready options."""
+    to return to their last Ready options; `gates`: bake, approvals and windows (None: none)."""
     strategy = strategy or RolloutStrategy()
     counting = _Counting(strategy.offlineClusters is not OfflineClusters.BLOCK)
     partitions = split_partitions(strategy, targets, groups)
@@ -191,6 +212,8 @@ def plan_rollout(
     max_new = strategy.maxNew or DEFAULT_MAX_NEW
     creations = _Creations(max_new, max_new)
     decisions: dict[str, RolloutDecision] = {}
+    progress: list[PartitionProgress] = []
+    before: PartitionProgress | None = None
     down = 0
     for partition in partitions:
         waiting = (
@@ -204,18 +227,72 @@ def plan_rollout(
             partition.max_unavailable,
             counting.unavailable(partition.targets),
         )
+        members = members_of(partition, counting)
+        gated = None if gates is None else gates.hold_before(partition.name, members, before)
+        whole = halted or waiting or (gated.message if gated is not None else None)
+        window_held: list[str] = []
         for target in partition.targets:
             if target.key in rollback:
                 decisions[target.key] = RolloutDecision(
                     target.key, rollback=True, reason=f"rolled back: {halted}"
                 )
                 continue
-            hold = _hold_reason(target, bundle_paused, halted or waiting)
+            hold = _hold_reason(target, bundle_paused, whole)
+            closed = None
+            if hold is None and gates is not None:
+                closed = gates.closed.get(target.key)
+                hold = None if closed is None else closed.message
             budgets = (bundle_budget, budget) if counting.counts(target) else ()
-            decisions[target.key] = _decide(target, hold, budgets, creations)
+            decision = _decide(target, hold, budgets, creations)
+            decisions[target.key] = decision
+            if closed is not None and (
+                decision.stage or (target.current is None and not decision.create)
+            ):
+                window_held.append(target.key)
         if budget.used > budget.limit:
             down += 1
-    return tuple(decisions[t.key] for t in targets)
+        if gates is not None:
+            held = _partition_hold(halted, bundle_paused, waiting, gated, members)
+            before = gates.progress(partition.name, members, held, window_held)
+            progress.append(before)
+    return RolloutPlan(tuple(decisions[t.key] for t in targets), tuple(progress))
+
+
+def members_of(partition: RolloutPartition, counting: _Counting) -> list[Member]:
+    """The partition's targets as the gates see them: a paused or (ignored) Offline cluster
+    does not count towards its readiness."""
+    return [
+        (t.key, t.desired_id, t.current, counting.counts(t) and not t.cluster.spec.paused)
+        for t in partition.targets
+    ]
+
+
+def partition_members(
+    strategy: RolloutStrategy | None,
+    targets: Sequence[RolloutTarget],
+    groups: Sequence[ClusterGroup],
+) -> list[tuple[str, list[Member]]]:
+    """Each partition's name and members, in rollout order (for the bake's failures)."""
+    strategy = strategy or RolloutStrategy()
+    counting = _Counting(strategy.offlineClusters is not OfflineClusters.BLOCK)
+    return [(p.name, members_of(p, counting)) for p in split_partitions(strategy, targets, groups)]
+
+
+def _partition_hold(
+    halted: str | None,
+    bundle_paused: bool,
+    waiting: str | None,
+    gated: Hold | None,
+    members: Sequence[Member],
+) -> Hold | None:
+    """What held the whole partition this pass, as its progress says it."""
+    if halted is not None:
+        return Hold(PartitionState.HELD, halted)
+    if bundle_paused:
+        return Hold(PartitionState.HELD, "the Bundle is paused")
+    if waiting is not None and any(m[2] is None or m[2].spec.deploymentID != m[1] for m in members):
+        return Hold(PartitionState.WAITING, waiting)
+    return gated
 
 
 def _hold_reason(target: RolloutTarget, bundle_paused: bool, waiting: str | None) -> str | None:

@@ -50,6 +50,9 @@ class ConditionType(StrEnum):
     MODIFIED = "Modified"
     # A Cluster's Flux serves what bundler writes (present once its agent has checked).
     FLUX_SUPPORTED = "FluxSupported"
+    # A Bundle's rollout waits at a gate: an approval, a bake, a maintenance window (present only
+    # while True).
+    ROLLOUT_GATED = "RolloutGated"
 
 
 def deployment_state(bd: BundleDeployment | None, *, offline: bool = False) -> DeploymentState:

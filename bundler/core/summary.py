@@ -106,8 +106,8 @@ class PausedBy(StrEnum):
     CLUSTER = "Cluster"
 
 
-# The states a pause explains: the new deployment is staged, or not created.
-_PAUSE_HOLDS = frozenset({DeploymentState.OUT_OF_SYNC, DeploymentState.PENDING})
+# The states a pause or a rollout gate explains: the new deployment is staged, or not created.
+_HELD_STATES = frozenset({DeploymentState.OUT_OF_SYNC, DeploymentState.PENDING})
 
 
 def paused_by(bundle_paused: bool, cluster_paused: bool) -> PausedBy | None:
@@ -126,9 +126,19 @@ def pause_message(by: PausedBy, state: DeploymentState) -> str:
 
 
 @dataclass(frozen=True)
+class Gated:
+    """Why a rollout gate holds a placement's new deployment back: the gate's word (a Ready
+    reason: WaitingForApproval, Baking, OutsideWindow) and what it waits for."""
+
+    reason: str
+    message: str
+
+
+@dataclass(frozen=True)
 class Placement:
     """One bundle targeted at one cluster, as the roll-ups see it (keys are namespace/name).
-    `paused`: whose spec.paused applies to it (the Bundle's first)."""
+    `paused`: whose spec.paused applies to it (the Bundle's first); `gated`: why a rollout
+    gate holds its new deployment back (an approval, a bake, a maintenance window)."""
 
     bundle: str
     cluster: str
@@ -136,6 +146,7 @@ class Placement:
     offline: bool = False
     error: str | None = None
     paused: PausedBy | None = None
+    gated: Gated | None = None
 
     @property
     def state(self) -> DeploymentState:
@@ -152,6 +163,8 @@ class Placement:
         if self.held_by_pause:
             assert self.paused is not None
             return pause_message(self.paused, state)
+        if self.gated is not None and self.held_by_gate:
+            return truncated(f"{self.gated.reason}: {self.gated.message}")
         explained = "" if state is DeploymentState.OFFLINE else state_message(self.deployment)
         return truncated(explained) or _DEFAULT_MESSAGE[state]
 
@@ -165,12 +178,26 @@ class Placement:
 
     @property
     def held_by_pause(self) -> bool:
-        return self.paused is not None and self.error is None and self.state in _PAUSE_HOLDS
+        return self.paused is not None and self.error is None and self.state in _HELD_STATES
+
+    @property
+    def held_by_gate(self) -> bool:
+        return (
+            self.gated is not None
+            and not self.held_by_pause
+            and self.error is None
+            and self.state in _HELD_STATES
+        )
 
     @property
     def reason(self) -> str:
-        """The Ready reason this placement gives when it is the worst: its state, or Paused."""
-        return REASON_PAUSED if self.held_by_pause else self.state.value
+        """The Ready reason this placement gives when it is the worst: its state, Paused, or the
+        gate holding it."""
+        if self.held_by_pause:
+            return REASON_PAUSED
+        if self.gated is not None and self.held_by_gate:
+            return self.gated.reason
+        return self.state.value
 
 
 @dataclass(frozen=True)

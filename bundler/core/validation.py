@@ -8,9 +8,11 @@ at the document and a controller can put the message on the Bundle's Ready condi
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 from urllib.parse import urlsplit
+
+from pydantic import ValidationError
 
 from bundler.api.bundle import Bundle
 from bundler.api.cluster import Cluster
@@ -26,6 +28,7 @@ from bundler.core.flux.source import (
     check_source_options,
     source_for,
 )
+from bundler.core.health import check_health_check
 from bundler.core.images import check_policy, effective_image
 from bundler.core.images.filters import image_field
 from bundler.core.merge import merge_helm
@@ -35,6 +38,7 @@ from bundler.core.naming import (
     is_dns1123_subdomain,
     is_helm_release_name,
 )
+from bundler.core.schedule import compile_schedule
 from bundler.core.selectors import validate_annotation_keys, validate_labels, validate_selector
 from bundler.core.templating.fields import read_patch, templated_patches
 from bundler.core.versions import is_exact_version, parse_constraint
@@ -83,6 +87,23 @@ def validate_cluster(cluster: Cluster, *, obj: str) -> None:
         )
     if cluster.spec.kubeConfigSecret is not None:
         _check_object_name(obj, "spec.kubeConfigSecret", cluster.spec.kubeConfigSecret)
+    if cluster.spec.schedule is not None:
+        compile_schedule(cluster.spec.schedule, obj=obj, field="spec.schedule")
+
+
+def bundle_of(observed: Mapping[str, Any]) -> Bundle:
+    """The Bundle an object served by the API is; InvalidInputError naming the first field that
+    does not parse."""
+    body = {k: observed[k] for k in ("apiVersion", "kind", "metadata", "spec") if k in observed}
+    try:
+        return Bundle.model_validate(body)
+    except ValidationError as error:
+        meta = observed["metadata"]
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise InvalidInputError(
+            first["msg"], obj=f"Bundle {meta.get('namespace')}/{meta['name']}", field=where
+        ) from None
 
 
 def bundle_ref(bundle: Bundle) -> str:
@@ -101,6 +122,7 @@ def validate_bundle(bundle: Bundle) -> None:
     _check_flux_options(obj, "spec.helm", bundle_helm)
     _check_target_names(obj, bundle)
     _check_images(obj, bundle)
+    _check_gates(obj, bundle)
     for i, target in enumerate(bundle.spec.targets):
         if target.helm is not None:
             _validate_helm(obj, f"spec.targets[{i}].helm", target.helm)
@@ -153,6 +175,33 @@ def _check_target_names(obj: str, bundle: Bundle) -> None:
                 field=f"spec.targets[{i}].name",
             )
         first[target.name] = i
+
+
+def _check_gates(obj: str, bundle: Bundle) -> None:
+    """The schedule compiles, approval names manual partitions, health checks can be
+    evaluated."""
+    if bundle.spec.schedule is not None:
+        compile_schedule(bundle.spec.schedule, obj=obj, field="spec.schedule")
+    strategy = bundle.spec.rolloutStrategy
+    approval = strategy.approval if strategy is not None else None
+    if strategy is not None and approval is not None and approval.partitions is not None:
+        known = [p.name for p in strategy.partitions]
+        for i, name in enumerate(approval.partitions):
+            if name not in known:
+                listed = ", ".join(repr(k) for k in known)
+                where = (
+                    f"partitions: {listed}"
+                    if known
+                    else "there are none; leave approval.partitions out to approve every one"
+                )
+                raise InvalidInputError(
+                    f"no partition {name!r} in spec.rolloutStrategy.partitions ({where})",
+                    obj=obj,
+                    field=f"spec.rolloutStrategy.approval.partitions[{i}]",
+                )
+    for i, target in enumerate(bundle.spec.targets):
+        for j, check in enumerate(target.healthChecks):
+            check_health_check(check, obj=obj, field=f"spec.targets[{i}].healthChecks[{j}]")
 
 
 def _check_images(obj: str, bundle: Bundle) -> None:

@@ -30,20 +30,20 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 
-from pydantic import ValidationError
-
 from bundler.api.bundle import Bundle
 from bundler.api.bundledeployment import BundleDeployment
+from bundler.api.cluster import Cluster
 from bundler.api.helm import ValuesKind
 from bundler.api.resources import BUNDLE, BUNDLE_DEPLOYMENT, CONFIG_MAP
 from bundler.core.deletion_guard import deletion_hold
 from bundler.core.dependencies import has_selectors, resolve_dependencies
+from bundler.core.durations import duration_seconds
 from bundler.core.planning import key as ref
 from bundler.core.rollout import RolloutDecision, RolloutTarget, plan_rollout
 from bundler.core.targeting import missing_references
-from bundler.core.validation import validate_bundle
+from bundler.core.validation import bundle_of, validate_bundle
 from bundler.errors import BundlerError, InvalidInputError, TransientError
-from bundler.manager import placements, rollout_memory
+from bundler.manager import placements, rollout_gates, rollout_memory
 from bundler.manager.context import Context, split_ref
 from bundler.manager.continued_pass import (
     ContinuedPass,
@@ -53,7 +53,6 @@ from bundler.manager.continued_pass import (
     leftover_of,
 )
 from bundler.manager.copies import SecretCopies, Sources
-from bundler.manager.durations import duration_seconds
 from bundler.manager.image_resolution import first_unavailable
 from bundler.manager.image_status import images_outcome
 from bundler.manager.outcomes import Outcome, Rejection
@@ -131,13 +130,12 @@ class BundleController:
             self._forget(scope, bundle_ref)
             return None
         if is_deleting(observed):
-            self._finalize(scope, bundle_ref, observed)
-            return None
+            return self._finalize(scope, bundle_ref, observed)
         if self.ctx.setups.awaiting(self.ctx.work, Stage.BUNDLE, key):
             return None  # a cluster namespace is on its way: one pass then writes there too
         generation = int(observed["metadata"].get("generation") or 0)
         try:
-            bundle = _parse(observed)
+            bundle = bundle_of(observed)
             validate_bundle(bundle)
         except InvalidInputError as invalid:
             self._reject(scope, bundle_ref, generation, Rejection(REASON_INVALID, str(invalid)))
@@ -292,7 +290,8 @@ class BundleController:
         copied: _Copied,
         started: int,
     ) -> float | None:
-        """Write the rollout's decisions; returns clock seconds until a progress deadline."""
+        """Write the rollout's decisions; returns clock seconds until a progress deadline, a
+        bake's end or a window's edge."""
         bundle_ref = ref(bundle.metadata.namespace, bundle.metadata.name)
         existing = scope.deployment_models.of_bundle(bundle_ref)
         writable = [
@@ -311,27 +310,46 @@ class BundleController:
             for row in writable
             if row.planned is not None
         ]
-        failing = rollout_memory.gate(bundle, targets, self.ctx.clock.now())
-        decisions = plan_rollout(
+        now = self.ctx.clock.now()
+        groups = scope.groups_in(bundle.metadata.namespace or "")
+        recorded = self.ctx.outcomes.get(bundle_ref)
+        previous = rollout_gates.previous_records(
+            recorded.rollout if recorded is not None else None, observed
+        )
+        gates = rollout_gates.gates_of(bundle, targets, now, previous)
+        bake_failed = rollout_gates.bake_failed(bundle, targets, groups, gates)
+        failing = rollout_memory.gate(bundle, targets, now, bake_failed)
+        rollout = plan_rollout(
             bundle.spec.rolloutStrategy,
             targets,
-            scope.groups_in(bundle.metadata.namespace or ""),
+            groups,
             bundle_paused=bundle.spec.paused,
             halted=failing.halted,
             rollback=failing.halt.rollback if failing.halt is not None else (),
+            gates=gates,
         )
-        # With onFailure every deployment status change may fail the rollout: always listen.
+        decisions = rollout.decisions
+        # With onFailure or gates every deployment status change may fail the rollout or end
+        # a wait: always listen.
         held = (
             failing.watching
+            or gates is not None
             or len(writable) < sum(1 for r in planned.rows if r.planned is not None)
             or any(is_held(d, t) for d, t in zip(decisions, targets, strict=True))
         )
         missing = _missing(scope, bundle)
-        holds = _Holds(failing.rejection(), *_guarded(scope, bundle, planned, existing))
+        gated = rollout_gates.gated_outcome(bundle, gates, rollout.partitions)
+        holds = _Holds(failing.rejection(), *_guarded(scope, bundle, planned, existing), gated)
         outcome = _outcome(bundle, planned, held, self._blocked(writable), missing, holds)
         if any(d.create for d in decisions):
             self.ctx.continuations.creating_now(bundle_ref)
-        if not (failing.watching or copied or planned.resolved or planned.image_queries):
+        if not (
+            failing.watching
+            or gates is not None
+            or copied
+            or planned.resolved
+            or planned.image_queries
+        ):
             # Kept before the outcome is recorded: the roll-ups it wakes then wait for the
             # creations left (a failing pass drops it again).
             done = FullPass(planned, writable, targets, decisions)
@@ -357,7 +375,12 @@ class BundleController:
         if failures:
             raise failures[0]
         self.ctx.continuations.looked_at(len(planned.rows))
-        return failing.recheck_after
+        waits = (
+            failing.recheck_after,
+            rollout_gates.seconds_to_look_again(bundle, gates, rollout.partitions),
+        )
+        due = [w for w in waits if w is not None]
+        return min(due) if due else None
 
     def _blocked(self, rows: Iterable[Row]) -> dict[str, Rejection]:
         """Why each cluster whose credentials or values copy is blocked cannot get its
@@ -418,16 +441,30 @@ class BundleController:
 
     # -- deletion -----------------------------------------------------------------------------
 
-    def _finalize(self, scope: Scope, bundle_ref: str, observed: Obj) -> None:
-        """Delete the bundle's deployments, then let it go. Until it is gone it targets nothing."""
+    def _finalize(self, scope: Scope, bundle_ref: str, observed: Obj) -> Result | None:
+        """Delete the bundle's deployments, then let it go. Until it is gone it targets nothing.
+        A deployment on a cluster outside its maintenance window stays until the window
+        opens (the Bundle's and the Cluster's schedules), and the Bundle with it."""
         generation = int(observed["metadata"].get("generation") or 0)
         self._record(scope, bundle_ref, Outcome(generation, frozenset()))
-        if has_finalizer(observed, BUNDLE_FINALIZER):
-            for deployment in scope.deployment_models.of_bundle(bundle_ref).values():
+        if not has_finalizer(observed, BUNDLE_FINALIZER):
+            return None
+        deployments = scope.deployment_models.of_bundle(bundle_ref)
+        held = rollout_gates.deletion_holds(
+            _parsed_or_none(observed),
+            {c: _cluster_of(scope, c) for c in deployments},
+            self.ctx.clock.now(),
+        )
+        for cluster, deployment in deployments.items():
+            if cluster not in held:
                 _delete(self.ctx, deployment)
-            update_with_retry(
-                self.ctx.store, BUNDLE, observed, removing_finalizer(BUNDLE_FINALIZER)
+        if held:
+            log.info("%s: deletion waits for the maintenance windows of %s", bundle_ref, held)
+            return Result(
+                requeue_after=rollout_gates.seconds_until_open(held, self.ctx.clock.now())
             )
+        update_with_retry(self.ctx.store, BUNDLE, observed, removing_finalizer(BUNDLE_FINALIZER))
+        return None
 
     def _forget(self, scope: Scope, bundle_ref: str) -> None:
         self.ctx.continuations.forget(bundle_ref)
@@ -439,17 +476,20 @@ class BundleController:
         self.ctx.work.release(bundle_ref)
 
 
-def _parse(observed: Obj) -> Bundle:
-    body = {k: observed[k] for k in ("apiVersion", "kind", "metadata", "spec") if k in observed}
+def _parsed_or_none(observed: Obj) -> Bundle | None:
+    """The Bundle, or None when it does not parse (its schedule is then unknown)."""
     try:
-        return Bundle.model_validate(body)
-    except ValidationError as error:
-        meta = observed["metadata"]
-        first = error.errors()[0]
-        where = ".".join(str(part) for part in first["loc"])
-        raise InvalidInputError(
-            first["msg"], obj=f"Bundle {meta.get('namespace')}/{meta['name']}", field=where
-        ) from None
+        return bundle_of(observed)
+    except InvalidInputError:
+        return None
+
+
+def _cluster_of(scope: Scope, cluster_ref: str) -> Cluster | None:
+    """The live Cluster of a reference; None when it is gone or going (its deletion is
+    explicit: nothing waits for its windows)."""
+    key = split_ref(cluster_ref)
+    cluster = scope.cluster_models.get(key.namespace, key.name)
+    return None if cluster is None or cluster.metadata.deletionTimestamp else cluster
 
 
 def kubeconfig_secrets(scope: Scope, workspace: str) -> dict[str, str]:
@@ -600,12 +640,13 @@ def _bundle_labels(scope: Scope, workspace: str) -> dict[str, dict[str, str]]:
 
 @dataclass(frozen=True)
 class _Holds:
-    """What this pass holds: a halted rollout (why), and the deployments of untargeted clusters
-    the deletion guard keeps (and why)."""
+    """What this pass holds: a halted rollout (why), the deployments of untargeted clusters
+    the deletion guard keeps (and why), and what the rollout gates hold."""
 
     halted: Rejection | None = None
     kept: frozenset[str] = frozenset()
     deletion_held: Rejection | None = None
+    gated: rollout_gates.GatedOutcome = field(default_factory=rollout_gates.GatedOutcome)
 
 
 def _guarded(
@@ -652,6 +693,10 @@ def _outcome(
         halted=holds.halted,
         images=images_outcome(planned, bool(bundle.spec.images)),
         paused=bundle.spec.paused,
+        rollout=holds.gated.rollout,
+        gate=holds.gated.gate,
+        holds=holds.gated.holds,
+        schedule=holds.gated.schedule,
     )
 
 

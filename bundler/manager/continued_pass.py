@@ -140,6 +140,7 @@ class ContinuedPass:
         waiting = (set(left.to_create) | left.unwritable) if left.changed else set()
         if (
             not decided_alone(left.strategy, targets)
+            or any(_scheduled(rows[k]) for k in left.changed if k in rows)
             or any(_placed(scope, bundle_ref, rows[k]) for k in batch)
             or any(not _namespace_ready(scope, rows[k]) for k in batch)
             or any(_held_back(bundle, rows[k]) for k in (*ready, *(waiting & left.changed)))
@@ -209,7 +210,9 @@ class ContinuedPass:
         target = RolloutTarget(row.cluster, row.planned.deployment_id, current, offline)
         workspace = bundle.metadata.namespace or ""
         groups = scope.groups_in(workspace)
-        return plan_rollout(strategy, [target], groups, bundle_paused=bundle.spec.paused)[0]
+        return plan_rollout(strategy, [target], groups, bundle_paused=bundle.spec.paused).decisions[
+            0
+        ]
 
 
 def _outcome(
@@ -245,8 +248,14 @@ def _namespace_ready(scope: Scope, row: Row) -> bool:
 
 
 def _held_back(bundle: Bundle, row: Row) -> bool:
-    """Would a full pass hold this cluster's creation back (a pause), or not write it at all?"""
-    return bundle.spec.paused or row.cluster.spec.paused or row.planned is None
+    """Would a full pass hold this cluster's creation back (a pause, a maintenance window), or
+    not write it at all?"""
+    return bundle.spec.paused or row.cluster.spec.paused or _scheduled(row) or row.planned is None
+
+
+def _scheduled(row: Row) -> bool:
+    """A cluster with maintenance windows: only a full pass knows whether one is open."""
+    return row.cluster.spec.schedule is not None
 
 
 def _placed(scope: Scope, bundle_ref: str, row: Row) -> BundleDeployment | None:

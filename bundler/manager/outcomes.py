@@ -11,7 +11,11 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from bundler.api.bundle import RolloutStatus
 from bundler.api.images import ResolvedImage
+from bundler.api.schedule import ScheduleStatus
+from bundler.core.rollout_gates import Gate
+from bundler.core.summary import Gated
 
 
 @dataclass(frozen=True)
@@ -45,7 +49,10 @@ class Outcome:
     `deletion_held` says why (the Bundle's Ready condition while it holds). `halted` says why a
     failing rollout halted or rolled back (bundler.manager.rollout_memory). `images` is what the
     Bundle says of its images (None: it has none; bundler.manager.image_status). `paused` is the
-    Bundle's spec.paused (its placements say Paused).
+    Bundle's spec.paused (its placements say Paused). With rollout gates
+    (bundler.manager.rollout_gates), `rollout` is where each partition stands, `gate` the gate the
+    rollout waits at, `holds` why each cluster held at a gate waits, and `schedule` what the
+    Bundle's own schedule allows.
     """
 
     generation: int
@@ -61,15 +68,20 @@ class Outcome:
     halted: Rejection | None = None
     images: ImagesOutcome | None = None
     paused: bool = False
+    rollout: RolloutStatus | None = None
+    gate: Gate | None = None
+    holds: Mapping[str, Gated] = field(default_factory=dict)
+    schedule: ScheduleStatus | None = None
 
     def keeps(self, cluster: str) -> bool:
         """Whether this plan keeps a deployment on `cluster` (a rejected one keeps every one)."""
         return self.targeted is None or cluster in self.targeted or cluster in self.kept
 
-    def placement(self, cluster: str) -> tuple[bool, str | None, bool]:
-        """Whether `cluster` is targeted, its error, and whether the Bundle is paused."""
+    def placement(self, cluster: str) -> tuple[bool, str | None, bool, Gated | None]:
+        """Whether `cluster` is targeted, its error, whether the Bundle is paused, and why a
+        gate holds it."""
         targeted = self.targeted is not None and cluster in self.targeted
-        return targeted, self.errors.get(cluster), self.paused
+        return targeted, self.errors.get(cluster), self.paused, self.holds.get(cluster)
 
 
 @dataclass(frozen=True)

@@ -101,6 +101,7 @@ def of_bundle(ctx: Context, scope: Scope, bundle: str, outcome: Outcome) -> list
                 offline,
                 outcome.errors.get(cluster_ref),
                 _paused(outcome, cluster),
+                outcome.holds.get(cluster_ref),
             )
         )
     return placements
@@ -121,6 +122,7 @@ def of_bundle_on(
         offline,
         outcome.errors.get(cluster_ref),
         _paused(outcome, cluster),
+        outcome.holds.get(cluster_ref),
     )
 
 
@@ -139,10 +141,10 @@ def of_cluster(ctx: Context, scope: Scope, cluster: Cluster, offline: bool) -> l
         outcome = ctx.outcomes.get(bundle)
         paused = _paused(outcome, cluster)
         if outcome is not None and outcome.targeted is not None:
-            targeted, error, _ = outcome.placement(cluster_ref)
+            targeted, error, _, gated = outcome.placement(cluster_ref)
             if targeted:
                 placements.append(
-                    Placement(bundle, cluster_ref, here.get(bundle), offline, error, paused)
+                    Placement(bundle, cluster_ref, here.get(bundle), offline, error, paused, gated)
                 )
         elif bundle in here:
             placements.append(Placement(bundle, cluster_ref, here[bundle], offline, None, paused))

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from bundler.api.bundle import Bundle
-from bundler.manager.durations import duration_seconds
+from bundler.core.durations import duration_seconds
 from bundler.runtime.clock import Clock
 
 Answers = TypeVar("Answers", bound=Mapping[Any, Any])

@@ -16,9 +16,9 @@ from datetime import datetime, timedelta
 
 from bundler.api.bundle import Bundle, FailureAction
 from bundler.api.bundledeployment import BundleDeployment
+from bundler.core.durations import duration_seconds
 from bundler.core.rollout import RolloutTarget, is_unavailable
 from bundler.core.rollout_failures import RESUME, Halt, rollout_halt, seconds_to_deadline
-from bundler.manager.durations import duration_seconds
 from bundler.manager.outcomes import Rejection
 from bundler.store.protocol import Obj
 
@@ -52,7 +52,14 @@ class Gate:
         return Rejection(reason, self.halt.message() + resume)
 
 
-def gate(bundle: Bundle, targets: list[RolloutTarget], now: datetime) -> Gate:
+def gate(
+    bundle: Bundle,
+    targets: list[RolloutTarget],
+    now: datetime,
+    bake_failed: frozenset[str] = frozenset(),
+) -> Gate:
+    """The failure gate of this pass; `bake_failed`: clusters not Ready while their partition
+    bakes (bundler.manager.rollout_gates)."""
     strategy = bundle.spec.rolloutStrategy
     on_failure = strategy.onFailure if strategy is not None else None
     if on_failure is None:
@@ -69,6 +76,7 @@ def gate(bundle: Bundle, targets: list[RolloutTarget], now: datetime) -> Gate:
         now=now,
         progress_deadline=deadline,
         resumed=bundle.metadata.annotations.get(RESUME) == generation,
+        bake_failed=bake_failed,
     )
     return Gate(True, halt, seconds_to_deadline(targets, now, deadline))
 

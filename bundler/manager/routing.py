@@ -19,6 +19,7 @@ import threading
 from collections.abc import Hashable, Iterable
 from typing import Any
 
+from bundler.core.approvals import APPROVE
 from bundler.core.deletion_guard import ALLOW_DELETION
 from bundler.core.handover import ANNOTATION_PULL_IDENTITY_REMOVED, pull_identity_step
 from bundler.core.labels import ANNOTATION_IMPORT_GATE
@@ -186,7 +187,11 @@ class Router:
     def on_bundle(self, event: EventType, obj: Obj) -> None:
         key = Key.of(obj)
         annotations = _meta(obj).get("annotations") or {}
-        allowances = (annotations.get(ALLOW_DELETION), annotations.get(RESUME))
+        allowances = (
+            annotations.get(ALLOW_DELETION),
+            annotations.get(RESUME),
+            annotations.get(APPROVE),
+        )
         if self._bundles.changed(key, event, (*_identity(obj), allowances)):
             self._replan((key,))
         # The pass puts its finalizer back (a continuation too): no need to plan again for it.

@@ -10,20 +10,25 @@ compares equal and costs no request). A Cluster's `status.agent` is the agent's 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from functools import partial
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from bundler.api.bundle import RolloutStatus
 from bundler.api.cluster import AgentFluxStatus, Cluster
 from bundler.api.images import ResolvedImage
 from bundler.api.meta import Condition
 from bundler.api.resources import BUNDLE, CLUSTER, CLUSTER_GROUP
-from bundler.api.summary import DeploymentState
+from bundler.api.schedule import ScheduleStatus
+from bundler.api.summary import DeploymentState, DisplayState
 from bundler.core.capi_import import gate_message, is_gated
 from bundler.core.events import bundle_events, cluster_events
 from bundler.core.naming import cluster_namespace
 from bundler.core.planning import key as ref
+from bundler.core.rollout_gates import Gate, GateReason
+from bundler.core.schedule import next_edge, schedule_status
 from bundler.core.selectors import selector_matches
 from bundler.core.state import ConditionType, condition
 from bundler.core.summary import (
@@ -34,7 +39,8 @@ from bundler.core.summary import (
 )
 from bundler.core.validation import cluster_name_problem
 from bundler.core.versions import is_exact_version
-from bundler.manager import placements
+from bundler.errors import InvalidInputError
+from bundler.manager import placements, rollout_gates
 from bundler.manager.context import Context, split_ref
 from bundler.manager.image_status import images_condition
 from bundler.manager.scope import Scope
@@ -51,9 +57,20 @@ BUNDLE_FIELDS = (
     "summary",
     "display",
     "nonReady",
+    "rollout",
+    "schedule",
     "conditions",
 )
-CLUSTER_FIELDS = ("namespace", "summary", "display", "nonReadyBundles", "conditions")
+CLUSTER_FIELDS = ("namespace", "summary", "display", "nonReadyBundles", "schedule", "conditions")
+# The Ready reasons of a roll-up whose not-ready clusters a rollout gate may explain: staged or
+# not created, or held at a gate.
+_GATEABLE = frozenset(
+    {
+        DeploymentState.OUT_OF_SYNC.value,
+        DeploymentState.PENDING.value,
+        *(reason.value for reason in GateReason),
+    }
+)
 GROUP_FIELDS = (
     "clusterCount",
     "nonReadyClusterCount",
@@ -97,9 +114,12 @@ class BundleStatusController:
         now = self.ctx.now_iso()
         resolved = outcome.resolved_version
         images = [] if outcome.images is None else list(outcome.images.resolved)
+        rollout, schedule = outcome.rollout, outcome.schedule
         if outcome.rejection is not None:
             resolved = (observed.get("status") or {}).get("resolvedVersion")
             images = _observed_images(observed)
+            # The partitions' memory (readySince, baked) outlives a rejected spec.
+            rollout, schedule = _observed_gates(observed)
         tally = self.ctx.tallies.tally(
             bundle,
             outcome,
@@ -115,14 +135,29 @@ class BundleStatusController:
             paused=outcome.paused,
         )
         why = outcome.rejection or outcome.deletion_held or outcome.halted or outcome.blocked
+        gate = outcome.gate if outcome.rejection is None else None
         if why is not None:
             status = with_ready(status, why.reason, why.message, now, previous)
+        elif gate is not None and _ready_reason(status.conditions) in _GATEABLE:
+            # Every cluster not Ready waits for its new deployment: the gate says why.
+            status = with_ready(status, gate.reason.value, gate.message, now, previous)
         conditions = references_condition(status.conditions, outcome.missing, now, previous)
+        conditions = gated_condition(conditions, gate, now, previous)
         if outcome.rejection is None:
             conditions = images_condition(conditions, outcome.images, now, previous)
         # Absent rather than empty for a Bundle without images: its status stays as it was.
         listed = images or None
-        status = status.model_copy(update={"conditions": conditions, "resolvedImages": listed})
+        assert status.display is not None
+        display = status.display.model_copy(update={"gate": None if gate is None else gate.display})
+        status = status.model_copy(
+            update={
+                "conditions": conditions,
+                "resolvedImages": listed,
+                "rollout": rollout,
+                "schedule": schedule,
+                "display": display,
+            }
+        )
         if patch_status_if_changed(self.ctx.store, BUNDLE, observed, owned(status, BUNDLE_FIELDS)):
             seen = (observed.get("status") or {}).get("observedGeneration")
             targeted = status.summary.desiredReady if status.summary is not None else 0
@@ -152,6 +187,35 @@ def _observed_images(observed: Obj) -> list[ResolvedImage]:
         return []
 
 
+def _observed_gates(observed: Obj) -> tuple[RolloutStatus | None, ScheduleStatus | None]:
+    """The `status.rollout` and `status.schedule` a Bundle shows (kept while it is rejected)."""
+    shown = observed.get("status") or {}
+    try:
+        rollout = RolloutStatus.model_validate(shown["rollout"]) if "rollout" in shown else None
+        schedule = ScheduleStatus.model_validate(shown["schedule"]) if "schedule" in shown else None
+    except (ValidationError, TypeError):
+        return None, None
+    return rollout, schedule
+
+
+def _ready_reason(conditions: Sequence[Condition]) -> str | None:
+    ready = next((c for c in conditions if c.type == ConditionType.READY.value), None)
+    return None if ready is None else ready.reason
+
+
+def gated_condition(
+    conditions: Sequence[Condition], gate: Gate | None, now: str, previous: Sequence[Condition]
+) -> list[Condition]:
+    """`conditions` with RolloutGated=True saying which gate the rollout waits at and where,
+    or without it when none holds it."""
+    kind = ConditionType.ROLLOUT_GATED.value
+    kept = [c for c in conditions if c.type != kind]
+    if gate is None:
+        return kept
+    old = [c for c in previous if c.type == kind]
+    return condition(kind, True, gate.reason.value, gate.message, now, [*kept, *old])
+
+
 REASON_REFERENCE_NOT_FOUND = "ReferenceNotFound"
 
 
@@ -173,16 +237,31 @@ REASON_INVALID_NAME = "InvalidName"
 
 
 def _not_ready_cluster(cluster: Cluster, offline: bool, seen: str | None) -> tuple[str, str] | None:
-    """Why the Cluster itself is not Ready, whatever its bundles say: an import gate holds it
-    back, or its agent has stopped checking in (also when it runs no bundle)."""
+    """Why the Cluster itself is not Ready, whatever its bundles say: an invalid name or
+    schedule, an import gate holds it back, or its agent has stopped checking in (also when it
+    runs no bundle)."""
     if problem := cluster_name_problem(cluster):
         return REASON_INVALID_NAME, problem
+    if isinstance(invalid := rollout_gates.cluster_schedule(cluster), InvalidInputError):
+        return DisplayState.INVALID_SPEC.value, f"{invalid}; nothing new is deployed to it"
     if gate := is_gated(cluster):
         return gate, gate_message(gate, cluster)
     if offline:
         since = f"since {seen}" if seen else "since the Cluster was registered"
         return DeploymentState.OFFLINE.value, f"the agent has not checked in {since}"
     return None
+
+
+def _schedule_shown(cluster: Cluster, now: datetime) -> tuple[ScheduleStatus | None, float | None]:
+    """What a Cluster's status says of its own schedule, and clock seconds until that changes."""
+    own = rollout_gates.cluster_schedule(cluster)
+    if own is None:
+        return None, None
+    if isinstance(own, InvalidInputError):
+        return ScheduleStatus(open=False, message=str(own)), None
+    edge = next_edge(own, now)
+    wait = None if edge is None else (edge - now).total_seconds() + rollout_gates.EDGE_MARGIN
+    return schedule_status(own, now), wait
 
 
 def _agent_flux(observed: Obj) -> AgentFluxStatus | None:
@@ -246,6 +325,11 @@ class ClusterStatusController:
         if flux := _agent_flux(observed):
             conditions = flux_supported_condition(status.conditions, flux, self.ctx.now_iso())
             status = status.model_copy(update={"conditions": conditions})
+        shown, edge = _schedule_shown(cluster, self.ctx.clock.now())
+        status = status.model_copy(update={"schedule": shown})
+        if edge is not None:
+            waits = [edge] + ([requeue.requeue_after] if requeue and requeue.requeue_after else [])
+            requeue = Result(requeue_after=min(waits))
         if patch_status_if_changed(
             self.ctx.store, CLUSTER, observed, owned(status, CLUSTER_FIELDS)
         ):

@@ -15,6 +15,11 @@ asked of it.
 Each Bundle also shows the images the manager resolved for it (`status.resolvedImages`) and, when
 its ImagesResolved condition is False, why.
 
+Rollout gates: the report lists, in time order, what each Bundle's rollout waited at (its GATE
+column: a bake, an approval, a maintenance window) and the approvals the run gave. A Bundle whose
+only clusters not Ready wait for their maintenance window is reported, not a failure: its
+schedule says they wait.
+
 JSON keys are camelCase, as in the API.
 """
 
@@ -29,13 +34,16 @@ from bundler.api.resources import BUNDLE, BUNDLE_DEPLOYMENT, CLUSTER
 from bundler.api.summary import NON_READY_MAX, DeploymentState
 from bundler.core.bootstrap import BootstrapCondition
 from bundler.core.labels import LABEL_BUNDLE_NAME, LABEL_BUNDLE_NAMESPACE, LABEL_CLUSTER_NAME
+from bundler.core.rollout_gates import GateReason
 from bundler.core.state import ConditionType
 from bundler.core.summary import REASON_NO_TARGETS
 from bundler.manager.bundle_controller import REASON_DELETION_HELD
 from bundler.manager.rollout_memory import REASON_HALTED, REASON_ROLLED_BACK
+from bundler.sim.gates import GateEvent
 from bundler.store.protocol import Obj, Store
 
 _READY = DeploymentState.READY.value
+_OUTSIDE_WINDOW = GateReason.OUTSIDE_WINDOW.value
 # Reasons that hold a Bundle's rollout as a whole while its clusters show the consequences.
 _ROLLOUT_HOLDS = frozenset({REASON_HALTED, REASON_ROLLED_BACK, REASON_DELETION_HELD})
 _COUNT_FIELDS = (
@@ -75,11 +83,20 @@ class BundleReport:
     # status.resolvedImages as the Bundle shows it, and why ImagesResolved is False, if it is.
     images: list[dict[str, str]] = field(default_factory=list)
     images_problem: str = ""
+    # The GATE column: what the rollout waits at now.
+    gate: str = ""
 
     @property
     def succeeded(self) -> bool:
-        """Every targeted deployment Ready and nothing held back; no targets is only a warning."""
-        return self.ready == self.desired and self.reason in ("", REASON_NO_TARGETS)
+        """Every targeted deployment Ready and nothing held back, or the clusters not Ready
+        all waiting for their maintenance windows; no targets is only a warning."""
+        if self.ready == self.desired and self.reason in ("", REASON_NO_TARGETS):
+            return True
+        return (
+            self.reason == _OUTSIDE_WINDOW
+            and self.unlisted == 0
+            and all(n.message.startswith(f"{_OUTSIDE_WINDOW}:") for n in self.non_ready)
+        )
 
 
 @dataclass(frozen=True)
@@ -116,6 +133,7 @@ class FleetReport:
     # bundle "ns/name" -> cluster name -> the values its BundleDeployment carries
     values: dict[str, dict[str, Any]] = field(default_factory=dict)
     bootstrap: list[BootstrapReport] = field(default_factory=list)
+    gates: list[GateEvent] = field(default_factory=list)
 
     @property
     def succeeded(self) -> bool:
@@ -142,7 +160,12 @@ def _camel(name: str) -> str:
 
 
 def collect(
-    store: Store, *, converged: bool, elapsed: float, values_of: Sequence[str] = ()
+    store: Store,
+    *,
+    converged: bool,
+    elapsed: float,
+    values_of: Sequence[str] = (),
+    gates: Sequence[GateEvent] = (),
 ) -> FleetReport:
     bundles = sorted(store.list(BUNDLE).items, key=_ref)
     clusters = sorted(store.list(CLUSTER).items, key=_ref)
@@ -159,6 +182,7 @@ def collect(
         unlisted_clusters=max(0, len(not_ready) - NON_READY_MAX),
         values={ref: _values_of(store, ref) for ref in values_of},
         bootstrap=[b for c in clusters if (b := _bootstrap_report(c)) is not None],
+        gates=list(gates),
     )
 
 
@@ -219,6 +243,9 @@ def progress_line(store: Store, elapsed: float) -> str:
         f"t={elapsed:.1f}s bundles ready {bundles_ready}/{len(bundles)}, "
         f"targeted clusters {clusters_ready}/{len(targeted)}"
     )
+    gated = [f"{_ref(b)} {g}" for b in bundles if (g := _gate_of(b))]
+    if gated:
+        line += ", waiting: " + ", ".join(gated)
     phases = [b for c in store.list(CLUSTER).items if (b := _bootstrap_report(c)) is not None]
     if phases:
         line += ", bootstrap: " + ", ".join(
@@ -268,6 +295,11 @@ def format_table(report: FleetReport) -> str:
         lines += [f"    {c.cluster}  {c.reason}  {c.message}" for c in report.non_ready_clusters]
         if report.unlisted_clusters:
             lines.append(f"    ... and {report.unlisted_clusters} more not ready")
+    if report.gates:
+        lines += ["", "ROLLOUT GATES (T  BUNDLE  WAITING AT)"]
+        lines += [
+            f"    t={g.at:.1f}s  {g.bundle}  {g.gate or 'no gate: moving on'}" for g in report.gates
+        ]
     if report.bootstrap:
         lines += ["", "BOOTSTRAP (CLUSTER  MODE  FLUX-INSTALLED  AGENT-CONNECTED  BOOTSTRAPPED)"]
         lines += [
@@ -338,7 +370,12 @@ def _bundle_report(bundle: Obj) -> BundleReport:
         message=str(condition.get("message", "")) if held else "",
         images=[dict(image) for image in status.get("resolvedImages") or []],
         images_problem=_images_problem(bundle),
+        gate=_gate_of(bundle),
     )
+
+
+def _gate_of(bundle: Obj) -> str:
+    return str(((bundle.get("status") or {}).get("display") or {}).get("gate") or "")
 
 
 def _images_problem(bundle: Obj) -> str:

@@ -8,6 +8,10 @@ With `upgrade_to`, the fleet first comes to rest on the inputs; then every Bundl
 `spec.helm.version` is set to that version (a new generation: a rollout to watch, e.g. with an
 injected `--fail-version` and a Bundle's `rolloutStrategy.onFailure`) and the run goes on until it
 comes to rest again. The report shows the end of the second phase.
+
+Rollout gates are watched all along (bundler.sim.gates): the report lists what each Bundle waited
+at and when; with `approve_after` the run approves waiting partitions as a user would, and does not
+end while one waits for that.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from bundler.api.resources import BUNDLE
 from bundler.inputs import World
 from bundler.runtime.clock import Clock
 from bundler.sim.fleet import Fleet, FleetOptions
+from bundler.sim.gates import GateLog
 from bundler.sim.report import FleetReport, collect, progress_line
 from bundler.store.protocol import Store
 
@@ -33,6 +38,9 @@ class RunOptions:
     progress_every: float = PROGRESS_EVERY
     values_of: tuple[str, ...] = ()  # bundles ("ns/name") whose per-cluster values to report
     upgrade_to: str | None = None  # chart version every Bundle moves to once at rest
+    approve_after: float | None = (
+        None  # seconds a partition waits for approval before the run approves it
+    )
 
 
 def run_fleet(
@@ -49,11 +57,13 @@ def run_fleet(
     next_progress = start + run.progress_every
     converged = False
     upgrade = run.upgrade_to
+    gates = GateLog(run.approve_after)
     fleet.start()
     try:
         while True:
             elapsed = clock.monotonic() - start
-            if fleet.converged():
+            approving = gates.look(fleet.store, elapsed)
+            if not approving and fleet.converged():
                 if upgrade is None:
                     converged = True
                     break
@@ -66,7 +76,14 @@ def run_fleet(
                 next_progress += run.progress_every
             clock.sleep(POLL_EVERY)
         elapsed = clock.monotonic() - start
-        return collect(fleet.store, converged=converged, elapsed=elapsed, values_of=run.values_of)
+        gates.look(fleet.store, elapsed)
+        return collect(
+            fleet.store,
+            converged=converged,
+            elapsed=elapsed,
+            values_of=run.values_of,
+            gates=gates.events,
+        )
     finally:
         fleet.stop()
 

@@ -28,6 +28,7 @@ def bd_object(
     status: dict[str, Any] | None = None,
     values_from: list[dict[str, Any]] | None = None,
     management: list[dict[str, Any]] | None = None,
+    health_checks: list[dict[str, Any]] | None = None,
 ) -> Obj:
     """The BundleDeployment object the manager would write for bundle `name` on `cluster_name`."""
     helm: dict[str, Any] = {"repo": repo, "chart": name, "version": version, "releaseName": name}
@@ -44,6 +45,7 @@ def bd_object(
             "dependsOn": [DependsOn(name=d).to_wire() for d in depends_on],
             "keepResources": keep,
             "managementValues": management,
+            "healthChecks": health_checks,
         }
     )
     planned = plan_deployment(bundle(name=name), cluster(cluster_name), options)

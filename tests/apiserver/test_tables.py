@@ -49,7 +49,7 @@ def obj(name: str, status: Obj | None = None, spec: Obj | None = None) -> Obj:
 @pytest.mark.parametrize(
     ("res", "columns"),
     [
-        (BUNDLE, ["Name", "Ready", "State", "Version", "Age"]),
+        (BUNDLE, ["Name", "Ready", "State", "Version", "Gate", "Age"]),
         (CLUSTER, ["Name", "Bundles-Ready", "State", "Last-Seen", "Age"]),
         (CLUSTER_GROUP, ["Name", "Clusters", "Non-Ready", "State", "Age"]),
         (BUNDLE_DEPLOYMENT, ["Name", "Deployment-ID", "Applied", "Ready", "Age"]),
@@ -74,9 +74,9 @@ def test_columns_are_name_then_the_crd_printer_columns_or_age(
         (
             BUNDLE,
             obj("web", {"display": {"readyClusters": "2/3", "state": "NotReady"}}),
-            ["web", "2/3", "NotReady", None, "5m"],
+            ["web", "2/3", "NotReady", None, None, "5m"],
         ),
-        (BUNDLE, obj("new"), ["new", None, None, None, "5m"]),
+        (BUNDLE, obj("new"), ["new", None, None, None, None, "5m"]),
         (
             CLUSTER_GROUP,
             obj("g", {"clusterCount": 3, "nonReadyClusterCount": 1}),
@@ -209,8 +209,8 @@ TABLE = {"Accept": KUBECTL_TABLE}
 @pytest.mark.parametrize(
     ("path", "names", "columns"),
     [
-        (BUNDLES, ["a", "b"], ["Name", "Ready", "State", "Version", "Age"]),
-        (f"{BUNDLES}/b", ["b"], ["Name", "Ready", "State", "Version", "Age"]),
+        (BUNDLES, ["a", "b"], ["Name", "Ready", "State", "Version", "Gate", "Age"]),
+        (f"{BUNDLES}/b", ["b"], ["Name", "Ready", "State", "Version", "Gate", "Age"]),
         (f"/api/v1/namespaces?fieldSelector=metadata.name%3D{NS}", [NS], ["Name", "Status", "Age"]),
         (f"/api/v1/namespaces/{NS}", [NS], ["Name", "Status", "Age"]),
         (f"{SECRETS}/s", ["s"], ["Name", "Type", "Data", "Age"]),

@@ -1,7 +1,8 @@
 """The agent chart's RBAC on its own cluster, enforced: a pull agent whose downstream identity is
 exactly the ServiceAccount, Role and RoleBinding that charts/bundler-agent renders applies a
-BundleDeployment (registry Secret, Flux source, HelmRelease) and reports it, without one refusal;
-without any one rule of the Role it is refused. Both clusters are test API servers enforcing RBAC;
+BundleDeployment (registry Secret, Flux source, HelmRelease), evaluates its health checks once the
+release is Ready (a Deployment's and a Job's) and reports it, without one refusal; without any one
+rule of its roles it is refused. Both clusters are test API servers enforcing RBAC;
 on the management cluster the admin plays the manager (tests.identities)."""
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from bundler.core.naming import cluster_namespace
 from bundler.core.rbac import PolicyRule
 from bundler.kube.store import KubeStore
 from bundler.runtime.host import Host
+from bundler.store.errors import NotFound
 from tests.agent.http_fleet import FAST, eventually
 from tests.agent.objects import CLUSTER_NAME, bd_object
 from tests.agent.test_identity import LoneAgent
@@ -44,6 +46,10 @@ from tests.manager.registry_charts import basic_auth_secret
 from tests.manager.test_rbac_rules import rule_id
 
 CREDS = "registry-creds"
+CHECKS = [
+    {"kind": "Deployment", "name": "web", "namespace": "app"},
+    {"kind": "Job", "name": "migrate", "namespace": "app"},
+]
 CHART_OBJECTS = render(AGENT_CHART, AGENT_REQUIRED)
 # The agent's Role in its namespace and its ClusterRole (its own namespace, read by name).
 CHART_ROLES = [*of_kind(CHART_OBJECTS, "Role"), *of_kind(CHART_OBJECTS, "ClusterRole")]
@@ -103,7 +109,7 @@ def agent_pair(tmp_path: Path) -> Iterator[Callable[[PolicyRule | None], Pair]]:
         management.store.create(
             SECRET, {**creds, "metadata": {"name": CREDS, "namespace": namespace}}
         )
-        management.store.create(BUNDLE_DEPLOYMENT, bd_object(secret=CREDS))
+        management.store.create(BUNDLE_DEPLOYMENT, bd_object(secret=CREDS, health_checks=CHECKS))
         token = _install_agent_identity(downstream, tmp_path, without)
         stores = [
             KubeStore.from_kubeconfig(kubeconfig, None, FAST),
@@ -129,17 +135,37 @@ def agent_pair(tmp_path: Path) -> Iterator[Callable[[PolicyRule | None], Pair]]:
         server.stop()
 
 
+def _flux_reports_ready(pair: Pair) -> None:
+    """Play Flux: the HelmRelease the agent wrote, once there, is Ready on its chart version."""
+    try:
+        release = pair.downstream.store.get(HELM_RELEASE, "app", AGENT_NAMESPACE)
+    except NotFound:
+        return
+    generation = release["metadata"]["generation"]
+    ready = {"type": "Ready", "status": "True", "reason": "InstallSucceeded", "message": "ok"}
+    status = {
+        "observedGeneration": generation,
+        "conditions": [ready],
+        "history": [{"name": "app", "namespace": "app", "chartVersion": "1.0.0", "version": 1}],
+    }
+    if release.get("status") != status:
+        pair.downstream.store.patch_status(HELM_RELEASE, "app", {"status": status}, AGENT_NAMESPACE)
+
+
 def test_the_agent_applies_a_deployment_with_exactly_the_charts_role(
     agent_pair: Callable[[PolicyRule | None], Pair],
 ) -> None:
     pair = agent_pair(None)
     namespace = cluster_namespace(WS, CLUSTER_NAME)
 
-    def applied() -> bool:
+    def checked() -> bool:
+        _flux_reports_ready(pair)
         status = pair.management.store.get(BUNDLE_DEPLOYMENT, "app", namespace).get("status") or {}
-        return bool(status.get("appliedDeploymentID"))
+        return (
+            bool(status.get("appliedDeploymentID")) and len(status.get("healthChecks") or []) == 2
+        )
 
-    eventually(applied, "the deployment applied")
+    eventually(checked, "the deployment applied and its health checks evaluated")
     assert pair.downstream.store.get(HELM_RELEASE, "app", AGENT_NAMESPACE)
     credentials = pair.downstream.store.get(SECRET, credentials_secret_name("app"), AGENT_NAMESPACE)
     assert credentials["data"] == basic_auth_secret(CREDS, "u", "p")["data"]
@@ -151,4 +177,9 @@ def test_without_any_one_rule_of_the_charts_role_the_agent_is_refused(
     agent_pair: Callable[[PolicyRule | None], Pair], rule: PolicyRule
 ) -> None:
     pair = agent_pair(rule)
-    eventually(lambda: bool(pair.downstream.denials(pair.user)), "a refused request")
+
+    def refused() -> bool:
+        _flux_reports_ready(pair)
+        return bool(pair.downstream.denials(pair.user))
+
+    eventually(refused, "a refused request")

@@ -18,6 +18,7 @@ from bundler.commands import manager as command
 from bundler.commands.chart_files import chart_files
 from bundler.core.rbac import (
     AGENT_DOWNSTREAM_RULES,
+    AGENT_HEALTH_CHECK_RULES,
     MANAGER_RULES,
     REMOTE_AGENT_RULES,
     agent_downstream_namespace_rules,
@@ -360,8 +361,19 @@ def test_agent_role_holds_exactly_what_it_writes_downstream() -> None:
     objects = render(AGENT_CHART, AGENT_REQUIRED)
     (role,) = of_kind(objects, "Role")
     assert role["rules"] == rules_body(AGENT_DOWNSTREAM_RULES)
-    (cluster_role,) = of_kind(objects, "ClusterRole")
-    assert cluster_role["rules"] == rules_body(agent_downstream_namespace_rules(NAMESPACE))
+    namespace_role, health_role = of_kind(objects, "ClusterRole")
+    assert namespace_role["rules"] == rules_body(agent_downstream_namespace_rules(NAMESPACE))
+    assert health_role["rules"] == rules_body(AGENT_HEALTH_CHECK_RULES)
+
+
+def test_health_check_rules_can_be_extended_or_left_out() -> None:
+    extra = {"apiGroups": ["cert-manager.io"], "resources": ["certificates"], "verbs": ["get"]}
+    extended = render(AGENT_CHART, {**AGENT_REQUIRED, "rbac": {"healthCheckRules": [extra]}})
+    health_role = of_kind(extended, "ClusterRole")[1]
+    assert health_role["rules"] == [*rules_body(AGENT_HEALTH_CHECK_RULES), extra]
+    without = render(AGENT_CHART, {**AGENT_REQUIRED, "rbac": {"healthChecks": False}})
+    assert len(of_kind(without, "ClusterRole")) == 1
+    assert len(of_kind(without, "ClusterRoleBinding")) == 1
 
 
 @pytest.mark.parametrize("path", sorted(chart_files()), ids=str)

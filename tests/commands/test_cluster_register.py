@@ -6,14 +6,13 @@ the kubeconfig in the rendered Secret lets the agent list its BundleDeployments.
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from bundler.api.resources import BUNDLE, BUNDLE_DEPLOYMENT, CLUSTER, NAMESPACE, SECRET
+from bundler.api.resources import BUNDLE, BUNDLE_DEPLOYMENT, CLUSTER, SECRET
 from bundler.apiserver import ApiServer
 from bundler.core.cluster_registration import MANAGED_BY_REGISTER
 from bundler.core.labels import LABEL_MANAGED_BY
@@ -28,6 +27,7 @@ from tests.charts.rendering import AGENT_CHART, MANAGER_CHART, deployment, of_ki
 from tests.cli_helpers import CliResult, run_cli
 from tests.commands.test_agent_kubeconfig import WAIT, exists, wait_until
 from tests.identities import manager_kubeconfig
+from tests.management_server import management_fixture, server_fixture  # noqa: F401
 
 DOWNSTREAM = {
     "apiVersion": "v1",
@@ -37,18 +37,6 @@ DOWNSTREAM = {
     "contexts": [{"name": "edge", "context": {"cluster": "edge", "user": "admin"}}],
     "current-context": "edge",
 }
-
-
-@pytest.fixture
-def server() -> Iterator[ApiServer]:
-    with ApiServer() as running:
-        running.store.create(NAMESPACE, {"metadata": {"name": WS}})
-        yield running
-
-
-@pytest.fixture
-def management(server: ApiServer, tmp_path: Path) -> Path:
-    return server.kubeconfig(tmp_path / "management.kubeconfig")
 
 
 def write_kubeconfig(path: Path, document: dict[str, Any]) -> Path:

@@ -116,7 +116,7 @@ def test_kubectl_applies_the_crds_and_examples_and_shows_the_printer_columns(
         kubectl, ("get", "bundles", "-n", "fleet-default", "--no-headers"), PODINFO_READY
     )
     header = kubectl("get", "bundles", "-n", "fleet-default").splitlines()[0]
-    assert header.split() == ["NAME", "READY", "STATE", "VERSION", "AGE"]
+    assert header.split() == ["NAME", "READY", "STATE", "VERSION", "GATE", "AGE"]
     assert re.search(r"^podinfo-oci\s+\d+/\d+\s", output, re.MULTILINE)
 
 
@@ -177,7 +177,7 @@ def test_kubectl_get_watch_prints_the_rollout(kubectl: Kubectl) -> None:
                     break
         finally:
             watch.terminate()
-    assert seen[0].split() == ["NAME", "READY", "STATE", "VERSION", "AGE"]
+    assert seen[0].split() == ["NAME", "READY", "STATE", "VERSION", "GATE", "AGE"]
     assert PODINFO_READY.search(seen[-1]), "".join(seen)
 
 

@@ -55,7 +55,7 @@ def rollout(
     groups: list[Any] | None = None,
 ) -> list[str]:
     parsed = None if strategy is None else RolloutStrategy.model_validate(strategy)
-    decisions = plan_rollout(parsed, targets, groups or [], bundle_paused=bundle_paused)
+    decisions = plan_rollout(parsed, targets, groups or [], bundle_paused=bundle_paused).decisions
     assert [d.cluster for d in decisions] == [t.key for t in targets]
     return [outcome(d) for d in decisions]
 
@@ -173,7 +173,7 @@ def test_default_max_new_is_50() -> None:
     assert (outcomes.count(CREATE), outcomes.count(KEEP)) == (50, 10)
     decisions = plan_rollout(
         None, [target(f"c{i:02}", "none") for i in range(51)], [], bundle_paused=False
-    )
+    ).decisions
     assert decisions[-1].reason == "not created: maxNew 50 reached"
 
 
@@ -207,7 +207,7 @@ def test_paused_stages_but_never_promotes(
 
 def test_paused_reasons() -> None:
     targets = [target("c0", "ready-v1", paused=True), target("c1", "none", paused=True)]
-    decisions = plan_rollout(None, targets, [], bundle_paused=False)
+    decisions = plan_rollout(None, targets, [], bundle_paused=False).decisions
     assert [d.reason for d in decisions] == [
         "staged: cluster paused",
         "not created: cluster paused",
@@ -271,7 +271,7 @@ def test_waiting_partition_reason_and_no_creation() -> None:
     targets = [*fleet("broken-v2")[:2], target("prod-new", "none", PROD)]
     decisions = plan_rollout(
         RolloutStrategy.model_validate(PARTITIONED), targets, GROUPS, bundle_paused=False
-    )
+    ).decisions
     assert not decisions[2].create
     assert decisions[2].reason == (
         "not created: partition 'unmatched' waits: 1 partitions unavailable, "
@@ -383,7 +383,7 @@ def test_staged_reason_names_the_full_budget() -> None:
         [target("c0", "ready-v1"), target("c1", "ready-v1")],
         [],
         bundle_paused=False,
-    )
+    ).decisions
     assert decisions[1] == RolloutDecision(
         "fleet-default/c1",
         stage=True,
@@ -514,7 +514,7 @@ def test_offline_promotion_says_why() -> None:
         [target("c0", "ready-v1"), offline("c1", "ready-v1")],
         [],
         bundle_paused=False,
-    )
+    ).decisions
     assert decisions[1].reason == "promoted: cluster offline"
 
 
@@ -544,7 +544,7 @@ def test_decided_alone(strategy: dict[str, Any] | None, targets: int, alone: boo
 def test_only_creations_maxnew_holds_back_are_capped() -> None:
     strategy = RolloutStrategy(maxNew=1)
     targets = [target("a", "none"), target("b", "none"), target("c", "none", paused=True)]
-    decisions = plan_rollout(strategy, targets, [], bundle_paused=False)
+    decisions = plan_rollout(strategy, targets, [], bundle_paused=False).decisions
     assert [(d.create, d.capped) for d in decisions] == [
         (True, False),
         (False, True),

@@ -29,6 +29,10 @@ def last_ready(bd: BundleDeployment) -> BundleDeployment:
     return with_spec(bd, lastReady=LastReady(options=bd.spec.options, deploymentID="v1"))
 
 
+HEALTH_FAILED = {"type": "Ready", "status": "False", "reason": "HealthCheckFailed",
+                 "message": "Deployment apps/web: ProgressDeadlineExceeded"}  # fmt: skip
+HEALTH_PENDING = {"type": "Ready", "status": "False", "reason": "HealthCheckPending"}
+
 # What a cluster runs, by short name.
 RUNS: dict[str, BundleDeployment | None] = {
     "none": None,
@@ -41,6 +45,8 @@ RUNS: dict[str, BundleDeployment | None] = {
     "rolled-back-from-v2": with_spec(deployment("v1", "v1", staged="v2"), rolledBackFrom="v2"),
     "rolled-back-from-v0": with_spec(deployment("v1", "v1"), rolledBackFrom="v0"),
     "err-v1-old-rollout": deployment("v1", "v0", conditions=APPLY_FAILED),
+    "unhealthy-v2": deployment("v2", "v2", ready=False, conditions=[HEALTH_FAILED]),
+    "health-pending-v2": deployment("v2", "v2", ready=False, conditions=[HEALTH_PENDING]),
 }
 
 
@@ -93,6 +99,8 @@ HALT_CASES: list[tuple[str, list[str], dict[str, Any] | None, list[str] | None]]
     ("rolled-back-from-an-earlier-rollout-does-not", ["rolled-back-from-v0"], {}, None),
     ("failure-on-an-older-deployment-does-not-count", ["err-v1-old-rollout"], {}, None),
     ("nothing-created-yet", ["none"], {}, None),
+    ("a-failed-health-check-fails-at-once", ["unhealthy-v2"], {}, ["c0"]),
+    ("a-pending-health-check-does-not", ["health-pending-v2"], {}, None),
 ]
 
 
@@ -175,7 +183,7 @@ def test_halted_rollout_promotes_and_creates_nothing_and_rolls_back() -> None:
     assert halt is not None
     decisions = plan_rollout(
         None, found, [], bundle_paused=False, halted="rollout halted", rollback=halt.rollback
-    )
+    ).decisions
     assert [(d.rollback, d.promote, d.stage, d.create) for d in decisions] == [
         (True, False, False, False),
         (False, False, True, False),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from bundler.core.naming import is_helm_release_name
@@ -148,3 +150,37 @@ def test_flux_options_are_checked_as_each_target_merges_them(
 )
 def test_valid_flux_options_pass(helm: dict[str, object]) -> None:
     validate_bundle(bundle([{"clusterName": "a"}], helm=helm))
+
+
+PARTS = [{"name": "canary", "clusterName": "a"}, {"name": "rest", "clusterSelector": {}}]
+# (id, spec fields, the field named, a piece of the message)
+GATES: list[tuple[str, dict[str, Any], str, str]] = [
+    ("bad-cron", {"schedule": {"windows": [{"cron": "0 0 * * MOON", "duration": "1h"}]}},
+     "spec.schedule.windows[0].cron", "day of week field 'MOON' is not a number or a name"),
+    ("bad-time-zone", {"schedule": {"timeZone": "Europe/Atlantis"}}, "spec.schedule.timeZone",
+     "'Europe/Atlantis' is not a time zone"),
+    ("unknown-partition", {"rolloutStrategy": {"partitions": PARTS,
+                                               "approval": {"partitions": ["prod"]}}},
+     "spec.rolloutStrategy.approval.partitions[0]",
+     "no partition 'prod' in spec.rolloutStrategy.partitions (partitions: 'canary', 'rest')"),
+    ("approval-without-partitions", {"rolloutStrategy": {"approval": {"partitions": ["prod"]}}},
+     "spec.rolloutStrategy.approval.partitions[0]", "leave approval.partitions out"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("spec", "field", "message"), [c[1:] for c in GATES], ids=[c[0] for c in GATES]
+)
+def test_invalid_gates_name_the_field(spec: dict[str, Any], field: str, message: str) -> None:
+    with pytest.raises(InvalidInputError) as err:
+        validate_bundle(bundle([{"clusterName": "a"}], **spec))
+    assert err.value.field == field
+    assert message in err.value.message
+
+
+def test_a_bad_health_check_expression_is_the_bundles_invalid_spec() -> None:
+    check = {"kind": "Deployment", "name": "web", "current": "status.readyReplicas >"}
+    with pytest.raises(InvalidInputError) as err:
+        validate_bundle(bundle([{"clusterName": "a", "healthChecks": [check]}]))
+    assert err.value.field == "spec.targets[0].healthChecks[0].current"
+    assert "is not a CEL expression" in err.value.message

@@ -45,7 +45,7 @@ def test_kubectl_get_shows_the_printer_columns(tenancy: Tenancy) -> None:
     )
     shown = tenancy.management.kubectl("get", "bundles", "-n", tenancy.workspace).stdout
     header = shown.splitlines()[0].split()
-    assert header == ["NAME", "READY", "STATE", "VERSION", "AGE"], shown
+    assert header == ["NAME", "READY", "STATE", "VERSION", "GATE", "AGE"], shown
     assert shown.splitlines()[1].split()[0] == "columns"
     every_kind = tenancy.management.kubectl("get", "bundler", "-n", tenancy.workspace).stdout
     assert "bundle.bundler.dev/columns" in every_kind

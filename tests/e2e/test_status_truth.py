@@ -25,7 +25,7 @@ def _status(tenancy: Tenancy) -> dict[str, Any]:
 
 
 def _columns(tenancy: Tenancy) -> list[str]:
-    """NAME READY STATE VERSION AGE of `kubectl get bundles`, for the Bundle app."""
+    """NAME READY STATE VERSION (GATE) AGE of `kubectl get bundles`, for the Bundle app."""
     shown = tenancy.management.kubectl("get", "bundles", "app", "-n", tenancy.workspace).stdout
     return shown.splitlines()[1].split()
 

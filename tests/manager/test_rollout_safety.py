@@ -3,91 +3,26 @@ never block a rollout, mass deletion is held, and a failing rollout halts or rol
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
-from bundler.api.bundle import Bundle
-from bundler.api.cluster import Cluster
 from bundler.api.resources import BUNDLE
-from bundler.apiserver import ApiServer
-from bundler.kube.store import KubeStore
-from bundler.manager.app import Manager
 from bundler.runtime.clock import ManualClock
 from tests.builders import WS, bundle, cluster
 from tests.manager.conftest import (
-    StartManager,
     check_in,
-    create_world,
     deployment_of,
-    deployments,
     report,
-    settle_remote,
     status_of,
-    world,
 )
+from tests.manager.rollout_http import ALL, Http, http_fixture  # noqa: F401
 from tests.manager.test_http import admin, connect, remote, server  # noqa: F401
 
 OFFLINE_AFTER = 300.0
-ALL: list[dict[str, Any]] = [{"clusterSelector": {}}]
 FLEET = [f"c{i}" for i in range(8)]
 PROD = [{"clusterSelector": {"matchLabels": {"env": "prod"}}}]
 TYPO = [{"clusterSelector": {"matchLabels": {"env": "prd"}}}]
-
-
-@dataclass
-class Http:
-    """The API server, the test's admin store, and a manager on its own store over HTTP."""
-
-    server: ApiServer
-    admin: KubeStore
-    remote: KubeStore
-    start_manager: StartManager
-    manager: Manager | None = None
-
-    def start(self, *objects: Bundle | Cluster, **options: Any) -> None:
-        create_world(self.admin, world(*objects))
-        self.manager = self.start_manager(self.remote, **options)
-        self.settle()
-
-    def settle(self) -> None:
-        assert self.manager is not None
-        settle_remote(self.manager, self.server.store)
-
-    def patch_bundle(self, patch: dict[str, Any]) -> None:
-        self.admin.patch(BUNDLE, "app", patch, WS)
-        self.settle()
-
-    def values(self, names: Sequence[str]) -> list[Any]:
-        """The values each cluster's deployment runs now (not only staged)."""
-        return [
-            deployment_of(self.server.store, n)["spec"]["options"]["helm"].get("values")
-            for n in names
-        ]
-
-    def ready(self) -> dict[str, Any]:
-        conditions = status_of(self.server.store, BUNDLE, "app")["conditions"]
-        found: dict[str, Any] = next(c for c in conditions if c["type"] == "Ready")
-        return found
-
-    def deployed(self) -> set[str]:
-        return {name for name, _ in deployments(self.server.store)}
-
-    def generation(self) -> int:
-        found: int = self.server.store.get(BUNDLE, "app", WS)["metadata"]["generation"]
-        return found
-
-
-@pytest.fixture
-def http(
-    server: ApiServer,  # noqa: F811
-    admin: KubeStore,  # noqa: F811
-    remote: KubeStore,  # noqa: F811
-    start_manager: StartManager,
-) -> Http:
-    return Http(server, admin, remote, start_manager)
 
 
 # (offlineClusters, the values each cluster runs after v=2 while c1 and c2 are offline)

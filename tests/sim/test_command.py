@@ -19,6 +19,8 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 # The examples made of bundler objects only (examples/capi holds Cluster API objects).
 INPUTS = [arg for name in ("podinfo", "oci", "calico") for arg in ("-f", str(EXAMPLES / name))]
 FAST = ["--flux-delay", "0"]
+# examples/gates waits for an approval: given as `make demo` gives it.
+APPROVE = ["--approve-after", "0.5"]
 
 
 def run(argv: Sequence[str]) -> int:
@@ -91,7 +93,7 @@ def test_bad_numbers_are_usage_errors(argv: list[str]) -> None:
 def test_capi_examples_show_calico_pools_and_the_gated_cluster(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    argv = ["-f", str(EXAMPLES), *FAST, "--values", "capi-workloads/calico", "--json"]
+    argv = ["-f", str(EXAMPLES), *FAST, *APPROVE, "--values", "capi-workloads/calico", "--json"]
     assert run(argv) == sim.EXIT_CONVERGED
     report = summary(capsys)
     pools = {
@@ -102,13 +104,15 @@ def test_capi_examples_show_calico_pools_and_the_gated_cluster(
         "eu-west-1": ["192.168.0.0/16"],
         "us-east-1": ["10.244.0.0/16", "10.245.0.0/16"],
     }
-    assert [(c["cluster"], c["reason"]) for c in report["nonReadyClusters"]] == [
+    # examples/gates' edge-1 takes changes on Saturday nights only: listed when outside.
+    listed = [(c["cluster"], c["reason"]) for c in report["nonReadyClusters"]]
+    assert [c for c in listed if c[0] != "fleet-default/edge-1"] == [
         ("capi-workloads/ap-south-1", "ControlPlaneNotInitialized")
     ]
 
 
 def test_values_table_and_unknown_bundle(capsys: pytest.CaptureFixture[str]) -> None:
-    assert run(["-f", str(EXAMPLES), *FAST, "--values", "capi-workloads/calico"]) == 0
+    assert run(["-f", str(EXAMPLES), *FAST, *APPROVE, "--values", "capi-workloads/calico"]) == 0
     table = capsys.readouterr().out
     assert "VALUES OF capi-workloads/calico" in table and "- cidr: 10.245.0.0/16" in table
     assert "CLUSTERS NOT READY" in table

@@ -18,6 +18,10 @@ HelmRelease, then:
 - `for_chart_version` holds that readiness back until Flux's newest release is of the chart version
   the options name: a new OCI chart version changes only the OCIRepository's tag, so the
   HelmRelease's generation stays and its Ready=True still describes the previous release;
+- `release_ready` says whether the release is Ready as the status would say it, so the agent then
+  evaluates the options' health checks (bundler.core.health); their results hold readiness back:
+  Ready=False with HealthCheckFailed while one failed, HealthCheckPending while one is not healthy
+  yet, the objects listed in `nonReadyStatus` and every result in `status.healthChecks`;
 - `next_status` builds the BundleDeployment status following bundler.core.state's convention
   (`Deployed` = the last apply attempt, `Ready` = the release), and `status_changed` says whether
   it is worth writing.
@@ -32,10 +36,12 @@ from enum import StrEnum
 from typing import Any
 
 from bundler.api.bundledeployment import BundleDeployment, BundleDeploymentStatus, ReleaseStatus
+from bundler.api.health import HealthCheckResult, HealthState
 from bundler.api.meta import ConditionStatus
 from bundler.api.summary import NON_READY_OBJECT_MESSAGE_MAX, NON_READY_OBJECTS_MAX, NonReadyStatus
 from bundler.core.dependencies import accepts
 from bundler.core.flux import bundle_name
+from bundler.core.health import REASON_FAILED, REASON_PENDING
 from bundler.core.state import ConditionType, condition, conditions_equal_ignoring_time
 from bundler.core.versions import SemVer, tag_to_version
 from bundler.errors import InvalidInputError
@@ -117,12 +123,14 @@ class ReleaseReport:
 
 @dataclass(frozen=True)
 class Observation:
-    """Everything `next_status` needs besides the BundleDeployment itself."""
+    """Everything `next_status` needs besides the BundleDeployment itself; `health`: the health
+    checks' results, when the release was Ready and they were evaluated."""
 
     decision: Decision
     outcome: ApplyOutcome | None
     report: ReleaseReport
     now_iso: str
+    health: tuple[HealthCheckResult, ...] | None = None
 
 
 # -- deciding ------------------------------------------------------------------------------------
@@ -348,16 +356,60 @@ def _release_details(status: Mapping[str, Any]) -> ReleaseStatus | None:
 # -- the status ----------------------------------------------------------------------------------
 
 
+def _applied(bd: BundleDeployment, decision: Decision, outcome: ApplyOutcome | None) -> str | None:
+    previous = bd.status.appliedDeploymentID if bd.status is not None else None
+    if decision.step is Step.APPLY and outcome is not None and outcome.ok:
+        return bd.spec.deploymentID
+    return previous
+
+
+def _release_report(
+    bd: BundleDeployment, applied: str | None, report: ReleaseReport
+) -> ReleaseReport:
+    if applied == bd.spec.deploymentID:
+        # The Flux objects carry these options: their chart version is the one to wait for.
+        return for_chart_version(report, bd.spec.options.helm.version)
+    return report
+
+
+def release_ready(
+    bd: BundleDeployment, decision: Decision, outcome: ApplyOutcome | None, report: ReleaseReport
+) -> bool:
+    """Whether the current options are applied and Flux reports their release Ready: when the
+    options' health checks are looked at."""
+    applied = _applied(bd, decision, outcome)
+    return applied == bd.spec.deploymentID and _release_report(bd, applied, report).ready
+
+
+def with_health(report: ReleaseReport, health: tuple[HealthCheckResult, ...]) -> ReleaseReport:
+    """`report` held back by the health checks that are not healthy."""
+    unhealthy = [h for h in health if h.state is not HealthState.HEALTHY]
+    if not report.ready or not unhealthy:
+        return report
+    failed = [h for h in unhealthy if h.state is HealthState.FAILED]
+    reason = REASON_FAILED if failed else REASON_PENDING
+    named = "; ".join(
+        f"{h.kind} {h.namespace + '/' if h.namespace else ''}{h.name}: {h.message}"
+        for h in (failed or unhealthy)
+    )
+    objects = tuple(
+        NonReadyStatus(
+            kind=h.kind, namespace=h.namespace, name=h.name, status=h.state.value, message=h.message
+        )
+        for h in unhealthy[:NON_READY_OBJECTS_MAX]
+    )
+    verb = "failed" if failed else "not healthy yet"
+    message = f"Flux reports the release Ready, but health checks {verb}: {named}"
+    return replace(report, ready=False, reason=reason, message=message, objects=objects)
+
+
 def next_status(bd: BundleDeployment, seen: Observation) -> BundleDeploymentStatus:
     """The status the agent wants on `bd` after observing (and maybe applying) it."""
     previous = bd.status or BundleDeploymentStatus()
-    applied = previous.appliedDeploymentID
-    if seen.decision.step is Step.APPLY and seen.outcome is not None and seen.outcome.ok:
-        applied = bd.spec.deploymentID
-    report = seen.report
-    if applied == bd.spec.deploymentID:
-        # The Flux objects carry these options: their chart version is the one to wait for.
-        report = for_chart_version(report, bd.spec.options.helm.version)
+    applied = _applied(bd, seen.decision, seen.outcome)
+    report = _release_report(bd, applied, seen.report)
+    if seen.health is not None:
+        report = with_health(report, seen.health)
     deployed = _deployed_condition(bd, seen, applied)
     ready = _ready_condition(seen.decision, seen.outcome, report)
     conditions = condition(
@@ -384,6 +436,7 @@ def next_status(bd: BundleDeployment, seen: Observation) -> BundleDeploymentStat
         nonModified=report.drift is None,
         release=report.release,
         nonReadyStatus=[] if report.ready else list(report.objects),
+        healthChecks=list(seen.health or ()),
         conditions=conditions,
     )
 
@@ -445,6 +498,7 @@ def status_changed(old: BundleDeploymentStatus | None, new: BundleDeploymentStat
         and old.nonModified == new.nonModified
         and old.release == new.release
         and old.nonReadyStatus == new.nonReadyStatus
+        and old.healthChecks == new.healthChecks
         and conditions_equal_ignoring_time(old.conditions, new.conditions)
     )
     return not same

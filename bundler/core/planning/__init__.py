@@ -337,6 +337,7 @@ def _build_options(
         managementValues=None
         if delivered is None
         else [DeliveredValues.model_validate(d) for d in delivered],
+        healthChecks=list(merged.health_checks) or None,
     )
 
 

@@ -21,6 +21,8 @@ from typing import Any
 from bundler.api.bundle import Bundle
 from bundler.api.bundledeployment import DeploymentOptions
 from bundler.api.dependencies import DependsOn
+from bundler.api.health import HealthCheck
+from bundler.core.health import with_namespace
 from bundler.core.merge import merge_helm
 from bundler.core.naming import HELM_RELEASE_NAME_MAX, shorten_name
 from bundler.core.templating import has_templates
@@ -63,6 +65,8 @@ class MergedTargets:
     templates: dict[str, Any]
     #: Where those patches are (bundler.core.templating.fields).
     patches: tuple[PatchAt, ...]
+    #: The contributing targets' health checks, in order, their namespaces filled in.
+    health_checks: tuple[HealthCheck, ...] = ()
 
 
 class BundleMemo:
@@ -120,11 +124,13 @@ class BundleMemo:
         targets = self.bundle.spec.targets
         merged = self.helm
         namespace = self.bundle.spec.namespace
+        checks: list[HealthCheck] = []
         for index in contributing:
             target = targets[index]
             if target.helm is not None:
                 merged = merge_helm(merged, target.helm.to_wire())
             namespace = target.namespace or namespace
+            checks.extend(target.healthChecks)
         helm = {k: v for k, v in merged.items() if k not in _MANAGER_ONLY_FIELDS}
         # The name the HelmRelease gets (bundler.core.flux), so previews show the real one.
         helm.setdefault(
@@ -133,14 +139,16 @@ class BundleMemo:
         disabled = bool(merged.get("disableTemplating"))
         # Patches are read as YAML only when they are rendered: checked by validate_bundle.
         templates = templated_tree({} if disabled else helm)
+        release_namespace = namespace or DEFAULT_RELEASE_NAMESPACE
         return MergedTargets(
             merged=merged,
             helm=helm,
-            namespace=namespace or DEFAULT_RELEASE_NAMESPACE,
+            namespace=release_namespace,
             version_query=(helm["repo"], helm["chart"], wanted_version(helm.get("version"))),
             templated=not disabled and has_templates(templates.tree),
             templates=templates.tree,
             patches=templates.patches,
+            health_checks=tuple(with_namespace(c, release_namespace) for c in checks),
         )
 
 
