@@ -214,7 +214,9 @@ class RowMemo:
         if entry.query is not None or entry.images:
             return False, None
         if entry.decision.deploy:
-            entry = self._render(bundle, {cluster_key: entry}, {}, {}, None, {})[cluster_key]
+            elsewhere = sum(e.held_bytes for k, e in entries.items() if k != cluster_key)
+            rendered = self._render(bundle, {cluster_key: entry}, {}, {}, None, {}, elsewhere)
+            entry = rendered[cluster_key]
         with self._lock:
             if self._bundles.get(_bundle_key(bundle), (None, {}))[1] is entries:
                 entries[cluster_key] = entry
@@ -279,9 +281,11 @@ class RowMemo:
         images: ResolvedImages,
         dependencies: Dependencies | None,
         delivered: Delivered,
+        held_elsewhere: int = 0,
     ) -> dict[str, _Entry]:
         """`entries` with a row for each targeted cluster, rendered in one batch unless its
-        inputs are unchanged since last time."""
+        inputs are unchanged since last time; `held_elsewhere`: what the Bundle's clusters not
+        in `entries` hold (bundler.core.planning.held)."""
         deps = None if dependencies is None else tuple(dependencies)
         digests = tuple(sorted(delivered.items()))
         stale: list[tuple[str, RowInputs]] = []
@@ -298,10 +302,8 @@ class RowMemo:
             self.rendered += len(stale)
         targeted = [(entries[k].cluster, entries[k].decision) for k, _ in stale]
         again = {k for k, _ in stale}
-        held = HeldBytes(
-            self.bundle_limit_bytes,
-            sum(e.held_bytes for k, e in self._held_by(bundle, entries).items() if k not in again),
-        )
+        kept = sum(e.held_bytes for k, e in entries.items() if k not in again)
+        held = HeldBytes(self.bundle_limit_bytes, held_elsewhere + kept)
         answers = render_many(
             bundle, targeted, resolved, images, deps, self.templater, held, delivered
         )
@@ -312,14 +314,6 @@ class RowMemo:
                 entry, row=row, rendered_with=inputs, held_bytes=held.charged.get(index, 0)
             )
         return entries
-
-    def _held_by(self, bundle: Bundle, entries: dict[str, _Entry]) -> dict[str, _Entry]:
-        """Every entry of `bundle` that holds a render: the memo's, updated by `entries` (`one`
-        renders a single cluster, the others still hold theirs)."""
-        with self._lock:
-            known = dict(self._bundles.get(_bundle_key(bundle), (None, {}))[1])
-        known.update(entries)
-        return known
 
 
 def _bundle_key(bundle: Bundle) -> str:
