@@ -7,30 +7,24 @@ cluster, in remote mode through the Cluster's kubeconfig. Its resource is the ki
 Kubernetes guesses it. A kind the cluster does not serve, or a read the cluster refuses, is a
 failed check that says so; anything transient is raised, and the reconcile retried.
 
-Expressions are Bundle authors' text evaluated over an object of the cluster: the object is
-bounded in size by bundler.core.health, the evaluation in time here (EVALUATION_SECONDS of this
-thread's time, enforced by a trace function that stops it at the next Python call past the
-deadline). A check that is not healthy is looked at again after RECHECK_PENDING seconds, a healthy
-one after RECHECK_HEALTHY: nothing watches the objects.
+Built-in checks (a Deployment, a Job) are judged here; expressions, Bundle authors' text, in a
+child process the operating system bounds (bundler.agent.expressions). A check that is not
+healthy is looked at again after RECHECK_PENDING seconds, a healthy one after RECHECK_HEALTHY:
+nothing watches the objects.
 """
 
 from __future__ import annotations
 
-import sys
-import time
 from collections.abc import Callable, Sequence
-from types import FrameType
-from typing import Any, Protocol
+from typing import Protocol
 
-from celpy.celparser import CELParseError
-
+from bundler.agent.expressions import ExpressionEvaluator, shared_evaluator
 from bundler.api.health import HealthCheck, HealthCheckResult, HealthState
 from bundler.api.resources import Resource
-from bundler.core.health import api_version, evaluate, prepare, resource_plural, result
+from bundler.core.health import api_version, evaluate, resource_plural, result, uses_expressions
 from bundler.store.errors import Forbidden, KindNotServed, NotFound
 from bundler.store.protocol import Obj
 
-EVALUATION_SECONDS = 1.0
 RECHECK_PENDING = 5.0
 RECHECK_HEALTHY = 60.0
 
@@ -61,10 +55,13 @@ def check_resource(check: HealthCheck) -> Resource:
 
 
 def evaluate_checks(
-    checks: Sequence[HealthCheck], reader: ObjectReader
+    checks: Sequence[HealthCheck],
+    reader: ObjectReader,
+    expressions: ExpressionEvaluator | None = None,
 ) -> tuple[HealthCheckResult, ...]:
-    """Each check's result, in order."""
-    return tuple(_one(check, reader) for check in checks)
+    """Each check's result, in order; expressions judged by `expressions` (default: the
+    process's shared evaluator)."""
+    return tuple(_one(check, reader, expressions) for check in checks)
 
 
 def recheck_after(results: Sequence[HealthCheckResult]) -> float:
@@ -72,7 +69,9 @@ def recheck_after(results: Sequence[HealthCheckResult]) -> float:
     return RECHECK_HEALTHY if healthy else RECHECK_PENDING
 
 
-def _one(check: HealthCheck, reader: ObjectReader) -> HealthCheckResult:
+def _one(
+    check: HealthCheck, reader: ObjectReader, expressions: ExpressionEvaluator | None
+) -> HealthCheckResult:
     res = check_resource(check)
     try:
         found = reader.read(res, check.name, check.namespace or None)
@@ -85,41 +84,6 @@ def _one(check: HealthCheck, reader: ObjectReader) -> HealthCheckResult:
             f"the agent may not read it ({refused}): grant it get on {res.plural}"
             f"{'.' + res.group if res.group else ''} (agent chart: healthChecks.extraRules)",
         )
-    try:
-        prepare(check)
-    except (CELParseError, RecursionError):
-        return result(check, HealthState.FAILED, "its expressions cannot be compiled")
-    try:
-        return within(EVALUATION_SECONDS, lambda: evaluate(check, found))
-    except EvaluationTimeoutError:
-        return result(
-            check,
-            HealthState.FAILED,
-            f"evaluating its expressions took more than {EVALUATION_SECONDS:g}s: simplify them",
-        )
-    except Exception as err:  # the evaluator's own failure on an author's expression
-        return result(
-            check, HealthState.FAILED, f"its expressions cannot be evaluated: {type(err).__name__}"
-        )
-
-
-class EvaluationTimeoutError(BaseException):
-    """The evaluation ran past its deadline. A BaseException, so that no `except Exception` of
-    the evaluator can swallow it."""
-
-
-def within(seconds: float, work: Callable[[], HealthCheckResult]) -> HealthCheckResult:
-    """`work()`, stopped with EvaluationTimeoutError at its first Python call after `seconds`."""
-    deadline = time.monotonic() + seconds
-
-    def trace(frame: FrameType, event: str, arg: Any) -> None:
-        if event == "call" and time.monotonic() > deadline:
-            raise EvaluationTimeoutError
-        return None
-
-    previous = sys.gettrace()
-    sys.settrace(trace)
-    try:
-        return work()
-    finally:
-        sys.settrace(previous)
+    if found is not None and uses_expressions(check):
+        return (expressions or shared_evaluator()).evaluate(check, found)
+    return evaluate(check, found)

@@ -14,7 +14,8 @@ Flux reports the release Ready, and `evaluate` judges it:
 
 Expressions are compiled when the Bundle is validated (`check_expressions`), so a bad one is the
 Bundle's InvalidSpec, never a surprise on a cluster. Evaluating is bounded by the caller: the
-object's size is checked here (OBJECT_BYTES_MAX), the time by the agent.
+object's size is checked here (OBJECT_BYTES_MAX), time and memory by the agent, which runs
+`compile_and_evaluate` in a child process the operating system bounds.
 """
 
 from __future__ import annotations
@@ -88,13 +89,39 @@ def check_health_check(check: HealthCheck, *, obj: str, field: str) -> None:
                 ) from None
 
 
-def prepare(check: HealthCheck) -> None:
-    """Compile `check`'s expressions now (kept for later): the first compile builds the parser,
-    which takes longer than the bound an evaluation runs under."""
-    for name in EXPRESSIONS:
-        text = getattr(check, name)
-        if text:
-            _program(text)
+def warm_up() -> None:
+    """Build celpy's parser now: the first compile takes longer than an evaluation may."""
+    _program("true")
+
+
+def compile_and_evaluate(check: HealthCheck, found: Mapping[str, Any] | None) -> HealthCheckResult:
+    """`evaluate`, with the expressions compiled first: an expression that does not compile, or
+    that the evaluator itself fails on, is a failed check saying so."""
+    try:
+        for name in EXPRESSIONS:
+            if text := getattr(check, name):
+                _program(text)
+    except (CELParseError, RecursionError):
+        return result(check, HealthState.FAILED, "its expressions cannot be compiled")
+    try:
+        return evaluate(check, found)
+    except RecursionError:
+        return result(check, HealthState.FAILED, "its expressions nest too deeply to evaluate")
+    except Exception as err:  # the evaluator's own failure on an author's expression
+        return result(
+            check, HealthState.FAILED, f"its expressions cannot be evaluated: {type(err).__name__}"
+        )
+
+
+def oversized(check: HealthCheck, size: int) -> HealthCheckResult | None:
+    """A failed result when an object of `size` JSON bytes is too large to be evaluated over."""
+    if size <= OBJECT_BYTES_MAX:
+        return None
+    return result(
+        check,
+        HealthState.FAILED,
+        f"the object is {size} bytes, more than the {OBJECT_BYTES_MAX} an expression reads",
+    )
 
 
 def with_namespace(check: HealthCheck, release_namespace: str) -> HealthCheck:
@@ -178,13 +205,9 @@ def _job(check: HealthCheck, found: Mapping[str, Any]) -> HealthCheckResult:
 
 
 def _by_expressions(check: HealthCheck, found: Mapping[str, Any]) -> HealthCheckResult:
-    size = len(json.dumps(found, separators=(",", ":")))
-    if size > OBJECT_BYTES_MAX:
-        return result(
-            check,
-            HealthState.FAILED,
-            f"the object is {size} bytes, more than the {OBJECT_BYTES_MAX} an expression reads",
-        )
+    refused = oversized(check, len(json.dumps(found, separators=(",", ":"))))
+    if refused is not None:
+        return refused
     variables = {str(k): json_to_cel(v) for k, v in found.items()}
     states = (
         (check.inProgress, HealthState.IN_PROGRESS),

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from bundler.agent.health_checks import EVALUATION_SECONDS, RECHECK_PENDING
+from bundler.agent.expressions import CPU_SECONDS
+from bundler.agent.health_checks import RECHECK_PENDING
 from bundler.api.resources import ALL_KINDS, CONFIG_MAP, DEPLOYMENT, JOB
 from bundler.store.memory import MemoryStore
 from bundler.store.protocol import Obj
@@ -127,4 +128,4 @@ def test_an_expression_that_runs_too_long_is_stopped(checked: AgentWorld) -> Non
     checked.put_bd(bd_object(health_checks=[check]))
     (found,) = checked.bd()["status"]["healthChecks"]
     assert found["state"] == "Failed"
-    assert f"took more than {EVALUATION_SECONDS:g}s" in found["message"]
+    assert f"took more than {CPU_SECONDS:g}s of CPU time" in found["message"]
