@@ -11,7 +11,7 @@ names the copies and nothing else (bundler.core.flux.values_copies).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -152,6 +152,6 @@ def values_copies(bd: BundleDeployment, config: AgentConfig, read: ValuesReader)
     return copies
 
 
-def keeps_release(release: Obj) -> bool:
+def keeps_release(release: Mapping[str, Any]) -> bool:
     annotations = release.get("metadata", {}).get("annotations") or {}
     return annotations.get(ANNOTATION_KEEP_RESOURCES) == "true"
