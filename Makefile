@@ -89,6 +89,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bundler.sim.bench_planning
 	$(BIN)/python -m bundler.sim.bench_limits
 	$(BIN)/python -m bundler.sim.bench_hostile
+	$(BIN)/python -m bundler.sim.bench_agent
 	$(BIN)/python -m bundler.manifests.bench
 	$(BIN)/python -m tests.ui.bench_fleet_page
 

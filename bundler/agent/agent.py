@@ -4,10 +4,12 @@ objects and reports the HelmReleases back.
 Keys are the BundleDeployments of the cluster namespace, plus one housekeeping key (the Cluster
 itself) that fills the caches and sends the heartbeat. Every reconcile is level-triggered: it
 compares what the BundleDeployment asks for with what lives downstream and corrects the difference,
-whether it was woken by a BundleDeployment, by a Flux object it wrote, or by a resync. A
-BundleDeployment that no longer exists (or is being deleted) has its Flux objects removed; so do
-objects found at start-up whose BundleDeployment was deleted while the agent was down. Nothing is
-ever deleted because a read failed: until the BundleDeployment cache is filled, work waits.
+whether it was woken by a BundleDeployment, by a Flux object it wrote, or by a resync (one whose
+last reconcile changed nothing, with nothing it read changed since, is known to match and is
+skipped: bundler.agent.settled). A BundleDeployment that no longer exists (or is being deleted)
+has its Flux objects removed; so do objects found at start-up whose BundleDeployment was deleted
+while the agent was down. Nothing is ever deleted because a read failed: until the
+BundleDeployment cache is filled, work waits.
 
 Mode handover (bundler.core.handover): a pull agent reads its Cluster's mode from the answer to
 its heartbeat. Once the Cluster is in remote mode it lets go of every release (suspends and deletes
@@ -214,9 +216,8 @@ class Agent:
             self.released = False
             self._patch_agent_status({"releasesHandedOver": False})
         if self._controller is not None:
-            for bd in self.caches.siblings():
-                meta = bd["metadata"]
-                self._controller.enqueue(Key(meta["namespace"], meta["name"]))
+            for key in self.caches.bundle_deployment_keys():
+                self._controller.enqueue(key)
 
     def _patch_agent_status(self, agent: dict[str, object]) -> Obj:
         return self.management.patch_status(

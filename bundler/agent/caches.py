@@ -5,6 +5,11 @@ and Secrets this agent wrote (selected by its labels) in the Flux namespace. Not
 thread: the caches are started from reconciles (so failures back off like any other work), and
 their events only map objects to BundleDeployment keys.
 
+Reads are by key or through the informers' indexes (downstream objects by the BundleDeployment
+they were written for, BundleDeployments by their bundle), never by scanning a cache, and hand out
+the cached objects themselves, read-only (`Cached`): one reconcile costs the same with 20 or 2,000
+BundleDeployments on the cluster.
+
 A cluster without Flux does not serve the Flux kinds: starting those caches raises
 FluxNotInstalledError with the kinds, and the next attempt tries again, so installing Flux later
 needs no agent restart.
@@ -13,7 +18,8 @@ needs no agent restart.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from bundler.agent.config import AgentConfig
 from bundler.api.resources import (
@@ -24,7 +30,7 @@ from bundler.api.resources import (
     SECRET,
     Resource,
 )
-from bundler.core.labels import LABEL_BUNDLE_DEPLOYMENT
+from bundler.core.labels import LABEL_BUNDLE_DEPLOYMENT, LABEL_BUNDLE_NAME
 from bundler.errors import TransientError
 from bundler.runtime.informer import Informer
 from bundler.runtime.key import Key
@@ -35,6 +41,9 @@ from bundler.store.protocol import Obj, Store
 FLUX_KINDS = (HELM_RELEASE, HELM_REPOSITORY, OCI_REPOSITORY)
 # Apply order: credentials before the source that reads them, the source before the release.
 OWNED_KINDS = (SECRET, HELM_REPOSITORY, OCI_REPOSITORY, HELM_RELEASE)
+
+# An object as a cache holds it: shared, read-only (changing it raises TypeError).
+Cached = Mapping[str, Any]
 
 
 class FluxNotInstalledError(Exception):
@@ -51,11 +60,22 @@ class AgentCaches:
     ) -> None:
         self.config = config
         self.bundle_deployments = Informer(
-            management, BUNDLE_DEPLOYMENT, timers, namespace=config.cluster_namespace
+            management,
+            BUNDLE_DEPLOYMENT,
+            timers,
+            namespace=config.cluster_namespace,
+            index=bundle_of,
         )
         labels = config.owned_labels()
         self.downstream = {
-            res: Informer(downstream, res, timers, namespace=config.flux_namespace, labels=labels)
+            res: Informer(
+                downstream,
+                res,
+                timers,
+                namespace=config.flux_namespace,
+                labels=labels,
+                index=written_for,
+            )
             for res in OWNED_KINDS
         }
         self._lock = threading.Lock()
@@ -88,25 +108,28 @@ class AgentCaches:
 
     # -- reads --------------------------------------------------------------------------------
 
-    def bundle_deployment(self, name: str) -> Obj | None:
+    def bundle_deployment(self, name: str) -> Cached | None:
         if not self.bundle_deployments.has_synced:
             raise TransientError(
                 "the BundleDeployment cache has not been filled yet",
                 obj=f"namespace {self.config.cluster_namespace}",
             )
-        return self.bundle_deployments.get(self.config.cluster_namespace, name)
+        return self.bundle_deployments.view(self.config.cluster_namespace, name)
 
-    def siblings(self) -> list[Obj]:
-        return self.bundle_deployments.list(self.config.cluster_namespace)
+    def bundle_deployment_keys(self) -> list[Key]:
+        return self.bundle_deployments.list_keys()
 
-    def owned_by(self, bd_name: str) -> list[tuple[Resource, Obj]]:
+    def deployments_of(self, bundle: str) -> list[Cached]:
+        """The cluster's BundleDeployments of `bundle` (one, unless something else wrote more)."""
+        return self.bundle_deployments.indexed(bundle)
+
+    def owned_by(self, bd_name: str) -> list[tuple[Resource, Cached]]:
         """Downstream objects written for the BundleDeployment `bd_name`, in apply order."""
-        wanted = {LABEL_BUNDLE_DEPLOYMENT: bd_name}
         return [
             (res, obj)
             for res, informer in self.downstream.items()
             if informer.has_synced
-            for obj in informer.list(self.config.flux_namespace, wanted)
+            for obj in informer.indexed(bd_name)
         ]
 
     def owned(self) -> list[tuple[Resource, Obj]]:
@@ -119,14 +142,28 @@ class AgentCaches:
         ]
         return sorted(found, key=lambda pair: pair[0] != HELM_RELEASE)
 
-    def live(self, res: Resource, name: str) -> Obj | None:
-        return self.downstream[res].get(self.config.flux_namespace, name)
+    def live(self, res: Resource, name: str) -> Cached | None:
+        return self.downstream[res].view(self.config.flux_namespace, name)
 
     def bd_key_of(self, obj: Obj) -> list[Key]:
         """The BundleDeployment a downstream object was written for (none: not one of ours)."""
         labels = obj.get("metadata", {}).get("labels") or {}
         owner = labels.get(LABEL_BUNDLE_DEPLOYMENT)
         return [Key(self.config.cluster_namespace, owner)] if owner else []
+
+
+def bundle_of(obj: Cached) -> str | None:
+    """The bundle a BundleDeployment deploys, as bundler.core.flux.bundle_name reads it."""
+    meta = obj.get("metadata") or {}
+    labels = meta.get("labels") or {}
+    return str(labels.get(LABEL_BUNDLE_NAME) or meta.get("name") or "") or None
+
+
+def written_for(obj: Cached) -> str | None:
+    """The BundleDeployment a downstream object was written for, by its label."""
+    labels = (obj.get("metadata") or {}).get("labels") or {}
+    owner = labels.get(LABEL_BUNDLE_DEPLOYMENT)
+    return str(owner) if owner else None
 
 
 def _start(informer: Informer) -> None:

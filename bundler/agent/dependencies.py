@@ -17,6 +17,8 @@ from bundler.store.protocol import Obj
 class DependencyIndex:
     def __init__(self) -> None:
         self._needs: dict[Key, frozenset[str]] = {}
+        # bundle -> the BundleDeployments that depend on it (the reverse of `_needs`)
+        self._needed_by: dict[str, set[Key]] = {}
         self._lock = threading.Lock()
 
     def dependents(self, obj: Obj) -> list[Key]:
@@ -27,13 +29,23 @@ class DependencyIndex:
         needs = frozenset(
             str(dep.get("name")) for dep in options.get("dependsOn") or [] if isinstance(dep, dict)
         )
+        key = Key.of(obj)
         with self._lock:
+            self._drop(key)
             if needs:
-                self._needs[Key.of(obj)] = needs
-            else:
-                self._needs.pop(Key.of(obj), None)
-            return sorted(key for key, wanted in self._needs.items() if bundle in wanted)
+                self._needs[key] = needs
+                for wanted in needs:
+                    self._needed_by.setdefault(wanted, set()).add(key)
+            return sorted(self._needed_by.get(bundle, ())) if isinstance(bundle, str) else []
 
     def forget(self, key: Key) -> None:
         with self._lock:
-            self._needs.pop(key, None)
+            self._drop(key)
+
+    def _drop(self, key: Key) -> None:
+        for wanted in self._needs.pop(key, ()):
+            dependents = self._needed_by.get(wanted)
+            if dependents is not None:
+                dependents.discard(key)
+                if not dependents:
+                    del self._needed_by[wanted]

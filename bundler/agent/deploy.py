@@ -14,6 +14,10 @@ around them and turns store errors into apply outcomes:
 Once Flux reports the release of the current options Ready, the options' health checks are
 evaluated on the downstream cluster (bundler.agent.health_checks), and `reconcile` says when to
 look at them again.
+
+A BundleDeployment whose last reconcile changed nothing, with nothing it read changed since, is
+settled (bundler.agent.settled): reconciling it again does nothing. One that reads what no cache
+sees change (credentials, values copies, health-checked objects) is never settled.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import logging
 
 from pydantic import ValidationError
 
-from bundler.agent.caches import FLUX_KINDS, AgentCaches, FluxNotInstalledError
+from bundler.agent.caches import FLUX_KINDS, AgentCaches, Cached, FluxNotInstalledError
 from bundler.agent.config import AgentConfig
 from bundler.agent.desired import (
     Desired,
@@ -36,6 +40,7 @@ from bundler.agent.desired import (
 )
 from bundler.agent.health_checks import ObjectReader, evaluate_checks, recheck_after
 from bundler.agent.remote_values import DownstreamValues
+from bundler.agent.settled import Reads, SettledDeployments
 from bundler.agent.writer import DownstreamWriter
 from bundler.api.bundledeployment import BundleDeployment
 from bundler.api.cluster import AgentMode
@@ -67,6 +72,7 @@ from bundler.errors import InvalidInputError, TransientError
 from bundler.runtime.clock import Clock
 from bundler.store.errors import Forbidden, Invalid, KindNotServed, NotFound
 from bundler.store.memory_meta import rfc3339
+from bundler.store.mergepatch import json_copy
 from bundler.store.protocol import Obj, Store
 
 log = logging.getLogger(__name__)
@@ -113,27 +119,41 @@ class Deployer:
         self.values = values
         # Where health checks read their objects (None: this host cannot reach the cluster).
         self.objects = objects
+        self.settled = SettledDeployments(caches)
 
     # -- present BundleDeployments ------------------------------------------------------------
 
-    def reconcile(self, observed: Obj) -> float | None:
-        """Apply `observed` (unless paused or waiting) and write its status; ValidationError
-        when it cannot be read as a BundleDeployment. Returns clock seconds until its health
-        checks are due again (None: it has none being looked at)."""
-        bd = BundleDeployment.model_validate(observed)
-        decision = decide(bd, unready_dependencies(bd, self._siblings(bd)))
+    def reconcile(self, observed: Cached) -> float | None:
+        """Apply `observed` (unless paused or waiting) and write its status, unless it is
+        settled; ValidationError when it cannot be read as a BundleDeployment. Returns clock
+        seconds until its health checks are due again (None: it has none being looked at)."""
+        if self.settled.holds(observed):
+            return None
+        self.settled.forget(observed["metadata"]["name"])
+        bd = BundleDeployment.model_validate(json_copy(observed))
+        reads = Reads(
+            bd.metadata.name,
+            bd.metadata.resourceVersion,
+            tuple(sorted({dep.name for dep in bd.spec.options.dependsOn if dep.name})),
+            release_object_name(bundle_name(bd)),
+        )
+        seen = self.settled.look(reads)
+        decision = decide(bd, unready_dependencies(bd, self._dependencies(reads)))
         outcome: ApplyOutcome | None = None
+        changed = False
         release = self._cached_release(bd)
         if decision.step is Step.APPLY:
-            outcome, written = self._apply(bd)
+            outcome, written, changed = self._apply(bd)
             release = written or release
         report = read_release(release)
         health = None
         if bd.spec.options.healthChecks and release_ready(bd, decision, outcome, report):
             health = self._health(bd)
-        self._write_status(bd, decision, outcome, report, health)
+        changed = self._write_status(bd, decision, outcome, report, health) or changed
         if outcome is not None and outcome.reason in _RETRIED:
             raise ReportedError(TransientError(outcome.message, obj=_describe(bd)))
+        if not changed and not self._reads_beyond_caches(bd):
+            self.settled.remember(reads, seen)
         return None if health is None else recheck_after(health)
 
     def _health(self, bd: BundleDeployment) -> tuple[HealthCheckResult, ...]:
@@ -154,19 +174,29 @@ class Deployer:
             )
         return evaluate_checks(checks, self.objects)
 
-    def _siblings(self, bd: BundleDeployment) -> list[BundleDeployment]:
-        """The cluster's other BundleDeployments that parse (only needed for dependsOn)."""
-        if not bd.spec.options.dependsOn:
-            return []
+    def _dependencies(self, reads: Reads) -> list[BundleDeployment]:
+        """The BundleDeployments of the bundles `reads` depends on that parse."""
         readable = []
-        for other in self.caches.siblings():
-            try:
-                readable.append(BundleDeployment.model_validate(other))
-            except ValidationError:
-                continue
+        for bundle in reads.dependencies:
+            for other in self.caches.deployments_of(bundle):
+                try:
+                    readable.append(BundleDeployment.model_validate(other))
+                except ValidationError:
+                    continue
         return readable
 
-    def _cached_release(self, bd: BundleDeployment) -> Obj | None:
+    def _reads_beyond_caches(self, bd: BundleDeployment) -> bool:
+        """Whether reconciling `bd` reads what no cache holds: the credentials Secret and the
+        management values copies (pull mode), the valuesFrom objects downstream (remote mode),
+        the objects its health checks name."""
+        options = bd.spec.options
+        if options.healthChecks:
+            return True
+        if self.config.mode is AgentMode.REMOTE:
+            return bool(downstream_values(bd))
+        return options.helm.secretRef is not None or bool(options.managementValues)
+
+    def _cached_release(self, bd: BundleDeployment) -> Cached | None:
         # Not yet filled (a reconcile before the housekeeping one), the cache would report a
         # running release as missing; without the Flux kinds there is no HelmRelease to find.
         with contextlib.suppress(FluxNotInstalledError):
@@ -175,29 +205,32 @@ class Deployer:
             return None
         return self.caches.live(HELM_RELEASE, release_object_name(bundle_name(bd)))
 
-    def _apply(self, bd: BundleDeployment) -> tuple[ApplyOutcome, Obj | None]:
+    def _apply(self, bd: BundleDeployment) -> tuple[ApplyOutcome, Cached | None, bool]:
+        """The outcome, the HelmRelease as written, and whether anything had to change
+        downstream (True also when the apply failed: nothing settles on a failure)."""
         try:
             values = self._values_copies(bd)
             desired = desired_objects(bd, self.config, self._credentials(bd), values)
         except InvalidInputError as err:
-            return ApplyOutcome(Reason.INVALID_OPTIONS, str(err)), None
+            return ApplyOutcome(Reason.INVALID_OPTIONS, str(err)), None, False
         except NotFound as err:
             message = f"repository credentials Secret not found in the cluster namespace: {err}"
-            return ApplyOutcome(Reason.CREDENTIALS_NOT_FOUND, message), None
+            return ApplyOutcome(Reason.CREDENTIALS_NOT_FOUND, message), None, True
         except ValuesUnavailableError as err:
-            return ApplyOutcome(Reason.VALUES_UNAVAILABLE, str(err)), None
+            return ApplyOutcome(Reason.VALUES_UNAVAILABLE, str(err)), None, True
         try:
             self.caches.ensure_downstream()
-            written = self._write(bd, desired)
+            written, changed = self._write(bd, desired)
         except (FluxNotInstalledError, KindNotServed) as err:
             kinds = err.kinds if isinstance(err, FluxNotInstalledError) else FLUX_KIND_NAMES
-            return ApplyOutcome(Reason.FLUX_NOT_INSTALLED, flux_not_installed_message(kinds)), None
+            message = flux_not_installed_message(kinds)
+            return ApplyOutcome(Reason.FLUX_NOT_INSTALLED, message), None, True
         except (Invalid, Forbidden, NotFound) as err:
             hint = unknown_field_hint(str(err)) if isinstance(err, Invalid) else None
             if hint is not None:
-                return ApplyOutcome(Reason.FLUX_TOO_OLD, f"{hint}: {err}"), None
-            return ApplyOutcome(Reason.APPLY_FAILED, str(err)), None
-        return APPLIED, written
+                return ApplyOutcome(Reason.FLUX_TOO_OLD, f"{hint}: {err}"), None, True
+            return ApplyOutcome(Reason.APPLY_FAILED, str(err)), None, True
+        return APPLIED, written, changed
 
     def _values_copies(self, bd: BundleDeployment) -> list[Obj]:
         if self.config.mode is not AgentMode.REMOTE:
@@ -227,17 +260,21 @@ class Deployer:
             return None
         return self.management.get(SECRET, ref.name, self.config.cluster_namespace)
 
-    def _write(self, bd: BundleDeployment, desired: Desired) -> Obj:
-        release: Obj | None = None
+    def _write(self, bd: BundleDeployment, desired: Desired) -> tuple[Cached, bool]:
+        """The HelmRelease as written, and whether anything had to change."""
+        release: Cached | None = None
+        changed = False
         for res, obj in desired.objects:
-            written = self.writer.put(res, obj)
+            written, wrote = self.writer.put(res, obj)
+            changed = changed or wrote
             if res == HELM_RELEASE:
                 release = written
         wanted = desired.names()
         for res, live in self.caches.owned_by(bd.metadata.name):
             if (res.plural, live["metadata"]["name"]) not in wanted:
                 self._remove(res, live, keep_from_spec=None)
-        return release if release is not None else desired.release
+                changed = True
+        return (release if release is not None else desired.release), changed
 
     def _write_status(
         self,
@@ -246,16 +283,18 @@ class Deployer:
         outcome: ApplyOutcome | None,
         report: ReleaseReport,
         health: tuple[HealthCheckResult, ...] | None,
-    ) -> None:
+    ) -> bool:
+        """Write the status `bd` should have; whether it differed."""
         now = rfc3339(self.clock.now())
         new = next_status(bd, Observation(decision, outcome, report, now, health))
         if not status_changed(bd.status, new):
-            return
+            return False
         self.management.patch_status(
             BUNDLE_DEPLOYMENT, bd.metadata.name, status_patch(new), bd.metadata.namespace
         )
+        return True
 
-    def report_unreadable(self, observed: Obj, err: ValidationError) -> None:
+    def report_unreadable(self, observed: Cached, err: ValidationError) -> None:
         """A BundleDeployment that does not parse: say so on its Deployed condition."""
         meta = observed["metadata"]
         first = err.errors()[0] if err.errors() else {"loc": (), "msg": str(err)}
@@ -280,8 +319,9 @@ class Deployer:
 
     # -- gone BundleDeployments ---------------------------------------------------------------
 
-    def undeploy(self, bd_name: str, observed: Obj | None) -> None:
+    def undeploy(self, bd_name: str, observed: Cached | None) -> None:
         """Remove what was written for `bd_name`; releases of keepResources bundles stay."""
+        self.settled.forget(bd_name)
         # Without the Flux kinds nothing of ours exists downstream but Secrets, whose cache starts.
         with contextlib.suppress(FluxNotInstalledError):
             self.caches.ensure_downstream()
@@ -293,6 +333,7 @@ class Deployer:
         """Let go of every release: suspend and delete the HelmReleases (Flux leaves their
         releases installed), then delete their sources and Secrets. True once no HelmRelease is
         left, not even one whose finalizer Flux has yet to remove."""
+        self.settled.forget_all()
         try:
             self.caches.ensure_downstream()
         except FluxNotInstalledError:
@@ -301,7 +342,7 @@ class Deployer:
             self._remove(res, live, keep_from_spec=True)
         return not self.writer.releases_left()
 
-    def _remove(self, res: Resource, cached: Obj, *, keep_from_spec: bool | None) -> None:
+    def _remove(self, res: Resource, cached: Cached, *, keep_from_spec: bool | None) -> None:
         """Delete `cached`; a HelmRelease stays installed when the spec (if known) or else its
         keep-resources annotation says so. The annotation is read fresh: the cache may not hold
         the agent's latest write yet, and a stale copy must not decide an uninstall."""
@@ -312,7 +353,7 @@ class Deployer:
         self.writer.remove(res, live, keep_release=keep)
 
 
-def _keeps_resources(observed: Obj | None) -> bool | None:
+def _keeps_resources(observed: Cached | None) -> bool | None:
     if observed is None:
         return None
     options = (observed.get("spec") or {}).get("options") or {}

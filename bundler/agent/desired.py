@@ -14,7 +14,7 @@ BundleDeployment is gone still knows to leave the release installed), and the Se
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -183,6 +183,6 @@ def management_copies(bd: BundleDeployment, config: AgentConfig, read: CopyReade
     return copies
 
 
-def keeps_release(release: Obj) -> bool:
+def keeps_release(release: Mapping[str, Any]) -> bool:
     annotations = release.get("metadata", {}).get("annotations") or {}
     return annotations.get(ANNOTATION_KEEP_RESOURCES) == "true"

@@ -30,7 +30,7 @@ _SERVER_DEFAULTED: dict[str, frozenset[str]] = {
 }
 
 
-def needs_write(desired: Obj, live: Obj) -> bool:
+def needs_write(desired: Obj, live: Mapping[str, Any]) -> bool:
     """Whether `live` differs from `desired` in anything the agent owns."""
     if _owned(live, "labels") != _owned(desired, "labels"):
         return True
@@ -48,7 +48,7 @@ def needs_write(desired: Obj, live: Obj) -> bool:
     return False
 
 
-def merged(desired: Obj, live: Obj) -> Obj:
+def merged(desired: Obj, live: Mapping[str, Any]) -> Obj:
     """`live` with the agent's part replaced by `desired`; resourceVersion kept for the update."""
     out: Obj = json_copy(live)
     meta = out.setdefault("metadata", {})
@@ -68,7 +68,7 @@ def merged(desired: Obj, live: Obj) -> Obj:
     return out
 
 
-def _owned(obj: Obj, field: str) -> dict[str, str]:
+def _owned(obj: Mapping[str, Any], field: str) -> dict[str, str]:
     found = (obj.get("metadata") or {}).get(field) or {}
     return {k: v for k, v in found.items() if k.startswith(OWNED_PREFIX)}
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 
-from bundler.agent.caches import AgentCaches
+from bundler.agent.caches import AgentCaches, Cached
 from bundler.agent.ownership import merged, needs_write
 from bundler.api.resources import HELM_RELEASE, Resource
 from bundler.store.errors import AlreadyExists, Conflict, NotFound
@@ -24,23 +24,27 @@ class DownstreamWriter:
         self.store = store
         self.caches = caches
 
-    def put(self, res: Resource, desired: Obj) -> Obj:
-        """Make the agent's part of the object `desired`; returns the object as it now is."""
+    def put(self, res: Resource, desired: Obj) -> tuple[Cached, bool]:
+        """Make the agent's part of the object `desired`: the object as it now is, and False when
+        the cache held it as desired already (True: written, or the cache was behind)."""
         name = desired["metadata"]["name"]
         live = self.caches.live(res, name)
         if live is not None:
+            if not needs_write(desired, live):
+                return live, False
             try:
-                return self._update(res, desired, live)
+                return self._update(res, desired, live), True
             except NotFound:
                 pass  # deleted since the cache saw it: create it again
         try:
-            return self.store.create(res, desired)
+            return self.store.create(res, desired), True
         except AlreadyExists:
-            return self._update(res, desired, self._fresh(res, name))
+            fresh = self._fresh(res, name)
+            if not needs_write(desired, fresh):
+                return fresh, True  # the cache was stale: the next reconcile sees it again
+            return self._update(res, desired, fresh), True
 
-    def _update(self, res: Resource, desired: Obj, live: Obj) -> Obj:
-        if not needs_write(desired, live):
-            return live
+    def _update(self, res: Resource, desired: Obj, live: Cached) -> Obj:
         try:
             return self.store.update(res, merged(desired, live))
         except Conflict:
@@ -52,7 +56,7 @@ class DownstreamWriter:
     def _fresh(self, res: Resource, name: str) -> Obj:
         return self.store.get(res, name, self.caches.config.flux_namespace)
 
-    def current(self, res: Resource, cached: Obj) -> Obj | None:
+    def current(self, res: Resource, cached: Cached) -> Obj | None:
         """`cached` as the store has it now (None: gone)."""
         meta = cached["metadata"]
         try:
@@ -68,7 +72,7 @@ class DownstreamWriter:
         )
         return bool(found.items)
 
-    def remove(self, res: Resource, obj: Obj, *, keep_release: bool) -> None:
+    def remove(self, res: Resource, obj: Cached, *, keep_release: bool) -> None:
         """Delete `obj`; a HelmRelease whose release must stay is suspended first, so Flux
         removes its finalizer without uninstalling."""
         meta = obj["metadata"]

@@ -10,6 +10,10 @@ The cache holds frozen objects (:mod:`bundler.store.frozen`): the in-memory stor
 without a copy, or a real API server's, frozen once as they arrive. `get` and `list` return plain
 copies, so callers may change what they get; `view` and `views` return the cached objects
 themselves, read-only, for callers that only read. Handlers receive the cached object too.
+
+An informer may keep an index: `index(obj)` names the group an object belongs to (None: none), and
+`indexed(value)` returns that group's cached objects without scanning the cache, so a controller
+that reads one group per reconcile stays linear in the objects it holds.
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ from bundler.store.protocol import EventType, Obj, ObjectList, Store, Watch, Wat
 log = logging.getLogger(__name__)
 
 Handler = Callable[[EventType, Obj], None]
+# The index value of an object (None: not indexed).
+IndexFunc = Callable[[Mapping[str, Any]], str | None]
 Event = tuple[EventType, Obj]
 
 RELIST_BACKOFF_BASE = 0.8
@@ -50,6 +56,7 @@ class Informer:
         *,
         namespace: str | None = None,
         labels: Mapping[str, str] | None = None,
+        index: IndexFunc | None = None,
     ) -> None:
         self.store = store
         self.res = res
@@ -62,6 +69,9 @@ class Informer:
         self._lock = threading.Lock()
         self._synced_cond = threading.Condition(self._lock)
         self._cache: dict[Key, Obj] = {}
+        self._index_of = index
+        # Index value -> the keys of the cached objects it indexes (kept with `_cache`).
+        self._index: dict[str, dict[Key, None]] = {}
         self._handlers: dict[int, Handler] = {}
         self._handler_ids = itertools.count()
         # Bumped by every (re)list; events of a watch from an older generation are ignored.
@@ -147,6 +157,12 @@ class Informer:
                 if labels_match(obj, labels)
             ]
 
+    def indexed(self, value: str) -> builtins.list[Mapping[str, Any]]:
+        """The cached objects (read-only) whose index value is `value`, in the order cached."""
+        with self._lock:
+            keys = self._index.get(value, {})
+            return [self._cache[key] for key in keys]
+
     def list_keys(self) -> builtins.list[Key]:
         with self._lock:
             return list(self._cache)
@@ -194,6 +210,7 @@ class Informer:
                 return
             events = _diff(self._cache, fresh)
             self._cache = fresh
+            self._reindex()
             self._synced = True
             self._synced_cond.notify_all()
             handlers = list(self._handlers.values())
@@ -228,12 +245,37 @@ class Informer:
         with self._lock:
             if generation != self._generation:
                 return
+            before = self._cache.get(key)
             if event.type is EventType.DELETED:
                 self._cache.pop(key, None)
+                self._reindex_one(key, before, None)
             else:
                 self._cache[key] = obj
+                self._reindex_one(key, before, obj)
             handlers = list(self._handlers.values())
         _dispatch(handlers, [(event.type, obj)])
+
+    def _reindex(self) -> None:
+        """Rebuild the index from the cache (caller holds the lock)."""
+        self._index = {}
+        for key, obj in self._cache.items():
+            self._reindex_one(key, None, obj)
+
+    def _reindex_one(self, key: Key, before: Obj | None, after: Obj | None) -> None:
+        """Move `key` in the index from `before`'s value to `after`'s (caller holds the lock);
+        an object whose value stays keeps its place, as it keeps its place in the cache."""
+        if self._index_of is None:
+            return
+        old = None if before is None else self._index_of(before)
+        new = None if after is None else self._index_of(after)
+        if old == new:
+            return
+        if old is not None and (keys := self._index.get(old)) is not None:
+            keys.pop(key, None)
+            if not keys:
+                del self._index[old]
+        if new is not None:
+            self._index.setdefault(new, {})[key] = None
 
     def _on_watch_error(self, generation: int, error: Exception) -> None:
         """The watch ended: relist now, or after a growing delay while relisting keeps failing."""

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-
-from bundler.store.protocol import Obj
+from typing import Any
 
 
 @dataclass(frozen=True, order=True)
@@ -15,7 +15,7 @@ class Key:
     name: str
 
     @classmethod
-    def of(cls, obj: Obj) -> Key:
+    def of(cls, obj: Mapping[str, Any]) -> Key:
         meta = obj.get("metadata", {})
         return cls(meta.get("namespace") or "", meta["name"])
 

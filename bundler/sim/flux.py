@@ -329,7 +329,7 @@ class SimulatedFlux:
     def _dependents(self, obj: Obj) -> list[Key]:
         namespace, name = obj["metadata"].get("namespace", ""), obj["metadata"]["name"]
         keys = []
-        for other in self.informer.list(namespace):
+        for other in self.informer.views(namespace):
             for dep in (other.get("spec") or {}).get("dependsOn") or []:
                 if dep.get("name") == name and (dep.get("namespace") or namespace) == namespace:
                     keys.append(Key.of(other))

@@ -139,6 +139,67 @@ def test_a_scoped_informer_sees_only_its_namespace_and_labels(
     assert len(informer) == 0
 
 
+def by_color(obj: Mapping[str, Any]) -> str | None:
+    color: str | None = (obj["metadata"].get("labels") or {}).get("color")
+    return color
+
+
+def indexed_names(informer: Informer, value: str) -> list[str]:
+    return [obj["metadata"]["name"] for obj in informer.indexed(value)]
+
+
+def test_the_index_follows_adds_changes_and_deletes(store: MemoryStore, timers: Timers) -> None:
+    store.create(WIDGET, widget("blue-1", color="blue"))
+    informer = Informer(store, WIDGET, timers, index=by_color)
+    informer.start()
+    blue = store.create(WIDGET, widget("blue-2", color="blue"))
+    store.create(WIDGET, widget("plain"))
+    assert indexed_names(informer, "blue") == ["blue-1", "blue-2"]
+    store.update(WIDGET, {**blue, "metadata": {**blue["metadata"], "labels": {"color": "red"}}})
+    assert (indexed_names(informer, "blue"), indexed_names(informer, "red")) == (
+        ["blue-1"],
+        ["blue-2"],
+    )
+    store.delete(WIDGET, "blue-1", "default")
+    assert (indexed_names(informer, "blue"), indexed_names(informer, "green")) == ([], [])
+    with pytest.raises(TypeError):
+        informer.indexed("red")[0]["spec"]["size"] = 1
+
+
+def test_an_object_keeps_its_place_in_the_index_as_in_the_cache(
+    store: MemoryStore, timers: Timers
+) -> None:
+    for name in ["a", "b"]:
+        store.create(WIDGET, widget(name, color="blue"))
+    informer = Informer(store, WIDGET, timers, index=by_color)
+    informer.start()
+    a = store.get(WIDGET, "a", "default")
+    store.update(WIDGET, {**a, "spec": {"size": 2}})
+    assert indexed_names(informer, "blue") == ["a", "b"]
+    assert [obj["metadata"]["name"] for obj in informer.views()] == ["a", "b"]
+
+
+def test_a_relist_rebuilds_the_index(clock: ManualClock) -> None:
+    store = MemoryStore()
+    timers = Timers(clock)
+    for name in ["a", "b"]:
+        store.create(WIDGET, widget(name, color="blue"))
+    informer = Informer(store, WIDGET, timers, index=by_color)
+    informer.start()
+    store.compact_history()
+    store.fail_watches(Gone("too old", obj="watch"))
+    b = store.get(WIDGET, "b", "default")
+    store.update(WIDGET, {**b, "metadata": {**b["metadata"], "labels": {"color": "red"}}})
+    store.delete(WIDGET, "a", "default")
+    store.create(WIDGET, widget("c", color="blue"))
+    timers.start()
+    try:
+        settle(timers)
+        assert (indexed_names(informer, "blue"), indexed_names(informer, "red")) == (["c"], ["b"])
+    finally:
+        timers.stop(WAIT)
+
+
 def test_a_late_handler_gets_the_cache_replayed(store: MemoryStore, timers: Timers) -> None:
     store.create(WIDGET, widget("a"))
     informer = Informer(store, WIDGET, timers)
