@@ -35,7 +35,7 @@ from bundler.core.health import oversized, result
 
 CHILD_MODULE = "bundler.agent.expressions_child"
 CPU_SECONDS = 1.0
-MEMORY_MIB = 512
+MEMORY_MIB = 256  # within the agent chart's 512Mi limit, beside the agent itself
 WALL_SECONDS = 15.0
 # celpy, lark and pydantic are imported and the parser built before the child says it is ready.
 START_SECONDS = 60.0
