@@ -34,20 +34,23 @@ class Sample:
 
 
 def _samples(tenancy: Tenancy, bundle: str) -> list[Sample]:
+    """The bundle's BundleDeployments on every cluster, from one list: one snapshot of the API
+    (a list per cluster namespace could see one cluster before a promotion, the other after)."""
+    namespaces = {tenancy.cluster_namespace(cluster): cluster for cluster in CLUSTERS}
     found = []
-    for cluster in CLUSTERS:
-        for bd in tenancy.bundle_deployments(cluster):
-            if bd["metadata"]["labels"].get("bundler.dev/bundle-name") != bundle:
-                continue
-            status = bd.get("status") or {}
-            found.append(
-                Sample(
-                    cluster,
-                    bd["spec"]["deploymentID"],
-                    status.get("appliedDeploymentID"),
-                    bool(status.get("ready")),
-                )
+    for bd in tenancy.management.list("bundledeployments.bundler.dev"):
+        cluster = namespaces.get(bd["metadata"]["namespace"])
+        if cluster is None or bd["metadata"]["labels"].get("bundler.dev/bundle-name") != bundle:
+            continue
+        status = bd.get("status") or {}
+        found.append(
+            Sample(
+                cluster,
+                bd["spec"]["deploymentID"],
+                status.get("appliedDeploymentID"),
+                bool(status.get("ready")),
             )
+        )
     return found
 
 
