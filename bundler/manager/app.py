@@ -21,12 +21,10 @@ from bundler.manager.cluster_controller import ClusterController
 from bundler.manager.context import Context
 from bundler.manager.echoes import OwnWrites
 from bundler.manager.events import EventRecorder
-from bundler.manager.image_resolution import ImageResolution
 from bundler.manager.liveness import Liveness
 from bundler.manager.metrics import FleetState, ManagerMetrics
 from bundler.manager.options import ManagerOptions
 from bundler.manager.outcomes import Outcomes
-from bundler.manager.resolve import VersionResolution
 from bundler.manager.routing import Router
 from bundler.manager.rows import RowMemo
 from bundler.manager.scope import Scope, Scopes
@@ -38,6 +36,8 @@ from bundler.manager.status import (
 )
 from bundler.manager.values_delivery import ValuesCopies
 from bundler.manager.work import Stage, Work
+from bundler.resolution.image_resolution import ImageResolution
+from bundler.resolution.version_resolution import VersionResolution
 from bundler.runtime.clock import Clock, SystemClock
 from bundler.runtime.controller import Reconcile
 from bundler.runtime.host import DEFAULT_STOP_TIMEOUT, Host

@@ -9,11 +9,11 @@ never touched here.
 
 A Bundle that is invalid, whose range cannot be resolved, whose `helm.secretRef` Secret is
 missing, or whose management values (`valuesFrom` with `source: Management`) are missing or not
-meant for delivery (bundler.manager.values_delivery), is rejected for the pass: its
+meant for delivery (bundler.resolution.management_values), is rejected for the pass: its
 BundleDeployments stay exactly as they are and the status controller reports Ready=False (the
 object's creation or relabelling wakes the Bundle again). A template error is
 confined to its cluster, which keeps what it runs, and so is an image that cannot be resolved, for
-the clusters whose values read it (bundler.manager.image_resolution; the Bundle says
+the clusters whose values read it (bundler.resolution.image_resolution; the Bundle says
 ImagesResolved=False, and an unreachable registry is retried with backoff). Before a
 BundleDeployment that names a credentials Secret or management values is written, they are copied
 into its cluster namespace (bundler.manager.copies); a cluster where a Secret that bundler did not
@@ -53,22 +53,14 @@ from bundler.manager.continued_pass import (
     leftover_of,
 )
 from bundler.manager.copies import SecretCopies, Sources
-from bundler.manager.image_resolution import first_unavailable
 from bundler.manager.image_status import images_outcome
 from bundler.manager.outcomes import Outcome, Rejection
-from bundler.manager.resolve import query_for
 from bundler.manager.rows import BundleRows, Decided, Row
 from bundler.manager.scope import Scope
 from bundler.manager.secret_copy import (
     CredentialsRefusedError,
     read_sources,
     secret_names,
-)
-from bundler.manager.values_delivery import (
-    Delivery,
-    ValuesNotFoundError,
-    ValuesRefusedError,
-    read_delivery,
 )
 from bundler.manager.work import Stage
 from bundler.manager.writes import (
@@ -81,6 +73,14 @@ from bundler.manager.writes import (
     same,
     update_with_retry,
 )
+from bundler.resolution.image_resolution import first_unavailable
+from bundler.resolution.management_values import (
+    Delivery,
+    ValuesNotFoundError,
+    ValuesRefusedError,
+    read_delivery,
+)
+from bundler.resolution.version_resolution import query_for
 from bundler.runtime.controller import Result
 from bundler.runtime.key import Key
 from bundler.store.errors import NotFound

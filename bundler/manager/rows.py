@@ -47,7 +47,7 @@ from bundler.core.templating.images import ImageNotResolvedError
 from bundler.core.templating.templater import IN_PROCESS, Templater
 from bundler.errors import TemplateError
 from bundler.manager.indexes import LabelsFingerprint, Memberships, labels_fingerprint
-from bundler.manager.resolve import VersionQuery, query_for
+from bundler.resolution.version_resolution import VersionQuery, query_for
 
 _Fingerprint = tuple[str | None, int | None, LabelsFingerprint, LabelsFingerprint, Memberships]
 

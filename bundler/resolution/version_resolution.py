@@ -18,8 +18,8 @@ from bundler.core.planning import ResolvedVersions
 from bundler.core.validation import bundle_ref
 from bundler.core.versions import is_exact_version, wanted_version
 from bundler.errors import InvalidInputError, TransientError
-from bundler.manager.options import VersionResolver
-from bundler.manager.poll_cache import PollCache
+from bundler.resolution.poll_cache import PollCache
+from bundler.resolution.resolvers import VersionResolver
 from bundler.runtime.clock import Clock
 from bundler.store.errors import NotFound
 from bundler.store.protocol import Obj, Store

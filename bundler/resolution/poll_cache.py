@@ -1,8 +1,9 @@
 """Answers a registry gave for a Bundle, kept for its generation until its pollInterval passes.
 
-Version ranges (bundler.manager.resolve) and images (bundler.manager.image_resolution) are asked
-once per Bundle generation and again every `spec.helm.pollInterval`; this keeps the answers in
-between. A new generation (or a Bundle deleted and created again: a new uid) starts afresh.
+Version ranges (bundler.resolution.version_resolution) and images
+(bundler.resolution.image_resolution) are asked once per Bundle generation and again every
+`spec.helm.pollInterval`; this keeps the answers in between. A new generation (or a Bundle deleted
+and created again: a new uid) starts afresh.
 """
 
 from __future__ import annotations

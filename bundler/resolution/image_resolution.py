@@ -23,9 +23,9 @@ from bundler.core.credentials import credentials_refusal, refusal_message
 from bundler.core.images.wanted import ImageAnswer, ImageFailure, ImageKey, ImageQuery
 from bundler.core.validation import bundle_ref
 from bundler.errors import InvalidInputError, TransientError
-from bundler.manager.options import ImageResolverFn
-from bundler.manager.poll_cache import PollCache
-from bundler.manager.resolve import decoded_data
+from bundler.resolution.poll_cache import PollCache
+from bundler.resolution.resolvers import ImageResolverFn
+from bundler.resolution.version_resolution import decoded_data
 from bundler.runtime.clock import Clock
 from bundler.store.protocol import Obj
 

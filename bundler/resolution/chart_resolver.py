@@ -1,11 +1,11 @@
 """The version resolver the manager uses: a range against the charts a repository really has.
 
-`RegistryResolver` is a VersionResolver (bundler.manager.options). For `oci://` it lists the tags of
-the chart's repository, for http(s) it reads the repository's index.yaml; then it picks the highest
-version the range allows (bundler.core.versions: Helm's constraint syntax, `_` in tags read as `+`,
-prereleases only for a range that names one). An OCI answer is checked to be a Helm chart before it
-is returned (its manifest: the chart layer is never downloaded here), so an image pushed under a
-chart's name is a message on the Bundle, not a failed install on every cluster.
+`RegistryResolver` is a VersionResolver (bundler.resolution.resolvers). For `oci://` it lists the
+tags of the chart's repository, for http(s) it reads the repository's index.yaml; then it picks the
+highest version the range allows (bundler.core.versions: Helm's constraint syntax, `_` in tags read
+as `+`, prereleases only for a range that names one). An OCI answer is checked to be a Helm chart
+before it is returned (its manifest: the chart layer is never downloaded here), so an image pushed
+under a chart's name is a message on the Bundle, not a failed install on every cluster.
 
 Errors: a registry that cannot be reached, times out, misses the operation's deadline or answers
 5xx is a TransientError (the manager retries with backoff and every cluster keeps what it runs);
@@ -38,13 +38,13 @@ from urllib.parse import urlsplit
 
 from bundler.core.versions import SemVer, resolve_version, version_to_tag
 from bundler.errors import BundlerError, InvalidInputError
-from bundler.manager.answer_cache import AnswerCache
 from bundler.oci.credentials import Credentials, from_docker_config
 from bundler.oci.reference import SCHEME as OCI_SCHEME
 from bundler.oci.reference import parse_location, uses_plain_http
 from bundler.oci.registry import RegistryOptions, check_chart
 from bundler.oci.repository import list_chart_versions
 from bundler.oci.secret_credentials import credentials_from_secret
+from bundler.resolution.answer_cache import AnswerCache
 from bundler.runtime.clock import Clock, SystemClock
 
 DEFAULT_TIMEOUT = 10.0
