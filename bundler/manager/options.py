@@ -62,8 +62,8 @@ class ManagerOptions:
     lease_duration: int = DEFAULT_LEASE_DURATION
     renew_deadline: float = DEFAULT_RENEW_DEADLINE
     retry_period: float = DEFAULT_RETRY_PERIOD
-    # Run the bootstrap controller (bundler.manager.bootstrap_controller); it watches Flux's
-    # HelmReleases, so Flux must be installed on the management cluster.
+    # Run the bootstrap controller (bundler.manager.controllers.bootstrap_controller); it watches
+    # Flux's HelmReleases, so Flux must be installed on the management cluster.
     bootstrap: bool = False
     shard: Shard | None = None
     template_limits: TemplateLimits = field(default_factory=TemplateLimits)
