@@ -14,16 +14,16 @@ from pathlib import Path
 from bundler.commands.flag_types import check_seconds, mebibytes, positive_seconds
 from bundler.errors import InvalidInputError, NothingToReadError
 from bundler.inputs import World, load_world
-from bundler.manager.chart_resolver import (
+from bundler.observe.logs import LogFormat
+from bundler.observe.logs import configure_logging as configure_log_lines
+from bundler.oci.credentials import from_docker_config
+from bundler.oci.images import ImageResolverSettings
+from bundler.resolution.chart_resolver import (
     DEFAULT_DEADLINE,
     DEFAULT_TIMEOUT,
     DOCKER_CONFIG_HINT,
     ResolverSettings,
 )
-from bundler.observe.logs import LogFormat
-from bundler.observe.logs import configure_logging as configure_log_lines
-from bundler.oci.credentials import from_docker_config
-from bundler.oci.images import ImageResolverSettings
 from bundler.templating_pool import TemplateLimits, TemplatePool, shared_pool
 from bundler.templating_pool.limits import DEFAULT_MEMORY_MIB as DEFAULT_TEMPLATE_MEMORY_MIB
 from bundler.templating_pool.limits import DEFAULT_TIMEOUT_S as DEFAULT_TEMPLATE_TIMEOUT_S

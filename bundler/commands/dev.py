@@ -43,8 +43,8 @@ from bundler.commands.flag_types import non_negative_seconds
 from bundler.commands.kubectl_check import playground_kubectl_advice
 from bundler.errors import BundlerError
 from bundler.inputs import World
-from bundler.manager.chart_resolver import RegistryResolver, with_docker_config
 from bundler.oci.images import ImageResolver
+from bundler.resolution.chart_resolver import RegistryResolver, with_docker_config
 from bundler.runtime.clock import SystemClock
 from bundler.runtime.key import Key
 from bundler.runtime.signals import shutdown_signals

@@ -60,7 +60,7 @@ from bundler.core.templating.templater import IN_PROCESS, Templater
 from bundler.errors import BundlerError, InvalidInputError
 from bundler.inputs import World, load_world
 from bundler.kube.store import load_store
-from bundler.manager.options import VersionResolver
+from bundler.resolution.resolvers import VersionResolver
 
 EXIT_NO_CHANGE = 0
 EXIT_CHANGES = 1

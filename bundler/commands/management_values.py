@@ -27,7 +27,7 @@ from bundler.core.delivery import management_references
 from bundler.core.planning import Delivered
 from bundler.core.validation import bundle_ref
 from bundler.inputs import World
-from bundler.manager.values_delivery import read_delivery
+from bundler.resolution.management_values import read_delivery
 from bundler.store.errors import NotFound
 from bundler.store.protocol import Obj, Store
 

@@ -7,7 +7,7 @@ watches the workspaces named by `--namespace` (repeatable; default: every namesp
 server that cannot be reached at start exits 1, as does one that does not serve bundler's CRDs (the
 message names the kind and says to install them); a signal stops the manager cleanly and exits 0.
 
-Version ranges in Bundles are resolved against the repositories (bundler.manager.chart_resolver):
+Version ranges in Bundles are resolved against the repositories (bundler.resolution.chart_resolver):
 OCI registries on loopback hosts are spoken to over plain HTTP, any other over HTTPS unless named
 with `--plain-http-registry HOST` (repeatable, `host` or `host:port`); every registry request gives
 up after `--registry-timeout` seconds, every operation after `--registry-deadline` seconds in total.
@@ -60,9 +60,9 @@ from bundler.core.shards import Shard
 from bundler.errors import BundlerError, InvalidInputError
 from bundler.kube.store import load_store
 from bundler.manager.app import Manager
-from bundler.manager.chart_resolver import RegistryResolver
 from bundler.manager.options import DEFAULT_OFFLINE_AFTER, ManagerOptions
 from bundler.oci.images import ImageResolver
+from bundler.resolution.chart_resolver import RegistryResolver
 from bundler.runtime.collector import tune_collector
 from bundler.runtime.host import DEFAULT_WORKERS
 from bundler.store.errors import KindNotServed

@@ -30,7 +30,6 @@ from bundler.core.labels import (
 from bundler.core.planning import key
 from bundler.errors import BundlerError, InvalidInputError
 from bundler.inputs import World
-from bundler.manager.chart_resolver import ResolverSettings, repository_host
 from bundler.manifests.engine import HelmEngine, find_engine
 from bundler.manifests.release import release_input, render_release, with_values_files
 from bundler.manifests.sandbox import (
@@ -45,6 +44,7 @@ from bundler.oci.reference import SCHEME as OCI_SCHEME
 from bundler.oci.reference import uses_plain_http
 from bundler.oci.registry import RegistryOptions
 from bundler.oci.secret_credentials import credentials_from_secret
+from bundler.resolution.chart_resolver import ResolverSettings, repository_host
 
 Obj = dict[str, Any]
 

@@ -8,7 +8,7 @@ render is offline: a version range stays in the BundleDeployments as written (th
 it), an image shows its policy in place of its tag (bundler.commands.render_images), and with --flux
 a bundle whose version is a range gets no Flux objects (they need a concrete version) and an error
 line saying so. `--resolve` resolves ranges and images against the registries as the manager does
-(bundler.manager.chart_resolver, bundler.oci.images), with the credentials of the Bundle's
+(bundler.resolution.chart_resolver, bundler.oci.images), with the credentials of the Bundle's
 `helm.secretRef` Secret when the inputs hold it, else from the Docker config (`--registry-config
 PATH`, else `$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`); a bundle whose range cannot
 be resolved is an error line, the other bundles still print. Other Secrets among the inputs (a CAPI
@@ -75,10 +75,10 @@ from bundler.core.templating.templater import IN_PROCESS, Templater
 from bundler.core.versions import LATEST_STABLE, is_exact_version
 from bundler.errors import BundlerError, InvalidInputError
 from bundler.inputs import World
-from bundler.manager.chart_resolver import RegistryResolver, with_docker_config
-from bundler.manager.options import ImageResolverFn, VersionResolver
-from bundler.manager.resolve import VersionQuery, query_for
 from bundler.oci.images import ImageResolver
+from bundler.resolution.chart_resolver import RegistryResolver, with_docker_config
+from bundler.resolution.resolvers import ImageResolverFn, VersionResolver
+from bundler.resolution.version_resolution import VersionQuery, query_for
 
 EXIT_OK = 0
 EXIT_RENDER_FAILED = 1

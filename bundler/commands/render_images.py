@@ -25,7 +25,7 @@ from bundler.core.planning import key
 from bundler.core.targeting import match_targets
 from bundler.errors import BundlerError, TransientError
 from bundler.inputs import World
-from bundler.manager.options import ImageResolverFn
+from bundler.resolution.resolvers import ImageResolverFn
 
 
 def wanted_images(bundle: Bundle, world: World) -> list[ImageQuery]:

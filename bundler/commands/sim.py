@@ -30,8 +30,8 @@ from bundler.commands.arguments import (
 from bundler.commands.flag_types import non_negative_seconds, positive_seconds
 from bundler.commands.output import OutputFormat, add_output_argument, format_data
 from bundler.errors import InvalidInputError
-from bundler.manager.chart_resolver import RegistryResolver, with_docker_config
 from bundler.oci.images import ImageResolver
+from bundler.resolution.chart_resolver import RegistryResolver, with_docker_config
 from bundler.runtime.clock import SystemClock
 from bundler.runtime.collector import tune_collector
 from bundler.sim.failures import FailurePolicy, parse_label

@@ -122,8 +122,9 @@ def rule(
     return PolicyRule(tuple(verbs), groups, plurals, tuple(names))
 
 
-# The bootstrap (bundler.manager.bootstrap_controller): it reads the workspace's BootstrapConfig and
-# writes the chart sources and remote HelmReleases that install Flux and the agent.
+# The bootstrap (bundler.manager.controllers.bootstrap_controller): it reads the workspace's
+# BootstrapConfig and writes the chart sources and remote HelmReleases that install Flux and the
+# agent.
 BOOTSTRAP_RULES: tuple[PolicyRule, ...] = (
     rule(READ, [BOOTSTRAP_CONFIG]),
     rule((*READ, "create", "update"), [HELM_RELEASE, HELM_REPOSITORY]),

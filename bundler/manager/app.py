@@ -15,29 +15,29 @@ from __future__ import annotations
 from prometheus_client import CollectorRegistry
 
 from bundler.api.resources import BUNDLE, CLUSTER, CLUSTER_GROUP
-from bundler.manager.bootstrap_controller import BootstrapController
-from bundler.manager.bundle_controller import BundleController
-from bundler.manager.cluster_controller import ClusterController
 from bundler.manager.context import Context
-from bundler.manager.echoes import OwnWrites
-from bundler.manager.events import EventRecorder
-from bundler.manager.image_resolution import ImageResolution
-from bundler.manager.liveness import Liveness
-from bundler.manager.metrics import FleetState, ManagerMetrics
-from bundler.manager.options import ManagerOptions
-from bundler.manager.outcomes import Outcomes
-from bundler.manager.resolve import VersionResolution
-from bundler.manager.routing import Router
-from bundler.manager.rows import RowMemo
-from bundler.manager.scope import Scope, Scopes
-from bundler.manager.secret_copy import CredentialCopies
-from bundler.manager.status import (
+from bundler.manager.controllers.bootstrap_controller import BootstrapController
+from bundler.manager.controllers.bundle_controller import BundleController
+from bundler.manager.controllers.cluster_controller import ClusterController
+from bundler.manager.controllers.status_controllers import (
     BundleStatusController,
     ClusterStatusController,
     GroupStatusController,
 )
-from bundler.manager.values_delivery import ValuesCopies
+from bundler.manager.copies.credentials import CredentialCopies
+from bundler.manager.copies.management_values import ValuesCopies
+from bundler.manager.events import EventRecorder
+from bundler.manager.memo.outcomes import Outcomes
+from bundler.manager.memo.own_writes import OwnWrites
+from bundler.manager.memo.rows import RowMemo
+from bundler.manager.metrics import FleetState, ManagerMetrics
+from bundler.manager.observed.liveness import Liveness
+from bundler.manager.observed.routing import Router
+from bundler.manager.observed.scope import Scope, Scopes
+from bundler.manager.options import ManagerOptions
 from bundler.manager.work import Stage, Work
+from bundler.resolution.image_resolution import ImageResolution
+from bundler.resolution.version_resolution import VersionResolution
 from bundler.runtime.clock import Clock, SystemClock
 from bundler.runtime.controller import Reconcile
 from bundler.runtime.host import DEFAULT_STOP_TIMEOUT, Host

@@ -5,19 +5,19 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from bundler.manager.continuation import Continuations
-from bundler.manager.echoes import OwnWrites
 from bundler.manager.events import EventRecorder
-from bundler.manager.image_resolution import ImageResolution
-from bundler.manager.liveness import Liveness
+from bundler.manager.memo.continuation import Continuations
+from bundler.manager.memo.namespace_setups import Setups
+from bundler.manager.memo.outcomes import Outcomes
+from bundler.manager.memo.own_writes import OwnWrites
+from bundler.manager.memo.rows import RowMemo
+from bundler.manager.memo.tallies import Tallies
 from bundler.manager.metrics import ManagerMetrics
-from bundler.manager.outcomes import Outcomes
-from bundler.manager.resolve import VersionResolution
-from bundler.manager.rows import RowMemo
-from bundler.manager.scope import Scope, Scopes
-from bundler.manager.setups import Setups
-from bundler.manager.tallies import Tallies
+from bundler.manager.observed.liveness import Liveness
+from bundler.manager.observed.scope import Scope, Scopes
 from bundler.manager.work import Stage, Work
+from bundler.resolution.image_resolution import ImageResolution
+from bundler.resolution.version_resolution import VersionResolution
 from bundler.runtime.clock import Clock
 from bundler.runtime.key import Key
 from bundler.store.memory_meta import rfc3339

@@ -26,9 +26,9 @@ from bundler.core.rollout import RolloutDecision
 from bundler.core.state import ConditionType
 from bundler.core.summary import SUMMARY_FIELD
 from bundler.errors import InvalidInputError, TransientError
-from bundler.manager.options import ImageResolverFn, VersionResolver
-from bundler.manager.rows import RowMemo
-from bundler.manager.scope import Scopes
+from bundler.manager.memo.rows import RowMemo
+from bundler.manager.observed.scope import Scopes
+from bundler.resolution.resolvers import ImageResolverFn, VersionResolver
 from bundler.runtime.key import Key
 from bundler.store.protocol import Obj
 

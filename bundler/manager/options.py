@@ -23,12 +23,11 @@ from __future__ import annotations
 import os
 import socket
 import uuid
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from bundler.api.images import BundleImage, ResolvedImage
 from bundler.core.planning.held import DEFAULT_BUNDLE_HELD_MIB
 from bundler.core.shards import Shard
+from bundler.resolution.resolvers import ImageResolverFn, VersionResolver
 from bundler.runtime.host import DEFAULT_WORKERS
 from bundler.runtime.leader import (
     DEFAULT_LEASE_DURATION,
@@ -37,15 +36,6 @@ from bundler.runtime.leader import (
     LeaseConfig,
 )
 from bundler.templating_pool import TemplateLimits
-
-# (repository, chart, version constraint, repository credentials Secret data or None) -> version.
-# Raise InvalidInputError when the range can never resolve as written, TransientError otherwise.
-VersionResolver = Callable[[str, str, str, Mapping[str, str] | None], str]
-
-# (a Bundle image with its target's override applied, its secretRef Secret data or None) -> the
-# tag and digest it resolves to (bundler.oci.images.ImageResolver.resolve). Raise InvalidInputError
-# when only a change by someone can help (credentials refused, no tag matches), else TransientError.
-ImageResolverFn = Callable[[BundleImage, Mapping[str, str] | None], ResolvedImage]
 
 LEASE_NAME = "bundler-manager"
 DEFAULT_LEASE_NAMESPACE = "default"
@@ -72,8 +62,8 @@ class ManagerOptions:
     lease_duration: int = DEFAULT_LEASE_DURATION
     renew_deadline: float = DEFAULT_RENEW_DEADLINE
     retry_period: float = DEFAULT_RETRY_PERIOD
-    # Run the bootstrap controller (bundler.manager.bootstrap_controller); it watches Flux's
-    # HelmReleases, so Flux must be installed on the management cluster.
+    # Run the bootstrap controller (bundler.manager.controllers.bootstrap_controller); it watches
+    # Flux's HelmReleases, so Flux must be installed on the management cluster.
     bootstrap: bool = False
     shard: Shard | None = None
     template_limits: TemplateLimits = field(default_factory=TemplateLimits)

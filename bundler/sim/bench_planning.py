@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from bundler.api.cluster import Cluster, ClusterGroup
 from bundler.core.planning import plan_bundle
 from bundler.core.templating.templater import IN_PROCESS, Templater
-from bundler.manager.indexes import Memberships, labels_fingerprint
-from bundler.manager.rows import RowMemo
+from bundler.manager.memo.rows import RowMemo
+from bundler.manager.observed.indexes import Memberships, labels_fingerprint
 from bundler.sim.generated import DEFAULT_WORKSPACE, generated_clusters
 from bundler.sim.realistic import realistic_bundles, realistic_clusters, realistic_groups
 from bundler.sim.shapes import scale_bundle

@@ -47,7 +47,8 @@ from bundler.core.labels import LABEL_CLUSTER_NAME, LABEL_CLUSTER_NAMESPACE
 from bundler.core.naming import DNS1123_LABEL_MAX, shorten_name
 from bundler.inputs import World
 from bundler.manager.app import Manager
-from bundler.manager.options import ImageResolverFn, ManagerOptions, VersionResolver
+from bundler.manager.options import ManagerOptions
+from bundler.resolution.resolvers import ImageResolverFn, VersionResolver
 from bundler.runtime.clock import Clock
 from bundler.runtime.host import DEFAULT_STOP_TIMEOUT, Host
 from bundler.runtime.metrics import RuntimeMetrics

@@ -37,8 +37,8 @@ from bundler.core.labels import LABEL_BUNDLE_NAME, LABEL_BUNDLE_NAMESPACE, LABEL
 from bundler.core.rollout_gates import GateReason
 from bundler.core.state import ConditionType
 from bundler.core.summary import REASON_NO_TARGETS
-from bundler.manager.bundle_controller import REASON_DELETION_HELD
-from bundler.manager.rollout_memory import REASON_HALTED, REASON_ROLLED_BACK
+from bundler.manager.controllers.bundle_controller import REASON_DELETION_HELD
+from bundler.manager.controllers.rollout_memory import REASON_HALTED, REASON_ROLLED_BACK
 from bundler.sim.gates import GateEvent
 from bundler.store.protocol import Obj, Store
 

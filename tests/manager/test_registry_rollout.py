@@ -24,8 +24,8 @@ import yaml
 from bundler.api.resources import BUNDLE, BUNDLE_DEPLOYMENT, HELM_RELEASE, OCI_REPOSITORY, SECRET
 from bundler.core.labels import ANNOTATION_DEPLOYMENT_ID
 from bundler.manager.app import Manager
-from bundler.manager.chart_resolver import RegistryResolver, ResolverSettings
 from bundler.manager.options import ManagerOptions
+from bundler.resolution.chart_resolver import RegistryResolver, ResolverSettings
 from bundler.runtime.clock import ManualClock
 from bundler.sim.fleet import Fleet, FleetOptions
 from bundler.store.protocol import Obj, WatchEvent

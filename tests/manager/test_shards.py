@@ -28,7 +28,7 @@ from bundler.core.shards import Shard, shard_of
 from bundler.kube.retry import RetryPolicy
 from bundler.kube.store import KubeOptions, KubeStore
 from bundler.manager.app import Manager
-from bundler.manager.copies import LABEL_SECRET_COPY
+from bundler.manager.copies.secret_copies import LABEL_SECRET_COPY
 from bundler.runtime.clock import ManualClock
 from bundler.store.memory import MemoryStore
 from bundler.store.protocol import Obj, Store
