@@ -25,12 +25,14 @@ import mmap
 import os
 import resource
 import sys
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
 from bundler.bounded.child import die_with_parent
 from bundler.bounded.frames import read_frame, write_frame
 from bundler.core.templating.render import render_fields, values_reads
+from bundler.core.templating.static_parts import StaticParts
 from bundler.core.templating.templater import RenderAnswer
 from bundler.errors import TemplateError
 from bundler.runtime.collector import tune_collector
@@ -102,11 +104,20 @@ def main(argv: list[str]) -> int:
             write_frame(answers, wire.dumps(reads))
             continue
         trees = request["trees"]
-        for index, render in enumerate(request["renders"]):
+        renders = request["renders"]
+        # a tree several renders share is measured once, within the bounds of its first render
+        uses = Counter(render["tree"] for render in renders)
+        statics: dict[int, StaticParts] = {}
+        for index, render in enumerate(renders):
             progress.start(index)
             bounds.arm()
             try:
-                answer = wire.answer_of(_render(trees[render["tree"]], render["context"], progress))
+                number = render["tree"]
+                if uses[number] > 1 and number not in statics:
+                    statics[number] = StaticParts(trees[number])
+                answer = wire.answer_of(
+                    _render(trees[number], render["context"], progress, statics.get(number))
+                )
                 frame = wire.dumps(answer)
             except MemoryError:
                 return _ran_out(answers, progress)
@@ -118,10 +129,15 @@ def main(argv: list[str]) -> int:
 
 
 def _render(
-    values: Mapping[str, Any], context: Mapping[str, Any], progress: Progress
+    values: Mapping[str, Any],
+    context: Mapping[str, Any],
+    progress: Progress,
+    statics: StaticParts | None,
 ) -> RenderAnswer:
     try:
-        return render_fields(values, wire.context_from_wire(context), on_template=progress.field)
+        return render_fields(
+            values, wire.context_from_wire(context), on_template=progress.field, statics=statics
+        )
     except TemplateError as error:
         return error
 

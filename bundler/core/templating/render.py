@@ -17,7 +17,9 @@ never aliases the input or the context. What one cluster's values render to is c
 Whoever runs a render under an outer bound (a worker process with a deadline) can follow it with
 ``on_template``, told where each string is before it is rendered (its path in the values, and
 for a map key the key: `field_of` spells it as errors do), so that a render stopped
-from outside can still be reported with its path.
+from outside can still be reported with its path. A tree rendered for several clusters can come
+with its template-free parts measured once (:mod:`bundler.core.templating.static_parts`), which
+the render then copies whole instead of walking.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import json
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from jinja2 import TemplateRuntimeError, TemplateSyntaxError, UndefinedError
 from jinja2.exceptions import SecurityError
@@ -52,6 +54,7 @@ from bundler.core.templating.images import (
     TemplateImages,
 )
 from bundler.core.templating.reads import ReadPath, ValuesReads
+from bundler.core.templating.static_parts import StaticParts
 from bundler.errors import TemplateError
 
 DEFAULT_RENDER_LIMIT_BYTES = 1 << 20
@@ -128,10 +131,15 @@ def render_fields(
     step_limit: int = DEFAULT_STEP_LIMIT,
     templates: TemplateCache = TEMPLATES,
     on_template: Callable[[Path, str | None], None] | None = None,
+    statics: StaticParts | None = None,
 ) -> dict[str, Any]:
     """render_values for several fields of `helm` at once (``{"values": ..., "postRenderers":
-    ...}``), under one budget; errors name the path from the field (``postRenderers[0]...``)."""
-    return _render_tree(fields, context, "", limit_bytes, step_limit, templates, on_template)
+    ...}``), under one budget; errors name the path from the field (``postRenderers[0]...``).
+    ``statics``: the template-free parts of `fields`, when it renders for several clusters."""
+    render = _ClusterRender(
+        context, RenderBudget(limit_bytes, step_limit), "", templates, on_template, statics
+    )
+    return render.root(fields)
 
 
 def _render_tree(
@@ -144,7 +152,7 @@ def _render_tree(
     on_template: Callable[[Path, str | None], None] | None,
 ) -> dict[str, Any]:
     budget = RenderBudget(limit_bytes, steps)
-    return _ClusterRender(context, budget, root, templates, on_template).mapping(tree, ())
+    return _ClusterRender(context, budget, root, templates, on_template, None).root(tree)
 
 
 class _ClusterRender:
@@ -157,17 +165,23 @@ class _ClusterRender:
         root: str,
         templates: TemplateCache,
         on_template: Callable[[Path, str | None], None] | None,
+        statics: StaticParts | None,
     ) -> None:
         self._context = context
         self._budget = budget
         self._root = root
         self._templates = templates
         self._on_template = on_template
+        self._statics = statics
 
     @functools.cached_property
     def _variables(self) -> dict[str, Any]:
         # built on the first template only: most strings have none
         return _template_variables(self._context, self._budget)
+
+    def root(self, tree: Mapping[str, Any]) -> dict[str, Any]:
+        whole = self._whole(tree, ())
+        return self.mapping(tree, ()) if whole is None else cast(dict[str, Any], whole)
 
     def mapping(self, node: Mapping[Any, Any], path: _Path) -> dict[Any, Any]:
         self._check_depth(path)
@@ -185,13 +199,29 @@ class _ClusterRender:
         if isinstance(node, str):
             return self._string(node, path)
         if isinstance(node, Mapping):
-            return self.mapping(node, path)
+            whole = self._whole(node, path)
+            return self.mapping(node, path) if whole is None else whole
         if isinstance(node, list | tuple):
+            whole = self._whole(node, path)
+            if whole is not None:
+                return whole
             self._check_depth(path)
             self._charge(2, path)
             return [self.tree(item, (*path, index)) for index, item in enumerate(node)]
         self._charge(self._budget.size_of(node) + 1, path)
         return copy.deepcopy(node)  # scalars come back as they are; anything else is copied
+
+    def _whole(self, node: Any, path: _Path) -> Any:
+        """A fresh copy of `node` when it is a known template-free part that fits the budget and
+        the nesting limit whole (None: walk it, which reports a limit where it is reached)."""
+        part = None if self._statics is None else self._statics.get(node)
+        if part is None or len(path) + part.height > MAX_NESTING:
+            return None
+        try:
+            self._budget.charge(part.charge, "the values")
+        except RenderLimitError:
+            return None
+        return part.copy()
 
     def _string(self, source: str, path: _Path) -> Any:
         if _TEMPLATE_MARK not in source:

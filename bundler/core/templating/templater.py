@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from bundler.core.templating.compiler import TEMPLATES, TemplateCache
 from bundler.core.templating.reads import ValuesReads
 from bundler.core.templating.render import TemplateContext, render_fields, values_reads
+from bundler.core.templating.static_parts import shared_static_parts
 from bundler.errors import TemplateError
 
 
@@ -57,9 +58,17 @@ class InProcessTemplater:
 
     def render(self, calls: Sequence[RenderCall]) -> list[RenderAnswer]:
         answers: list[RenderAnswer] = []
+        statics = shared_static_parts([call.tree for call in calls])
         for call in calls:
             try:
-                answers.append(render_fields(call.tree, call.context, templates=self._templates))
+                answers.append(
+                    render_fields(
+                        call.tree,
+                        call.context,
+                        templates=self._templates,
+                        statics=statics.get(id(call.tree)),
+                    )
+                )
             except TemplateError as error:
                 answers.append(error)
         return answers

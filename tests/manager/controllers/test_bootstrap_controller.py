@@ -43,7 +43,7 @@ from bundler.manager.app import Manager
 from bundler.manager.options import ManagerOptions
 from bundler.runtime.host import Host
 from bundler.sim.flux import SimulatedFlux
-from bundler.store.errors import Forbidden
+from bundler.store.errors import Forbidden, NotFound
 from bundler.store.protocol import Obj
 from tests.builders import bundle
 from tests.capi.capi_objects import (
@@ -153,6 +153,14 @@ def release(fleet: CapiFleet, part: Part) -> Obj | None:
     return found
 
 
+def _app_release(workload: Workload) -> Obj | None:
+    """The app's HelmRelease on the workload cluster, None until the agent has written it."""
+    try:
+        return workload.server.store.get(HELM_RELEASE, "app", "bundler-system")
+    except NotFound:
+        return None
+
+
 def is_ready(obj: Obj | None) -> bool:
     listed = ((obj or {}).get("status") or {}).get("conditions") or []
     return any(c["type"] == "Ready" and c["status"] == "True" for c in listed)
@@ -202,9 +210,7 @@ def test_a_capi_cluster_is_bootstrapped_hands_over_to_pull_mode_and_runs_its_bun
     eventually(lambda: conditions(fleet).get("Bootstrapped") == ("True", "Bootstrapped"), "done")
     assert conditions(fleet)["FluxInstalled"] == ("True", "Installed")
     assert conditions(fleet)["AgentConnected"] == ("True", "Connected")
-    eventually(
-        lambda: is_ready(workload.server.store.get(HELM_RELEASE, "app", "bundler-system")), "app"
-    )
+    eventually(lambda: is_ready(_app_release(workload)), "app")
     eventually(lambda: ready_clusters(fleet) == "1/1", "the bundle Ready in pull mode")
     for res in FLUX_KINDS:
         for obj in workload.server.store.list(res).items + fleet.store.list(res).items:
