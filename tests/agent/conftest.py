@@ -25,9 +25,9 @@ from bundler.sim.flux import FluxSettings, SimulatedFlux
 from bundler.store.errors import NotFound
 from bundler.store.memory import MemoryStore
 from bundler.store.protocol import Obj, Store
-from tests.agent.objects import CLUSTER_NAME
-from tests.builders import WS, cluster
-from tests.schemas import validate
+from tests.support.agent.objects import CLUSTER_NAME
+from tests.support.builders import WS, cluster
+from tests.support.schemas import validate
 
 # Upper bound (real seconds) on waits for other threads; tests never assert on durations.
 WAIT = 15.0

@@ -38,12 +38,12 @@ from bundler.kube.store import KubeStore
 from bundler.runtime.host import Host
 from bundler.store.errors import Forbidden
 from bundler.store.protocol import Store
-from tests.agent.http_fleet import FAST, HttpFleet, eventually
-from tests.agent.objects import CLUSTER_NAME, bd_object
-from tests.builders import WS, bundle, cluster
-from tests.identities import REMOTE_AGENT_USER, agent_identity_by_hand, agent_user
-from tests.manager.registry_charts import basic_auth_secret
 from tests.manager.test_rbac_rules import rule_id
+from tests.support.agent.http_fleet import FAST, HttpFleet, eventually
+from tests.support.agent.objects import CLUSTER_NAME, bd_object
+from tests.support.builders import WS, bundle, cluster
+from tests.support.identities import REMOTE_AGENT_USER, agent_identity_by_hand, agent_user
+from tests.support.manager.registry_charts import basic_auth_secret
 
 CREDS = "registry-creds"
 OWN = cluster_namespace(WS, "eu-1")

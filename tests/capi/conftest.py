@@ -3,7 +3,7 @@ in-memory store, a KubeStore talking to it, and a runtime Host on a manual clock
 
 Tests write the world (CAPI Clusters, Secrets, Namespaces) straight into the server's store and
 read what the importer wrote back from it; the importer itself only ever goes through HTTP, as the
-manager's ServiceAccount with exactly the manager's RBAC (tests.identities).
+manager's ServiceAccount with exactly the manager's RBAC (tests.support.identities).
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from bundler.runtime.host import Host
 from bundler.store.errors import NotFound
 from bundler.store.memory import MemoryStore
 from bundler.store.protocol import Obj
-from tests.capi.capi_objects import WS
-from tests.identities import manager_kubeconfig
+from tests.support.capi.capi_objects import WS
+from tests.support.identities import manager_kubeconfig
 
 # Longest a test waits (real seconds) for the importer to catch up; never asserted on.
 PATIENCE = 10.0

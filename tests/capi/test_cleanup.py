@@ -31,8 +31,8 @@ from bundler.core.labels import (
 )
 from bundler.core.naming import cluster_namespace
 from bundler.store.protocol import Obj
-from tests.capi.capi_objects import WS, capi_cluster
 from tests.capi.conftest import Fleet, MakeFleet, create_capi
+from tests.support.capi.capi_objects import WS, capi_cluster
 
 # Finalizers as the manager and Flux put them.
 MANAGER_FINALIZER = "bundler.dev/cluster-cleanup"

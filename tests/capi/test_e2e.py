@@ -46,9 +46,9 @@ from bundler.runtime.host import Host
 from bundler.sim.flux import FLUX_FINALIZER, SimulatedFlux
 from bundler.store.errors import NotFound
 from bundler.store.protocol import Obj
-from tests.capi.capi_objects import kubeconfig_secret
-from tests.identities import manager_kubeconfig, remote_agent_kubeconfig
-from tests.schemas import validate
+from tests.support.capi.capi_objects import kubeconfig_secret
+from tests.support.identities import manager_kubeconfig, remote_agent_kubeconfig
+from tests.support.schemas import validate
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "capi"
 WS = "capi-workloads"

@@ -27,8 +27,8 @@ from bundler.kube.store import KubeOptions, KubeStore
 from bundler.manager.app import start_manager
 from bundler.manager.options import ManagerOptions
 from bundler.store.errors import NotFound
-from tests.builders import WS, bundle, cluster
-from tests.cli_helpers import CliResult, run_cli
+from tests.support.builders import WS, bundle, cluster
+from tests.support.cli_helpers import CliResult, run_cli
 
 FAST = KubeOptions(retry=RetryPolicy(attempts=3, initial_delay=0.01, max_delay=0.05, budget=5.0))
 NS = cluster_namespace(WS, "a")

@@ -31,8 +31,8 @@ from bundler.manager.options import ManagerOptions
 from bundler.runtime.clock import ManualClock
 from bundler.store.memory import MemoryStore
 from bundler.store.protocol import Obj, Store
-from tests.builders import WS
-from tests.stores import StoreProxy, Verb
+from tests.support.builders import WS
+from tests.support.stores import StoreProxy, Verb
 
 # Upper bound (real seconds) on waits for other threads; tests never assert on durations.
 WAIT = 15.0

@@ -25,8 +25,6 @@ from bundler.kube.store import KubeOptions, KubeStore
 from bundler.runtime.clock import ManualClock
 from bundler.store.errors import NotFound
 from bundler.store.memory import MemoryStore
-from tests.builders import WS, bundle, cluster
-from tests.identities import MANAGER_USER, admin_store, manager_kubeconfig
 from tests.manager.conftest import (
     EXAMPLES,
     CountingStore,
@@ -38,7 +36,9 @@ from tests.manager.conftest import (
     status_of,
     world,
 )
-from tests.manager.registry_charts import basic_auth_secret
+from tests.support.builders import WS, bundle, cluster
+from tests.support.identities import MANAGER_USER, admin_store, manager_kubeconfig
+from tests.support.manager.registry_charts import basic_auth_secret
 
 FAST = KubeOptions(retry=RetryPolicy(attempts=3, initial_delay=0.01, max_delay=0.05, budget=5.0))
 WRITE_VERBS = ("create", "update", "patch", "delete")
@@ -58,7 +58,7 @@ def server(clock: ManualClock) -> Iterator[ApiServer]:
 @pytest.fixture
 def connect(server: ApiServer, tmp_path: Path) -> Iterator[Callable[[], KubeStore]]:
     """Opens KubeStores on the server as the manager's ServiceAccount, with exactly the manager's
-    RBAC (tests.identities); closes them after the test."""
+    RBAC (tests.support.identities); closes them after the test."""
     opened: list[KubeStore] = []
     kubeconfig = manager_kubeconfig(server, tmp_path)
 

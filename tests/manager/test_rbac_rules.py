@@ -32,10 +32,10 @@ from bundler.core.rbac import (
 )
 from bundler.kube.store import KubeStore
 from bundler.store.errors import Forbidden
-from tests.agent.http_fleet import HttpFleet, eventually
-from tests.builders import WS, bundle
-from tests.identities import MANAGER_USER, manager_kubeconfig
-from tests.manager.registry_charts import basic_auth_secret
+from tests.support.agent.http_fleet import HttpFleet, eventually
+from tests.support.builders import WS, bundle
+from tests.support.identities import MANAGER_USER, manager_kubeconfig
+from tests.support.manager.registry_charts import basic_auth_secret
 
 CREDS = "registry-creds"
 CAPI_GROUPS = {CAPI_CLUSTER.group, HELM_RELEASE.group}

@@ -9,7 +9,6 @@ import pytest
 from bundler.api.resources import CLUSTER
 from bundler.sim.realistic import realistic_bundles, realistic_clusters, realistic_groups
 from bundler.store.memory import MemoryStore
-from tests.builders import WS
 from tests.manager.conftest import (
     CountingStore,
     StartManager,
@@ -18,6 +17,7 @@ from tests.manager.conftest import (
     settle,
     world,
 )
+from tests.support.builders import WS
 
 CLUSTERS = 24
 BUNDLES = 8

@@ -29,13 +29,13 @@ from bundler.resolution.chart_resolver import RegistryResolver, ResolverSettings
 from bundler.runtime.clock import ManualClock
 from bundler.sim.fleet import Fleet, FleetOptions
 from bundler.store.protocol import Obj, WatchEvent
-from tests.agent.http_fleet import AGENT_NAMESPACE, HttpFleet, eventually
-from tests.builders import WS, bundle, cluster
-from tests.cli_helpers import run_cli
 from tests.manager.conftest import world
-from tests.manager.registry_charts import CHART, dockerconfig_secret, push, unique_path
-from tests.manager.sim_driver import run_until, running_fleet
-from tests.registry_fixtures import LocalRegistry
+from tests.support.agent.http_fleet import AGENT_NAMESPACE, HttpFleet, eventually
+from tests.support.builders import WS, bundle, cluster
+from tests.support.cli_helpers import run_cli
+from tests.support.manager.registry_charts import CHART, dockerconfig_secret, push, unique_path
+from tests.support.manager.sim_driver import run_until, running_fleet
+from tests.support.registry_fixtures import LocalRegistry
 
 CLUSTERS = ("a", "b", "c")
 ALL: list[dict[str, Any]] = [{"clusterSelector": {}}]

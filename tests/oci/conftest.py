@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from tests import cli_helpers
-from tests.cli_helpers import CliResult
-from tests.registry_fixtures import oci_registry, oci_registry_basic_auth, oci_registry_tls
+from tests.support import cli_helpers
+from tests.support.cli_helpers import CliResult
+from tests.support.registry_fixtures import oci_registry, oci_registry_basic_auth, oci_registry_tls
 
 __all__ = ["oci_registry", "oci_registry_basic_auth", "oci_registry_tls"]
 
@@ -27,7 +27,8 @@ data:
 
 @pytest.fixture(autouse=True)
 def _no_user_docker_config(docker_config: Path) -> None:
-    """Every test of this folder runs with an empty Docker config (tests.registry_fixtures)."""
+    """Every test of this folder runs with an empty Docker config
+    (tests.support.registry_fixtures)."""
 
 
 MakeChart = Callable[..., Path]

@@ -12,8 +12,8 @@ import yaml
 
 from bundler.commands import sim
 from bundler.errors import InvalidInputError
-from tests.builders import WS, bundle, cluster
-from tests.cli_helpers import run_command
+from tests.support.builders import WS, bundle, cluster
+from tests.support.cli_helpers import run_command
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 # The examples made of bundler objects only (examples/capi holds Cluster API objects).

@@ -18,7 +18,7 @@ from bundler.runtime.host import Host
 from bundler.sim.flux import FluxSettings, SimulatedFlux
 from bundler.store.memory import MemoryStore
 from bundler.store.protocol import Obj
-from tests.capi.capi_objects import kubeconfig_secret
+from tests.support.capi.capi_objects import kubeconfig_secret
 
 WS = "ws"
 WAIT = 15.0

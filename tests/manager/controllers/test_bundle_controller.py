@@ -15,7 +15,6 @@ from bundler.manager.controllers.bundle_controller import BUNDLE_FINALIZER
 from bundler.runtime.clock import ManualClock
 from bundler.store.errors import NotFound
 from bundler.store.memory import MemoryStore
-from tests.builders import WS, bundle, cluster
 from tests.manager.conftest import (
     EXAMPLES,
     CountingStore,
@@ -30,6 +29,7 @@ from tests.manager.conftest import (
     status_of,
     world,
 )
+from tests.support.builders import WS, bundle, cluster
 
 REGION_VALUES = {"values": {"region": "${ cluster.labels.region }"}}
 ALL: list[dict[str, Any]] = [{"clusterSelector": {}}]

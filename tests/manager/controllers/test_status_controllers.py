@@ -15,7 +15,6 @@ from bundler.core.bounds import TRUNCATED_MARKER
 from bundler.manager.app import Manager
 from bundler.runtime.clock import ManualClock
 from bundler.store.memory import MemoryStore
-from tests.builders import WS, bundle, cluster, group
 from tests.manager.conftest import (
     StartManager,
     check_in,
@@ -26,6 +25,7 @@ from tests.manager.conftest import (
     status_of,
     world,
 )
+from tests.support.builders import WS, bundle, cluster, group
 
 OFFLINE_AFTER = 300.0
 # Cluster name -> the state its deployment of "app" ends up in.

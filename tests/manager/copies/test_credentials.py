@@ -26,7 +26,6 @@ from bundler.sim.fleet import FleetOptions
 from bundler.store.errors import NotFound
 from bundler.store.memory import MemoryStore
 from bundler.store.protocol import Obj
-from tests.builders import WS, bundle, cluster
 from tests.manager.conftest import (
     CountingStore,
     StartManager,
@@ -38,13 +37,14 @@ from tests.manager.conftest import (
     status_of,
     world,
 )
-from tests.manager.registry_charts import (
+from tests.support.builders import WS, bundle, cluster
+from tests.support.manager.registry_charts import (
     CREDENTIALS_RULE_CASES,
     basic_auth_secret,
     dockerconfig_secret,
     typed_secret,
 )
-from tests.manager.sim_driver import run_until, running_fleet
+from tests.support.manager.sim_driver import run_until, running_fleet
 
 ALL: list[dict[str, Any]] = [{"clusterSelector": {}}]
 CREDS = "registry-creds"

@@ -21,7 +21,6 @@ from bundler.runtime.clock import ManualClock
 from bundler.store.errors import NotFound
 from bundler.store.memory import MemoryStore
 from bundler.store.protocol import Obj
-from tests.builders import WS, bundle, cluster
 from tests.manager.conftest import (
     CountingStore,
     StartManager,
@@ -33,7 +32,8 @@ from tests.manager.conftest import (
     status_of,
     world,
 )
-from tests.values_objects import (
+from tests.support.builders import WS, bundle, cluster
+from tests.support.values_objects import (
     DELIVER,
     DELIVERY_RULE_CASES,
     encoded,
