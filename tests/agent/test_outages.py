@@ -6,8 +6,8 @@ from __future__ import annotations
 from bundler.api.resources import CLUSTER, HELM_RELEASE
 from bundler.store.errors import Unavailable
 from bundler.store.memory import MemoryStore
-from tests.agent.conftest import AGENT_NAMESPACE, WorldFactory
 from tests.support.agent.objects import bd_object
+from tests.support.agent.world import AGENT_NAMESPACE, WorldFactory
 from tests.support.builders import WS
 from tests.support.stores import Unreachable
 

@@ -31,8 +31,8 @@ from bundler.sim.flux import SimulatedFlux
 from bundler.store.errors import NotFound
 from bundler.store.memory import MemoryStore
 from bundler.store.protocol import Obj
-from tests.agent.conftest import WAIT
 from tests.support.agent.objects import bd_object
+from tests.support.agent.world import WAIT
 from tests.support.builders import WS, cluster
 from tests.support.schemas import validate
 

@@ -35,14 +35,14 @@ from bundler.core.rbac import PolicyRule
 from bundler.kube.store import KubeStore
 from bundler.runtime.host import Host
 from bundler.store.errors import NotFound
-from tests.agent.test_identity import LoneAgent
-from tests.manager.test_rbac_rules import rule_id
 from tests.support.agent.http_fleet import FAST, eventually
+from tests.support.agent.lone_agent import LoneAgent
 from tests.support.agent.objects import CLUSTER_NAME, bd_object
 from tests.support.builders import WS, cluster
 from tests.support.charts.rendering import AGENT_CHART, AGENT_REQUIRED, Obj, of_kind, render
 from tests.support.charts.rendering import NAMESPACE as AGENT_NAMESPACE
 from tests.support.identities import admin_store, agent_identity_by_hand, service_account_token
+from tests.support.manager.rbac_rules import rule_id
 from tests.support.manager.registry_charts import basic_auth_secret
 
 CREDS = "registry-creds"

@@ -17,7 +17,8 @@ from bundler.core.images.wanted import policy_text
 from bundler.errors import InvalidInputError, TransientError
 from bundler.runtime.clock import ManualClock
 from bundler.store.memory import MemoryStore
-from tests.manager.conftest import (
+from tests.support.builders import WS, bundle, cluster
+from tests.support.manager.world import (
     StartManager,
     create_world,
     deployment_of,
@@ -27,7 +28,6 @@ from tests.manager.conftest import (
     status_of,
     world,
 )
-from tests.support.builders import WS, bundle, cluster
 
 WEB = "registry.example/team/web"
 WEB_IMAGE = {"name": "web", "repository": WEB, "policy": {"semver": {"range": "^1.0"}}}

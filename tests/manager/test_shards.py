@@ -33,10 +33,10 @@ from bundler.runtime.clock import ManualClock
 from bundler.store.memory import MemoryStore
 from bundler.store.protocol import Obj, Store
 from bundler.store.sharded import ShardedStore
-from tests.manager.conftest import WAIT, StartManager, essentials, settle_remote
 from tests.support.builders import bundle, cluster
 from tests.support.identities import MANAGER_NAMESPACE, admin_store, service_account_kubeconfig
 from tests.support.manager.registry_charts import basic_auth_secret
+from tests.support.manager.world import WAIT, StartManager, essentials, settle_remote
 from tests.support.stores import Unreachable
 
 SHARDS = 3

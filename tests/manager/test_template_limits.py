@@ -9,7 +9,8 @@ from typing import Any
 from bundler.api.resources import BUNDLE
 from bundler.store.memory import MemoryStore
 from bundler.templating_pool import TemplateLimits
-from tests.manager.conftest import (
+from tests.support.builders import WS, bundle, cluster
+from tests.support.manager.world import (
     StartManager,
     create_world,
     deployments,
@@ -17,7 +18,6 @@ from tests.manager.conftest import (
     status_of,
     world,
 )
-from tests.support.builders import WS, bundle, cluster
 from tests.support.templating_pool.hostile import HOLDS_40_MB
 
 ALL: list[dict[str, Any]] = [{"clusterSelector": {}}]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import certifi
 
-from tests.oci.conftest import MakeChart, RunCli
+from tests.support.oci.chart_fixtures import MakeChart, RunCli
 from tests.support.registry_fixtures import LocalRegistry
 
 

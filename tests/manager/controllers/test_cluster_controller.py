@@ -29,7 +29,8 @@ from bundler.core.naming import cluster_namespace
 from bundler.manager.controllers.cluster_controller import CLUSTER_FINALIZER, ClusterController
 from bundler.runtime.key import Key
 from bundler.store.memory import MemoryStore
-from tests.manager.conftest import (
+from tests.support.builders import WS, bundle, cluster
+from tests.support.manager.world import (
     StartManager,
     create_world,
     deployments,
@@ -37,7 +38,6 @@ from tests.manager.conftest import (
     status_of,
     world,
 )
-from tests.support.builders import WS, bundle, cluster
 from tests.support.stores import exists
 
 NS = cluster_namespace(WS, "a")

@@ -15,7 +15,8 @@ from bundler.core.bounds import TRUNCATED_MARKER
 from bundler.manager.app import Manager
 from bundler.runtime.clock import ManualClock
 from bundler.store.memory import MemoryStore
-from tests.manager.conftest import (
+from tests.support.builders import WS, bundle, cluster, group
+from tests.support.manager.world import (
     StartManager,
     check_in,
     create_world,
@@ -25,7 +26,6 @@ from tests.manager.conftest import (
     status_of,
     world,
 )
-from tests.support.builders import WS, bundle, cluster, group
 
 OFFLINE_AFTER = 300.0
 # Cluster name -> the state its deployment of "app" ends up in.

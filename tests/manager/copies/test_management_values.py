@@ -21,7 +21,8 @@ from bundler.runtime.clock import ManualClock
 from bundler.store.errors import NotFound
 from bundler.store.memory import MemoryStore
 from bundler.store.protocol import Obj
-from tests.manager.conftest import (
+from tests.support.builders import WS, bundle, cluster
+from tests.support.manager.world import (
     CountingStore,
     StartManager,
     create_world,
@@ -32,7 +33,6 @@ from tests.manager.conftest import (
     status_of,
     world,
 )
-from tests.support.builders import WS, bundle, cluster
 from tests.support.values_objects import (
     DELIVER,
     DELIVERY_RULE_CASES,

@@ -15,7 +15,8 @@ from bundler.api.resources import BUNDLE
 from bundler.apiserver import ApiServer
 from bundler.kube.store import KubeStore
 from bundler.manager.app import Manager
-from tests.manager.conftest import (
+from tests.support.builders import WS
+from tests.support.manager.world import (
     StartManager,
     create_world,
     deployment_of,
@@ -24,7 +25,6 @@ from tests.manager.conftest import (
     status_of,
     world,
 )
-from tests.support.builders import WS
 
 ALL: list[dict[str, Any]] = [{"clusterSelector": {}}]
 
