@@ -23,9 +23,9 @@ from bundler.kube.metrics import RequestMetrics
 from bundler.kube.store import KubeOptions, KubeStore
 from bundler.runtime.clock import ManualClock
 from bundler.sim.fleet import Fleet, FleetOptions
-from tests.builders import WS, bundle, cluster
-from tests.manager.conftest import WAIT, world
-from tests.manager.sim_driver import run_until
+from tests.support.builders import WS, bundle, cluster
+from tests.support.manager.sim_driver import run_until
+from tests.support.manager.world import WAIT, world
 
 DASHBOARD = Path(__file__).resolve().parents[1] / "dashboards" / "bundler.json"
 METRIC_NAME = re.compile(r"\bbundler_[a-zA-Z0-9_]+")

@@ -11,7 +11,7 @@ import yaml
 
 from bundler import yamlload
 from bundler.inputs import load_world
-from tests.cli_helpers import run_cli
+from tests.support.cli_helpers import run_cli
 
 CLUSTER = """apiVersion: bundler.dev/v1alpha1
 kind: Cluster

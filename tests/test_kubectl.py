@@ -1,12 +1,12 @@
-"""The kubectl the tests use is one recent enough (tests.kubectl): an older one, such as Debian
-12's 1.20, is passed over with its version named."""
+"""The kubectl the tests use is one recent enough (tests.support.kubectl): an older one, such as
+Debian 12's 1.20, is passed over with its version named."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from bundler.commands.kubectl_check import read_kubectl
-from tests.kubectl import fake_kubectl, find_kubectl, pick
+from tests.support.kubectl import fake_kubectl, find_kubectl, pick
 
 
 def test_an_old_kubectl_is_passed_over_naming_its_version(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests import schemas
+from tests.support import schemas
 
 
 def helm_release(**spec: Any) -> dict[str, Any]:

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from bundler.yamldump import dump, reads_as_another_type
-from tests.kubectl import find_kubectl
+from tests.support.kubectl import find_kubectl
 
 #: Strings some YAML reader takes for another type: (id, text, the reading that changes it).
 NOT_STRINGS = [

@@ -10,9 +10,9 @@ from bundler.runtime.controller import QueueItem
 from bundler.runtime.key import Key
 from bundler.sim.flux import FLUX_FINALIZER
 from bundler.store.protocol import EventType, WatchEvent
-from tests.agent.conftest import AGENT_NAMESPACE, AgentWorld, WorldFactory
-from tests.agent.objects import bd_object
-from tests.builders import WS
+from tests.support.agent.objects import bd_object
+from tests.support.agent.world import AGENT_NAMESPACE, AgentWorld, WorldFactory
+from tests.support.builders import WS
 
 
 def test_applies_source_and_release_and_reports_ready(world: AgentWorld) -> None:

@@ -16,11 +16,11 @@ from bundler.core.naming import cluster_namespace
 from bundler.errors import InvalidInputError
 from bundler.runtime.host import Host
 from bundler.sim.flux import SimulatedFlux
-from tests.agent.http_fleet import eventually
-from tests.agent.objects import bd_object
-from tests.builders import WS, cluster
-from tests.cli_helpers import LOOPBACK_ENDPOINTS, run_command
-from tests.identities import agent_identity_by_hand
+from tests.support.agent.http_fleet import eventually
+from tests.support.agent.objects import bd_object
+from tests.support.builders import WS, cluster
+from tests.support.cli_helpers import LOOPBACK_ENDPOINTS, run_command
+from tests.support.identities import agent_identity_by_hand
 
 STOP_WAIT = 20.0
 

@@ -13,9 +13,9 @@ from bundler.agent.config import AgentConfig
 from bundler.agent.desired import ValuesUnavailableError, desired_objects, management_copies
 from bundler.core.flux.values_copies import data_digest, management_copy_name
 from bundler.store.protocol import Obj
-from tests.agent.objects import CLUSTER_NAME, bd_model
-from tests.builders import WS
-from tests.values_objects import encoded, management
+from tests.support.agent.objects import CLUSTER_NAME, bd_model
+from tests.support.builders import WS
+from tests.support.values_objects import encoded, management
 
 DATA = {"values.yaml": encoded("greeting: from-management\n")}
 DIGEST = data_digest(DATA)

@@ -28,9 +28,9 @@ from bundler.sim.failures import FailurePolicy
 from bundler.sim.flux import FluxSettings
 from bundler.store.errors import NotFound
 from bundler.store.protocol import WatchEvent
-from tests.agent.http_fleet import AGENT_NAMESPACE, HttpFleet, eventually
-from tests.builders import WS, bundle
-from tests.schemas import validate
+from tests.support.agent.http_fleet import AGENT_NAMESPACE, HttpFleet, eventually
+from tests.support.builders import WS, bundle
+from tests.support.schemas import validate
 
 EVERYWHERE: list[dict[str, Any]] = [{"clusterSelector": {}}]
 

@@ -15,9 +15,9 @@ import yaml
 
 from bundler.api.resources import BUNDLE, CUSTOM_RESOURCE_DEFINITION, HELM_RELEASE
 from bundler.apiserver import ApiServer
-from tests.agent.http_fleet import AGENT_NAMESPACE, HttpFleet, eventually
-from tests.builders import bundle
-from tests.schemas import SCHEMAS_DIR, validate
+from tests.support.agent.http_fleet import AGENT_NAMESPACE, HttpFleet, eventually
+from tests.support.builders import bundle
+from tests.support.schemas import SCHEMAS_DIR, validate
 
 FLUX_CRDS = ("helmreleases.yaml", "helmrepositories.yaml", "ocirepositories.yaml")
 NEWER_FIELDS: dict[str, Any] = {

@@ -22,11 +22,11 @@ from bundler.kube.store import KubeStore
 from bundler.sim.flux import SimulatedFlux
 from bundler.store.errors import NotFound, StoreError
 from bundler.store.protocol import EventType, Obj
-from tests.agent.http_fleet import Downstream, HttpFleet, eventually
-from tests.builders import WS, bundle
-from tests.identities import agent_kubeconfig
-from tests.schemas import validate
-from tests.stores import exists
+from tests.support.agent.http_fleet import Downstream, HttpFleet, eventually
+from tests.support.builders import WS, bundle
+from tests.support.identities import agent_kubeconfig
+from tests.support.schemas import validate
+from tests.support.stores import exists
 
 EDGE = "edge-1"
 NAMESPACE = cluster_namespace(WS, EDGE)

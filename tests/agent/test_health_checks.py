@@ -13,8 +13,8 @@ from bundler.agent.health_checks import RECHECK_PENDING
 from bundler.api.resources import ALL_KINDS, CONFIG_MAP, DEPLOYMENT, JOB
 from bundler.store.memory import MemoryStore
 from bundler.store.protocol import Obj
-from tests.agent.conftest import AgentWorld, WorldFactory
-from tests.agent.objects import bd_object
+from tests.support.agent.objects import bd_object
+from tests.support.agent.world import AgentWorld, WorldFactory
 
 WEB = {"kind": "Deployment", "name": "web"}
 MIGRATE = {"kind": "Job", "name": "migrate", "namespace": "jobs"}

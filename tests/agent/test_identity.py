@@ -9,7 +9,6 @@ from __future__ import annotations
 import base64
 import contextlib
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,14 +16,7 @@ import pytest
 
 from bundler.agent.agent import Agent
 from bundler.agent.config import AgentConfig
-from bundler.api.resources import (
-    BUNDLE,
-    BUNDLE_DEPLOYMENT,
-    CLUSTER,
-    NAMESPACE,
-    ROLE,
-    SECRET,
-)
+from bundler.api.resources import BUNDLE, BUNDLE_DEPLOYMENT, CLUSTER, NAMESPACE, ROLE, SECRET
 from bundler.apiserver import ApiServer
 from bundler.core.agent.identity import AGENT_TOKEN_SECRET
 from bundler.core.naming import cluster_namespace
@@ -38,12 +30,13 @@ from bundler.kube.store import KubeStore
 from bundler.runtime.host import Host
 from bundler.store.errors import Forbidden
 from bundler.store.protocol import Store
-from tests.agent.http_fleet import FAST, HttpFleet, eventually
-from tests.agent.objects import CLUSTER_NAME, bd_object
-from tests.builders import WS, bundle, cluster
-from tests.identities import REMOTE_AGENT_USER, agent_identity_by_hand, agent_user
-from tests.manager.registry_charts import basic_auth_secret
-from tests.manager.test_rbac_rules import rule_id
+from tests.support.agent.http_fleet import FAST, HttpFleet, eventually
+from tests.support.agent.lone_agent import LoneAgent
+from tests.support.agent.objects import CLUSTER_NAME, bd_object
+from tests.support.builders import WS, bundle, cluster
+from tests.support.identities import REMOTE_AGENT_USER, agent_identity_by_hand, agent_user
+from tests.support.manager.rbac_rules import rule_id
+from tests.support.manager.registry_charts import basic_auth_secret
 
 CREDS = "registry-creds"
 OWN = cluster_namespace(WS, "eu-1")
@@ -119,22 +112,6 @@ def test_the_agent_reads_its_deployments_and_its_credentials_by_name(fleet: Http
     assert [bd["metadata"]["name"] for bd in store.list(BUNDLE_DEPLOYMENT, OWN).items] == ["app"]
     assert store.get(SECRET, CREDS, OWN)["data"] == basic_auth_secret(CREDS, "u", "p")["data"]
     assert store.get(SECRET, AGENT_TOKEN_SECRET, OWN)["metadata"]["name"] == AGENT_TOKEN_SECRET
-
-
-@dataclass
-class LoneAgent:
-    """A pull agent run against a management server where the admin played the manager."""
-
-    management: ApiServer
-    agent: Agent
-    host: Host
-    stores: list[KubeStore]
-
-    def stop(self) -> None:
-        self.host.stop()
-        self.agent.caches.stop()
-        for store in self.stores:
-            store.close()
 
 
 @pytest.fixture

@@ -13,10 +13,10 @@ from bundler.api.resources import BUNDLE, HELM_RELEASE, SECRET
 from bundler.core.naming import cluster_namespace
 from bundler.store.errors import NotFound
 from bundler.store.protocol import Obj
-from tests.agent.http_fleet import AGENT_NAMESPACE, HttpFleet, eventually
-from tests.builders import WS, bundle
-from tests.schemas import validate
-from tests.values_objects import encoded, management, values_secret
+from tests.support.agent.http_fleet import AGENT_NAMESPACE, HttpFleet, eventually
+from tests.support.builders import WS, bundle
+from tests.support.schemas import validate
+from tests.support.values_objects import encoded, management, values_secret
 
 EVERYWHERE: list[dict[str, Any]] = [{"clusterSelector": {}}]
 

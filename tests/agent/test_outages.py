@@ -6,10 +6,10 @@ from __future__ import annotations
 from bundler.api.resources import CLUSTER, HELM_RELEASE
 from bundler.store.errors import Unavailable
 from bundler.store.memory import MemoryStore
-from tests.agent.conftest import AGENT_NAMESPACE, WorldFactory
-from tests.agent.objects import bd_object
-from tests.builders import WS
-from tests.stores import Unreachable
+from tests.support.agent.objects import bd_object
+from tests.support.agent.world import AGENT_NAMESPACE, WorldFactory
+from tests.support.builders import WS
+from tests.support.stores import Unreachable
 
 
 def test_outage_keeps_what_is_deployed_and_reports_afterwards(make_world: WorldFactory) -> None:

@@ -32,7 +32,7 @@ from bundler.core.agent.plan import (
 )
 from bundler.core.bounds import TRUNCATED_MARKER
 from bundler.core.state import ConditionType, deployment_state, find_condition, state_message
-from tests.agent.objects import bd_model, bd_object, helm_release, ready_status
+from tests.support.agent.objects import bd_model, bd_object, helm_release, ready_status
 
 NOW = "2024-01-01T00:00:00Z"
 LATER = "2024-01-01T00:05:00Z"

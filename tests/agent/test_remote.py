@@ -31,10 +31,10 @@ from bundler.sim.flux import SimulatedFlux
 from bundler.store.errors import NotFound
 from bundler.store.memory import MemoryStore
 from bundler.store.protocol import Obj
-from tests.agent.conftest import WAIT
-from tests.agent.objects import bd_object
-from tests.builders import WS, cluster
-from tests.schemas import validate
+from tests.support.agent.objects import bd_object
+from tests.support.agent.world import WAIT
+from tests.support.builders import WS, cluster
+from tests.support.schemas import validate
 
 KUBECONFIG = base64.b64encode(b"apiVersion: v1\nkind: Config\n").decode()
 

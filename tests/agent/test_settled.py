@@ -13,8 +13,8 @@ import pytest
 from bundler.api.resources import BUNDLE_DEPLOYMENT, SECRET
 from bundler.core.labels import LABEL_BUNDLE_DEPLOYMENT
 from bundler.sim.bench_agent import AgentBench
-from tests.agent.conftest import AgentWorld
-from tests.agent.objects import bd_object
+from tests.support.agent.objects import bd_object
+from tests.support.agent.world import AgentWorld
 
 # Three BundleDeployments of every kind of realistic Bundle.
 SIZE = 12

@@ -1,6 +1,7 @@
 """Fixtures of the API-server contract tests: one parametrized `backend`, the stand-in or the real
-kube-apiserver (tests.apiserver.backends), a namespace of the test's own on it, an admin client,
-Widgets (a custom resource whose CRD uses every schema feature the server checks) and watches.
+kube-apiserver (tests.support.apiserver.backends), a namespace of the test's own on it, an admin
+client, Widgets (a custom resource whose CRD uses every schema feature the server checks) and
+watches.
 
 Every test that uses `backend` (directly or through `api`, `ns`, `widgets`, `open_watch`) runs
 against both: `[stand-in]` in `make test`, `[real]` (marked `e2e`) in `make e2e`. Two marks
@@ -27,9 +28,9 @@ from bundler.api.resources import CUSTOM_RESOURCE_DEFINITION
 from bundler.apiserver import ApiServer
 from bundler.apiserver.certificates import self_signed_certificate
 from bundler.store.memory import MemoryStore
-from tests.apiserver.backends import REAL, STAND_IN, Backend, Real, StandIn, real_cluster
-from tests.apiserver.support import CRDS, WIDGET, Http, WatchReader, widget_crd
-from tests.e2e.harness.controlplane import TestCluster
+from tests.support.apiserver.backends import REAL, STAND_IN, Backend, Real, StandIn, real_cluster
+from tests.support.apiserver.contract import CRDS, WIDGET, Http, WatchReader, widget_crd
+from tests.support.e2e.controlplane import TestCluster
 
 # Starting etcd and kube-apiserver on a busy machine counts against the first real test.
 REAL_TIMEOUT_S = 300

@@ -14,8 +14,8 @@ import pytest
 
 from bundler.apiserver import ApiServer
 from bundler.store.protocol import Obj
-from tests.apiserver.backends import Backend
-from tests.apiserver.support import (
+from tests.support.apiserver.backends import Backend
+from tests.support.apiserver.contract import (
     ACCOUNTS,
     MERGE,
     SECRETS,

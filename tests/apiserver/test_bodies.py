@@ -17,8 +17,8 @@ import pytest
 
 from bundler.apiserver.limits import MAX_REQUEST_BODY_BYTES
 from bundler.store.protocol import Obj
-from tests.apiserver.backends import Backend
-from tests.apiserver.support import (
+from tests.support.apiserver.backends import Backend
+from tests.support.apiserver.contract import (
     BUNDLES,
     PATIENCE_S,
     SECRETS,

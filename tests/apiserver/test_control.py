@@ -7,7 +7,7 @@ import requests
 
 from bundler.api.resources import BUNDLE, NAMESPACE, SECRET
 from bundler.apiserver import ApiServer, Verb
-from tests.apiserver.support import BUNDLES, MERGE, Http, bundle_body
+from tests.support.apiserver.contract import BUNDLES, MERGE, Http, bundle_body
 
 # Faults, request counts, tokens and restarts are the stand-in's own controls.
 pytestmark = pytest.mark.stand_in_only("steers the stand-in itself")

@@ -11,7 +11,7 @@ from bundler.api.resources import BUNDLE, CUSTOM_RESOURCE_DEFINITION, HELM_RELEA
 from bundler.apiserver.crd_schemas import CustomResourceSchemas
 from bundler.store.memory import MemoryStore
 from bundler.store.protocol import Obj
-from tests.apiserver.support import WIDGET, widget_crd
+from tests.support.apiserver.contract import WIDGET, widget_crd
 
 
 @pytest.fixture

@@ -12,8 +12,8 @@ from bundler.apiserver import ApiServer
 from bundler.apiserver.defaulting import apply_defaults
 from bundler.apiserver.structural import compile_schema
 from bundler.store.protocol import Obj
-from tests.apiserver.backends import Backend
-from tests.apiserver.support import (
+from tests.support.apiserver.backends import Backend
+from tests.support.apiserver.contract import (
     CRDS,
     WIDGET,
     WIDGET_SCHEMA,

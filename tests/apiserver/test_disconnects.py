@@ -16,8 +16,8 @@ import pytest
 
 from bundler.api.resources import SECRET
 from bundler.apiserver import ApiServer
-from tests.apiserver.backends import Backend
-from tests.apiserver.support import SECRETS, Http, eventually
+from tests.support.apiserver.backends import Backend
+from tests.support.apiserver.contract import SECRETS, Http, eventually
 
 # SO_LINGER on, zero seconds: close() resets the connection instead of ending it.
 RESET = struct.pack("ii", 1, 0)

@@ -10,7 +10,7 @@ import pytest
 import requests
 
 from bundler.store.protocol import Obj
-from tests.apiserver.support import MERGE, WIDGETS, Http, widget
+from tests.support.apiserver.contract import MERGE, WIDGETS, Http, widget
 
 STRICT_CREATE = (
     'Widget in version "v1" cannot be handled as a Widget: strict decoding error: '

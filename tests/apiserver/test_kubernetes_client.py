@@ -11,8 +11,8 @@ import pytest
 from kubernetes import client, config, dynamic, watch
 from kubernetes.client.exceptions import ApiException
 
-from tests.apiserver.backends import Backend
-from tests.apiserver.support import SPEC_CHANGE
+from tests.support.apiserver.backends import Backend
+from tests.support.apiserver.contract import SPEC_CHANGE
 
 # The client's annotations are partial (models' fields are Optional, some modules untyped): these
 # tests drive it untyped, as its users' code does.

@@ -10,7 +10,7 @@ import pytest
 
 from bundler.apiserver.limits import ETCD_MAX_REQUEST_BYTES, MAX_REQUEST_BODY_BYTES
 from bundler.store.protocol import Obj
-from tests.apiserver.support import BUNDLES, MERGE, ROLES, Http
+from tests.support.apiserver.contract import BUNDLES, MERGE, ROLES, Http
 
 SUBDOMAIN = (
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "

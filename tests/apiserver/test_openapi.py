@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.apiserver.backends import ROOT, Backend
-from tests.apiserver.support import Http
-from tests.e2e.harness.tools import tools_root
-from tests.kubectl import find_kubectl
+from tests.support.apiserver.backends import ROOT, Backend
+from tests.support.apiserver.contract import Http
+from tests.support.e2e.tools import tools_root
+from tests.support.kubectl import find_kubectl
 
 BUNDLER_DOCUMENT = "apis/bundler.dev/v1alpha1"
 BUNDLE_SCHEMA = "dev.bundler.v1alpha1.Bundle"
@@ -110,7 +110,7 @@ def test_the_openapi_documents_need_authentication(backend: Backend) -> None:
     client.close()
 
 
-# The kubectl of the tests (tests.kubectl: the venv's, from the test extra) and the one
+# The kubectl of the tests (tests.support.kubectl: the venv's, from the test extra) and the one
 # `make e2e-tools` built.
 KUBECTLS = [
     pytest.param(find_kubectl()[0], id="kubectl-of-the-tests"),

@@ -11,7 +11,7 @@ import pytest
 from bundler.apiserver import ApiServer
 from bundler.apiserver.paging import ListQuery, Pager
 from bundler.apiserver.statuses import HttpError
-from tests.apiserver.support import BUNDLES, Http, bundle_body, names_of
+from tests.support.apiserver.contract import BUNDLES, Http, bundle_body, names_of
 
 
 @pytest.fixture

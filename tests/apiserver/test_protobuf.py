@@ -17,8 +17,8 @@ from bundler.api.resources import CUSTOM_RESOURCE_DEFINITION, SECRET, Verb
 from bundler.apiserver.protobuf import as_json
 from bundler.apiserver.routing import ResourceRoute
 from bundler.apiserver.statuses import HttpError
-from tests.apiserver.backends import Backend
-from tests.apiserver.support import (
+from tests.support.apiserver.backends import Backend
+from tests.support.apiserver.contract import (
     CRDS,
     PROTOBUF,
     SECRETS,
@@ -28,7 +28,7 @@ from tests.apiserver.support import (
     protobuf_object,
     widget,
 )
-from tests.kubectl import find_kubectl
+from tests.support.kubectl import find_kubectl
 
 KUBECTL, NO_KUBECTL = find_kubectl()
 needs_kubectl = pytest.mark.skipif(KUBECTL is None, reason=NO_KUBECTL)

@@ -20,8 +20,8 @@ from bundler.apiserver.authn import ADMIN, UserInfo, service_account_user
 from bundler.apiserver.rbac import Authorizer
 from bundler.store.memory import MemoryStore
 from bundler.store.protocol import Obj
-from tests.apiserver.backends import Backend
-from tests.apiserver.support import (
+from tests.support.apiserver.backends import Backend
+from tests.support.apiserver.contract import (
     CLUSTER_ROLE_BINDINGS,
     CLUSTER_ROLES,
     ROLE_BINDINGS,

@@ -9,7 +9,7 @@ import pytest
 
 from bundler.api.resources import HELM_RELEASE, SECRET
 from bundler.apiserver import ApiServer
-from tests.apiserver.support import (
+from tests.support.apiserver.contract import (
     BUNDLES,
     MERGE,
     NS,
@@ -19,7 +19,7 @@ from tests.apiserver.support import (
     eventually,
     names_of,
 )
-from tests.apiserver.support import bundle_body as bundle
+from tests.support.apiserver.contract import bundle_body as bundle
 
 HELM_RELEASES = f"/apis/helm.toolkit.fluxcd.io/v2/namespaces/{NS}/helmreleases"
 # What kube-apiserver answers, as plain text, to a path no handler serves.

@@ -10,7 +10,7 @@ import pytest
 
 from bundler.apiserver import ApiServer
 from bundler.store.protocol import Obj
-from tests.apiserver.support import (
+from tests.support.apiserver.contract import (
     BUNDLES,
     MERGE,
     WIDGET,

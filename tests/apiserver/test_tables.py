@@ -26,8 +26,8 @@ from bundler.apiserver.tables import (
     wants_table,
 )
 from bundler.store.protocol import Obj
-from tests.apiserver.backends import Backend
-from tests.apiserver.support import BUNDLES, NS, SECRETS, Http, bundle_body
+from tests.support.apiserver.backends import Backend
+from tests.support.apiserver.contract import BUNDLES, NS, SECRETS, Http, bundle_body
 
 KUBECTL_TABLE = (
     "application/json;as=Table;v=v1;g=meta.k8s.io,"

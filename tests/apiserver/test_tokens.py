@@ -16,8 +16,8 @@ from bundler.api.resources import NAMESPACE, SECRET, SERVICE_ACCOUNT
 from bundler.apiserver import ApiServer
 from bundler.apiserver.tokens import TokenController
 from bundler.store.protocol import Obj
-from tests.apiserver.backends import Backend
-from tests.apiserver.support import (
+from tests.support.apiserver.backends import Backend
+from tests.support.apiserver.contract import (
     ACCOUNTS,
     MERGE,
     SECRETS,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.apiserver.support import Http
+from tests.support.apiserver.contract import Http
 
 STRATEGIC = {"Content-Type": "application/strategic-merge-patch+json"}
 SECRET = "/api/v1/namespaces/{ns}/secrets/creds"

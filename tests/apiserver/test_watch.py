@@ -9,8 +9,8 @@ import pytest
 
 from bundler.api.resources import BUNDLE
 from bundler.apiserver import ApiServer
-from tests.apiserver.backends import Backend
-from tests.apiserver.support import (
+from tests.support.apiserver.backends import Backend
+from tests.support.apiserver.contract import (
     BUNDLES,
     MERGE,
     SPEC_CHANGE,

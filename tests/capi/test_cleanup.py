@@ -13,78 +13,31 @@ from typing import Any
 
 import pytest
 
-from bundler.api.resources import (
-    BUNDLE_DEPLOYMENT,
-    CAPI_CLUSTER,
-    CLUSTER,
-    HELM_RELEASE,
-    NAMESPACE,
-)
+from bundler.api.resources import BUNDLE_DEPLOYMENT, CAPI_CLUSTER, CLUSTER, HELM_RELEASE, NAMESPACE
 from bundler.capi.cleanup import IMPORT_FINALIZER
 from bundler.capi.start import CapiImportOptions
-from bundler.core.agent.identity import identity_labels, namespace_object
+from bundler.core.agent.identity import identity_labels
 from bundler.core.labels import (
     LABEL_CLUSTER_NAME,
     LABEL_CLUSTER_NAMESPACE,
     LABEL_MANAGED_BY,
     MANAGED_BY_BUNDLER,
 )
-from bundler.core.naming import cluster_namespace
-from bundler.store.protocol import Obj
-from tests.capi.capi_objects import WS, capi_cluster
-from tests.capi.conftest import Fleet, MakeFleet, create_capi
+from tests.support.capi.capi_objects import WS, capi_cluster
+from tests.support.capi.cleanup import (
+    FLUX_FINALIZER,
+    MANAGER_FINALIZER,
+    deleting,
+    deployed_import,
+    helm_release,
+)
+from tests.support.capi.fleet import Fleet, MakeFleet, create_capi
 
-# Finalizers as the manager and Flux put them.
-MANAGER_FINALIZER = "bundler.dev/cluster-cleanup"
-FLUX_FINALIZER = "finalizers.fluxcd.io"
 FOREIGN_FINALIZER = "example.com/keep"
 KUBE_SYSTEM = "kube-system"
 DEFAULT_BOUND = 600.0
 # Well inside the bound, however long the test waited meanwhile.
 MARGIN = 10.0
-
-
-def deployed_import(fleet: Fleet, name: str = "eu-1") -> str:
-    """An imported Cluster as the manager and a remote agent leave it: the manager's finalizer,
-    the cluster namespace with a BundleDeployment and a HelmRelease carrying Flux's finalizer.
-    Returns the cluster namespace."""
-    create_capi(fleet, capi_cluster(name, initialized=True))
-    cluster = fleet.wait_until(
-        CLUSTER,
-        name,
-        lambda c: IMPORT_FINALIZER in (c["metadata"].get("finalizers") or []),
-        "the imported Cluster with its finalizer",
-    )
-    finalizers = [*cluster["metadata"]["finalizers"], MANAGER_FINALIZER]
-    fleet.store.patch(CLUSTER, name, {"metadata": {"finalizers": finalizers}}, WS)
-    namespace = cluster_namespace(WS, name)
-    fleet.store.create(NAMESPACE, namespace_object(WS, name))
-    fleet.store.create(BUNDLE_DEPLOYMENT, _bundle_deployment(namespace))
-    fleet.store.create(HELM_RELEASE, _helm_release(namespace, name))
-    return namespace
-
-
-def _bundle_deployment(namespace: str) -> Obj:
-    return {
-        "metadata": {"name": "calico", "namespace": namespace},
-        "spec": {"deploymentID": "s-1", "options": {"helm": {"chart": "tigera-operator"}}},
-    }
-
-
-def _helm_release(namespace: str, cluster: str) -> Obj:
-    return {
-        "metadata": {
-            "name": "calico",
-            "namespace": namespace,
-            "labels": {LABEL_MANAGED_BY: MANAGED_BY_BUNDLER},
-            "finalizers": [FLUX_FINALIZER],
-        },
-        "spec": {
-            "interval": "10m",
-            "chartRef": {"kind": "HelmChart", "name": "calico"},
-            "kubeConfig": {"secretRef": {"name": f"{cluster}-kubeconfig"}},
-        },
-    }
 
 
 def manager_finalizes(fleet: Fleet, name: str, namespace: str) -> None:
@@ -93,15 +46,6 @@ def manager_finalizes(fleet: Fleet, name: str, namespace: str) -> None:
     cluster = fleet.store.get(CLUSTER, name, WS)
     kept = [f for f in cluster["metadata"]["finalizers"] if f != MANAGER_FINALIZER]
     fleet.store.patch(CLUSTER, name, {"metadata": {"finalizers": kept}}, WS)
-
-
-def deleting(fleet: Fleet, name: str = "eu-1") -> Obj:
-    """Wait until the Cluster is deleting and the importer's cleanup has seen it so."""
-    found = fleet.wait_until(
-        CLUSTER, name, lambda c: bool(c["metadata"].get("deletionTimestamp")), "deletion to start"
-    )
-    fleet.barrier()
-    return found
 
 
 def test_imported_clusters_carry_the_import_finalizer(fleet: Fleet) -> None:
@@ -189,7 +133,7 @@ def test_a_hand_registered_cluster_is_never_forced(fleet: Fleet) -> None:
 def kube_system_with_a_bundler_release(fleet: Fleet) -> None:
     """kube-system as on any cluster, holding a HelmRelease that looks like bundler's."""
     fleet.store.create(NAMESPACE, {"metadata": {"name": KUBE_SYSTEM}})
-    fleet.store.create(HELM_RELEASE, _helm_release(KUBE_SYSTEM, "eu-1"))
+    fleet.store.create(HELM_RELEASE, helm_release(KUBE_SYSTEM, "eu-1"))
 
 
 @pytest.mark.parametrize(

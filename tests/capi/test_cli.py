@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from bundler.core.labels import LABEL_CLUSTER_NAME
-from tests.cli_helpers import run_cli
-from tests.schemas import validate
+from tests.support.cli_helpers import run_cli
+from tests.support.schemas import validate
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 POOL = {"encapsulation": "VXLAN", "natOutgoing": "Enabled", "nodeSelector": "all()"}

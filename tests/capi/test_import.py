@@ -31,7 +31,7 @@ from bundler.core.labels import (
 )
 from bundler.core.naming import DNS1123_LABEL_MAX
 from bundler.errors import InvalidInputError
-from tests.capi.capi_objects import WS, Version, capi_cluster, with_status
+from tests.support.capi.capi_objects import WS, Version, capi_cluster, with_status
 
 UID = "5c1c7a64-2f3a-4bfa-9a55-6f3c3b0a2d11"
 BOTH = pytest.mark.parametrize("version", list(Version), ids=[v.value for v in Version])

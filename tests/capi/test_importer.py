@@ -28,14 +28,14 @@ from bundler.core.labels import (
     MANAGED_BY_CAPI_IMPORT,
 )
 from bundler.store.protocol import Obj
-from tests.capi.capi_objects import (
+from tests.support.capi.capi_objects import (
     WS,
     Version,
     capi_cluster,
     control_plane_status,
     kubeconfig_secret,
 )
-from tests.capi.conftest import Fleet, MakeFleet, create_capi
+from tests.support.capi.fleet import Fleet, MakeFleet, create_capi
 
 WITHOUT_V1BETA2 = tuple(r for r in ALL_KINDS if r != CAPI_CLUSTER)
 

@@ -18,11 +18,11 @@ from bundler.api.resources import (
 from bundler.capi.start import CapiImportOptions
 from bundler.core.rbac import BOOTSTRAP_RULES, MANAGER_RULES, READ, rule
 from bundler.store.errors import Forbidden
-from tests.capi.capi_objects import WS
-from tests.capi.conftest import MakeFleet
-from tests.capi.test_cleanup import deleting, deployed_import
-from tests.identities import MANAGER_USER
-from tests.manager.test_rbac_rules import without
+from tests.support.capi.capi_objects import WS
+from tests.support.capi.cleanup import deleting, deployed_import
+from tests.support.capi.fleet import MakeFleet
+from tests.support.identities import MANAGER_USER
+from tests.support.manager.rbac_rules import without
 
 BOUND = 60.0
 READ_CAPI = rule(READ, [CAPI_CLUSTER])

@@ -20,10 +20,10 @@ from bundler.core.capi_import import (
     unified,
 )
 from bundler.core.rbac import CAPI_REFERENCE_RULES
-from tests.capi.capi_objects import WS, Version, capi_cluster, kubeconfig_secret
-from tests.capi.conftest import MakeFleet, create_capi
-from tests.cli_helpers import run_cli
-from tests.manager.test_rbac_rules import without
+from tests.support.capi.capi_objects import WS, Version, capi_cluster, kubeconfig_secret
+from tests.support.capi.fleet import MakeFleet, create_capi
+from tests.support.cli_helpers import run_cli
+from tests.support.manager.rbac_rules import without
 
 (CONTROL_PLANES,) = [r for r in CAPI_REFERENCE_RULES if "kubeadmcontrolplanes" in r.resources]
 KCP = Resource(

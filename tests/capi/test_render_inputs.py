@@ -21,8 +21,8 @@ from bundler.core.flux import build_flux_objects
 from bundler.core.labels import LABEL_CLUSTER_CLASS, LABEL_IMPORT
 from bundler.core.planning import plan_bundle
 from bundler.errors import InvalidInputError
-from tests.capi.capi_objects import WS, Version, capi_cluster, kubeconfig_secret
-from tests.schemas import validate
+from tests.support.capi.capi_objects import WS, Version, capi_cluster, kubeconfig_secret
+from tests.support.schemas import validate
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "capi"
 EXAMPLE_WS = "capi-workloads"

@@ -13,8 +13,8 @@ from bundler.runtime.clock import ManualClock
 from bundler.runtime.host import Host
 from bundler.store.memory import MemoryStore
 from bundler.store.sharded import ShardedStore
-from tests.capi.capi_objects import capi_cluster, kubeconfig_secret
-from tests.capi.conftest import PATIENCE
+from tests.support.capi.capi_objects import capi_cluster, kubeconfig_secret
+from tests.support.capi.fleet import PATIENCE
 
 # Shard 0 of 3 owns team-a; team-b is shard 2's (tests/core/test_shards.py pins the hash).
 MINE, THEIRS = "team-a", "team-b"

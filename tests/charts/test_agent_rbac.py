@@ -3,7 +3,7 @@ exactly the ServiceAccount, Role and RoleBinding that charts/bundler-agent rende
 BundleDeployment (registry Secret, Flux source, HelmRelease), evaluates its health checks once the
 release is Ready (a Deployment's and a Job's) and reports it, without one refusal; without any one
 rule of its roles it is refused. Both clusters are test API servers enforcing RBAC;
-on the management cluster the admin plays the manager (tests.identities)."""
+on the management cluster the admin plays the manager (tests.support.identities)."""
 
 from __future__ import annotations
 
@@ -35,15 +35,15 @@ from bundler.core.rbac import PolicyRule
 from bundler.kube.store import KubeStore
 from bundler.runtime.host import Host
 from bundler.store.errors import NotFound
-from tests.agent.http_fleet import FAST, eventually
-from tests.agent.objects import CLUSTER_NAME, bd_object
-from tests.agent.test_identity import LoneAgent
-from tests.builders import WS, cluster
-from tests.charts.rendering import AGENT_CHART, AGENT_REQUIRED, Obj, of_kind, render
-from tests.charts.rendering import NAMESPACE as AGENT_NAMESPACE
-from tests.identities import admin_store, agent_identity_by_hand, service_account_token
-from tests.manager.registry_charts import basic_auth_secret
-from tests.manager.test_rbac_rules import rule_id
+from tests.support.agent.http_fleet import FAST, eventually
+from tests.support.agent.lone_agent import LoneAgent
+from tests.support.agent.objects import CLUSTER_NAME, bd_object
+from tests.support.builders import WS, cluster
+from tests.support.charts.rendering import AGENT_CHART, AGENT_REQUIRED, Obj, of_kind, render
+from tests.support.charts.rendering import NAMESPACE as AGENT_NAMESPACE
+from tests.support.identities import admin_store, agent_identity_by_hand, service_account_token
+from tests.support.manager.rbac_rules import rule_id
+from tests.support.manager.registry_charts import basic_auth_secret
 
 CREDS = "registry-creds"
 CHECKS = [

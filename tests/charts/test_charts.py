@@ -26,8 +26,8 @@ from bundler.core.rbac import (
     rules_body,
 )
 from bundler.core.shards import Shard
-from tests.charts.pod_security import pod_spec_of, violations
-from tests.charts.rendering import (
+from tests.support.charts.pod_security import pod_spec_of, violations
+from tests.support.charts.rendering import (
     AGENT_CHART,
     AGENT_REQUIRED,
     CLUSTER_REF,

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from bundler.api.resources import BUNDLER_KINDS
-from tests.schemas import validate
+from tests.support.schemas import validate
 
 GITOPS = Path(__file__).resolve().parents[2] / "docs" / "gitops"
 KUBERNETES_VERSION = "1.37.0"

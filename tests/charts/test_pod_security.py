@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.charts.pod_security import violations
+from tests.support.charts.pod_security import violations
 
 RESTRICTED: dict[str, Any] = {
     "securityContext": {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}},

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.charts.rendering import (
+from tests.support.charts.rendering import (
     AGENT_CHART,
     AGENT_REQUIRED,
     MANAGER_CHART,

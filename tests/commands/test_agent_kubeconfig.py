@@ -7,8 +7,7 @@ from __future__ import annotations
 import base64
 import stat
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
-from bundler.api.resources import BUNDLE, BUNDLE_DEPLOYMENT, CLUSTER, NAMESPACE, SECRET, Resource
+from bundler.api.resources import BUNDLE, BUNDLE_DEPLOYMENT, CLUSTER, NAMESPACE, SECRET
 from bundler.apiserver import ApiServer
 from bundler.apiserver.tokens import TEST_CA_PEM
 from bundler.core.agent.identity import AGENT_TOKEN_SECRET
@@ -26,15 +25,13 @@ from bundler.kube.retry import RetryPolicy
 from bundler.kube.store import KubeOptions, KubeStore
 from bundler.manager.app import start_manager
 from bundler.manager.options import ManagerOptions
-from bundler.store.errors import NotFound
-from tests.builders import WS, bundle, cluster
-from tests.cli_helpers import CliResult, run_cli
+from tests.support.builders import WS, bundle, cluster
+from tests.support.cli_helpers import CliResult, run_cli
+from tests.support.commands.api_waits import WAIT, exists, wait_until
 
 FAST = KubeOptions(retry=RetryPolicy(attempts=3, initial_delay=0.01, max_delay=0.05, budget=5.0))
 NS = cluster_namespace(WS, "a")
 CLUSTER_REF = f"{WS}/a"
-# Upper bound (seconds) on waiting for the manager; tests never assert on durations.
-WAIT = 20.0
 
 
 @dataclass(frozen=True)
@@ -103,22 +100,6 @@ def list_deployments(kubeconfig: Path) -> list[str]:
     """What the agent sees with the kubeconfig: its BundleDeployments' names."""
     with KubeStore.from_kubeconfig(kubeconfig, None, FAST) as agent:
         return [bd["metadata"]["name"] for bd in agent.list(BUNDLE_DEPLOYMENT, NS).items]
-
-
-def wait_until(what: str, check: Callable[[], bool]) -> None:
-    """Wait (bounded) until `check()` holds; the manager works on its own threads."""
-    deadline = time.monotonic() + WAIT
-    while not check():
-        assert time.monotonic() < deadline, f"gave up waiting for {what}"
-        time.sleep(0.05)
-
-
-def exists(server: ApiServer, res: Resource, name: str, namespace: str) -> bool:
-    try:
-        server.store.get(res, name, namespace)
-    except NotFound:
-        return False
-    return True
 
 
 def identity_ready(server: ApiServer, *names: str) -> bool:

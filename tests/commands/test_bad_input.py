@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from bundler.apiserver.server import ApiServer
-from tests.cli_helpers import LOOPBACK_ENDPOINTS, CliResult
+from tests.support.cli_helpers import LOOPBACK_ENDPOINTS, CliResult
 
 ROOT = Path(__file__).parents[2]
 DEAD = "127.0.0.1:1"  # nothing listens on port 1: connections are refused at once

@@ -22,12 +22,12 @@ from bundler.kube.store import KubeStore
 from bundler.manager.app import start_manager
 from bundler.manager.options import ManagerOptions
 from bundler.store.errors import NotFound
-from tests.builders import WS, bundle
-from tests.charts.rendering import AGENT_CHART, MANAGER_CHART, deployment, of_kind, render
-from tests.cli_helpers import CliResult, run_cli
-from tests.commands.test_agent_kubeconfig import WAIT, exists, wait_until
-from tests.identities import manager_kubeconfig
-from tests.management_server import management_fixture, server_fixture  # noqa: F401
+from tests.support.builders import WS, bundle
+from tests.support.charts.rendering import AGENT_CHART, MANAGER_CHART, deployment, of_kind, render
+from tests.support.cli_helpers import CliResult, run_cli
+from tests.support.commands.api_waits import WAIT, exists, wait_until
+from tests.support.identities import manager_kubeconfig
+from tests.support.management_server import management_fixture, server_fixture  # noqa: F401
 
 DOWNSTREAM = {
     "apiVersion": "v1",

@@ -22,8 +22,8 @@ from bundler.core.naming import cluster_namespace
 from bundler.errors import BundlerError
 from bundler.inputs import World
 from bundler.sim.fleet import FleetOptions
-from tests.cli_helpers import run_cli
-from tests.kubectl import fake_kubectl, find_kubectl
+from tests.support.cli_helpers import run_cli
+from tests.support.kubectl import fake_kubectl, find_kubectl
 
 ROOT = Path(__file__).resolve().parents[2]
 KUBECTL, NO_KUBECTL = find_kubectl()

@@ -14,9 +14,9 @@ import pytest
 
 from bundler.api.resources import BUNDLE_DEPLOYMENT, NAMESPACE
 from bundler.apiserver import ApiServer
-from tests.cli_helpers import CliResult, run_cli
-from tests.commands.chart_fleet import bundle, cluster, helm_repo, write_fleet
-from tests.helm_repository import ENDLESS_LOOP, HelmRepository, write_chart
+from tests.support.cli_helpers import CliResult, run_cli
+from tests.support.commands.chart_fleet import bundle, cluster, helm_repo, write_fleet
+from tests.support.helm_repository import ENDLESS_LOOP, HelmRepository, write_chart
 
 __all__ = ["helm_repo"]
 pytestmark = pytest.mark.usefixtures("docker_config")

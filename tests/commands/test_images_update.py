@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_helpers import CliResult, run_cli
-from tests.manager.registry_charts import docker_config_json
-from tests.oci.hostile_server import HostileServer, Out, hostile, whole
-from tests.registry_fixtures import LocalRegistry, closed_port
-from tests.registry_images import PushedManifest, push_image, push_index, repository_path
+from tests.support.cli_helpers import CliResult, run_cli
+from tests.support.manager.registry_charts import docker_config_json
+from tests.support.oci.hostile_server import HostileServer, Out, hostile, whole
+from tests.support.registry_fixtures import LocalRegistry, closed_port
+from tests.support.registry_images import PushedManifest, push_image, push_index, repository_path
 
 __all__ = ["hostile"]
 

@@ -14,8 +14,8 @@ import yaml
 
 from bundler.oci.reference import parse_repository
 from bundler.oci.registry import RegistryOptions, pull_chart
-from tests.cli_helpers import run_cli
-from tests.registry_fixtures import LocalRegistry
+from tests.support.cli_helpers import run_cli
+from tests.support.registry_fixtures import LocalRegistry
 
 pytestmark = pytest.mark.usefixtures("docker_config")
 

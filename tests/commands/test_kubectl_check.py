@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from bundler.commands.kubectl_check import Kubectl, kubectl_advice, read_kubectl
-from tests.kubectl import fake_kubectl
+from tests.support.kubectl import fake_kubectl
 
 WHY = (
     "the playground needs kubectl 1.27 or later (it serves OpenAPI v3 only, which kubectl "

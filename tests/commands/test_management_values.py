@@ -13,9 +13,9 @@ import pytest
 
 from bundler.api.resources import BUNDLE_DEPLOYMENT, NAMESPACE, SECRET
 from bundler.apiserver import ApiServer
-from tests.cli_helpers import run_cli
-from tests.commands.chart_fleet import WORKSPACE, bundle, cluster, write_fleet
-from tests.values_objects import management, values_config_map, values_secret
+from tests.support.cli_helpers import run_cli
+from tests.support.commands.chart_fleet import WORKSPACE, bundle, cluster, write_fleet
+from tests.support.values_objects import management, values_config_map, values_secret
 
 REPO = "https://charts.example"
 PROD = cluster("prod-1", {"env": "prod"})

@@ -31,10 +31,10 @@ from bundler.runtime.host import Host
 from bundler.runtime.key import Key
 from bundler.store.errors import NotFound
 from bundler.store.memory import MemoryStore
-from tests.builders import WS, bundle, cluster
-from tests.cli_helpers import parse_args, run_command
-from tests.manager.registry_charts import basic_auth_secret
-from tests.observe.probe_client import get
+from tests.support.builders import WS, bundle, cluster
+from tests.support.cli_helpers import parse_args, run_command
+from tests.support.manager.registry_charts import basic_auth_secret
+from tests.support.observe.probe_client import get
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # Upper bound (real seconds) on waits for the process; tests never assert on durations.

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.cli_helpers import run_cli
-from tests.schemas import validate
+from tests.support.cli_helpers import run_cli
+from tests.support.schemas import validate
 
 ROOT = Path(__file__).parents[2]
 EXAMPLES = ROOT / "examples"

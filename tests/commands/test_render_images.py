@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.builders import WS, bundle, cluster
-from tests.cli_helpers import CliResult, run_cli
-from tests.registry_fixtures import LocalRegistry, closed_port
-from tests.registry_images import push_tags
+from tests.support.builders import WS, bundle, cluster
+from tests.support.cli_helpers import CliResult, run_cli
+from tests.support.registry_fixtures import LocalRegistry, closed_port
+from tests.support.registry_images import push_tags
 
 VALUES = {"image": "${ images.web.ref }", "tag": "${ images.web.tag }"}
 PRERELEASES = {"name": "web", "policy": {"semver": {"range": ">=2.0.0-0"}}}

@@ -14,16 +14,16 @@ import yaml
 
 from bundler.oci import package, registry
 from bundler.oci.reference import parse_location
-from tests.cli_helpers import run_cli
-from tests.commands.chart_fleet import (
+from tests.support.cli_helpers import run_cli
+from tests.support.commands.chart_fleet import (
     KUBE_VERSION,
     bundle,
     cluster,
     helm_repo,
     write_fleet,
 )
-from tests.helm_repository import ENDLESS_LOOP, HUGE_STRING, HelmRepository, write_chart
-from tests.registry_fixtures import LocalRegistry
+from tests.support.helm_repository import ENDLESS_LOOP, HUGE_STRING, HelmRepository, write_chart
+from tests.support.registry_fixtures import LocalRegistry
 
 __all__ = ["helm_repo"]
 pytestmark = pytest.mark.usefixtures("docker_config")

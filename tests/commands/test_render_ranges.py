@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.builders import WS, bundle, cluster
-from tests.cli_helpers import run_cli
-from tests.manager.registry_charts import CHART, docker_config_json, push, unique_path
-from tests.registry_fixtures import LocalRegistry
+from tests.support.builders import WS, bundle, cluster
+from tests.support.cli_helpers import run_cli
+from tests.support.manager.registry_charts import CHART, docker_config_json, push, unique_path
+from tests.support.registry_fixtures import LocalRegistry
 
 ALL: list[dict[str, Any]] = [{"clusterSelector": {}}]
 pytestmark = pytest.mark.usefixtures("docker_config")

@@ -11,9 +11,9 @@ import pytest
 from bundler.api.resources import BUNDLE
 from bundler.apiserver import ApiServer
 from bundler.core.approvals import APPROVE, approved
-from tests.builders import WS, bundle
-from tests.cli_helpers import CliResult, run_cli
-from tests.management_server import management_fixture, server_fixture  # noqa: F401
+from tests.support.builders import WS, bundle
+from tests.support.cli_helpers import CliResult, run_cli
+from tests.support.management_server import management_fixture, server_fixture  # noqa: F401
 
 PARTITIONS = [
     {"name": "canary", "clusterName": "c0"},

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from bundler.apiserver import ApiServer
-from tests.cli_helpers import run_cli
-from tests.dashboards import WAIT_SECONDS, get_json
+from tests.support.cli_helpers import run_cli
+from tests.support.dashboards import WAIT_SECONDS, get_json
 
 
 @pytest.fixture

@@ -24,7 +24,7 @@ from bundler.core.bootstrap import (
     decide,
     may_change,
 )
-from tests.schemas import validate
+from tests.support.schemas import validate
 
 FLUX = {
     "repo": "https://fluxcd-community.github.io/helm-charts",

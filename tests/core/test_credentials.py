@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from bundler.core.credentials import credentials_refusal, refusal_message
-from tests.builders import WS
-from tests.manager.registry_charts import CREDENTIALS_RULE_CASES
+from tests.support.builders import WS
+from tests.support.manager.registry_charts import CREDENTIALS_RULE_CASES
 
 
 @pytest.mark.parametrize(

@@ -11,8 +11,8 @@ import pytest
 
 from bundler.api.helm import ValuesKind
 from bundler.core.delivery import delivery_refusal, management_references, refusal_message
-from tests.builders import WS, bundle
-from tests.values_objects import DELIVERY_RULE_CASES, management
+from tests.support.builders import WS, bundle
+from tests.support.values_objects import DELIVERY_RULE_CASES, management
 
 
 @pytest.mark.parametrize(

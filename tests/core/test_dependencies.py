@@ -18,7 +18,7 @@ from bundler.core.dependencies import (
 )
 from bundler.core.validation import validate_bundle
 from bundler.errors import InvalidInputError
-from tests.builders import bundle, deployment
+from tests.support.builders import bundle, deployment
 
 WORKSPACE = {
     "app": {"tier": "web"},

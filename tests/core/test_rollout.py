@@ -15,7 +15,7 @@ from bundler.core.rollout import (
     resolve_int_or_percent,
     split_partitions,
 )
-from tests.builders import cluster, deployment, group
+from tests.support.builders import cluster, deployment, group
 
 NEW = "v2"
 

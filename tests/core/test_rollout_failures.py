@@ -9,7 +9,7 @@ from bundler.api.bundle import FailureAction, RolloutStrategy
 from bundler.api.bundledeployment import BundleDeployment, LastReady
 from bundler.core.rollout import RolloutTarget, plan_rollout
 from bundler.core.rollout_failures import Halt, rollout_halt, seconds_to_deadline
-from tests.builders import cluster, deployment
+from tests.support.builders import cluster, deployment
 
 NEW = "v2"
 NOW = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)

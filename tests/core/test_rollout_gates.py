@@ -23,7 +23,7 @@ from bundler.core.rollout_gates import (
     records_of,
     rollout_status,
 )
-from tests.builders import cluster, deployment
+from tests.support.builders import cluster, deployment
 
 NOW = datetime(2026, 3, 25, 12, 0, tzinfo=UTC)
 BAKE = timedelta(minutes=10)

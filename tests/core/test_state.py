@@ -16,7 +16,7 @@ from bundler.core.state import (
     is_offline,
     state_message,
 )
-from tests.builders import APPLY_FAILED, UPGRADE_FAILED, deployment
+from tests.support.builders import APPLY_FAILED, UPGRADE_FAILED, deployment
 
 # Each case is the first state in evaluation order whose rule holds; later rules also hold where
 # it matters (e.g. "offline-wins-over-err-applied"), so the order itself is under test.

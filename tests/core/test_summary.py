@@ -23,7 +23,7 @@ from bundler.core.summary import (
     placements_from_plan,
     with_ready,
 )
-from tests.builders import APPLY_FAILED, UPGRADE_FAILED, deployment
+from tests.support.builders import APPLY_FAILED, UPGRADE_FAILED, deployment
 
 NOW = "2024-05-01T12:00:00Z"
 BUNDLE = "fleet-default/app"

@@ -5,7 +5,7 @@ from typing import Any
 import pytest
 
 from bundler.core.targeting import Criterion, groups_of, match_targets
-from tests.builders import bundle, cluster, group
+from tests.support.builders import bundle, cluster, group
 
 PROD_EU = cluster("prod-eu", {"env": "prod", "region": "eu"})
 GROUPS = [

@@ -9,7 +9,7 @@ import pytest
 from bundler.core.naming import is_helm_release_name
 from bundler.core.validation import validate_bundle
 from bundler.errors import InvalidInputError
-from tests.builders import bundle
+from tests.support.builders import bundle
 
 
 def test_duplicate_target_names_in_one_bundle_are_rejected() -> None:

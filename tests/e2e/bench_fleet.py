@@ -26,17 +26,17 @@ from typing import Any
 
 from bundler.api.resources import BUNDLE, CLUSTER, NAMESPACE
 from bundler.kube.store import KubeStore
-from tests.e2e.harness.controlplane import TestCluster, start_cluster, start_etcd
-from tests.e2e.harness.deployment import (
+from tests.support.e2e.controlplane import TestCluster, start_cluster, start_etcd
+from tests.support.e2e.deployment import (
     MANAGER_NAMESPACE,
     ManagerInstall,
     install_manager_chart,
     outside_the_pod,
     start_bundler,
 )
-from tests.e2e.harness.environment import ROOT
-from tests.e2e.harness.figures import counter_total, tree_cpu_seconds, tree_peak_rss_mib
-from tests.e2e.harness.fleet import (
+from tests.support.e2e.environment import ROOT
+from tests.support.e2e.figures import counter_total, tree_cpu_seconds, tree_peak_rss_mib
+from tests.support.e2e.fleet import (
     FLEET_BUNDLE,
     FLEET_CLUSTER,
     FleetTools,
@@ -47,8 +47,8 @@ from tests.e2e.harness.fleet import (
     object_count,
     start_fleet_controller,
 )
-from tests.e2e.harness.processes import Process, Supervisor, wait_until
-from tests.e2e.harness.tools import Tools, tools_root
+from tests.support.e2e.processes import Process, Supervisor, wait_until
+from tests.support.e2e.tools import Tools, tools_root
 
 SIZES = ((200, 10), (1000, 20))
 REGIONS = ("eu", "us", "ap", "sa")

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.harness.deployment import ManagerInstall, install_manager_chart
-from tests.e2e.harness.environment import Environment, running_environment
-from tests.e2e.harness.tenancy import Tenancy, workspace_name
-from tests.e2e.harness.tools import find_tools
+from tests.support.e2e.deployment import ManagerInstall, install_manager_chart
+from tests.support.e2e.environment import Environment, running_environment
+from tests.support.e2e.tenancy import Tenancy, workspace_name
+from tests.support.e2e.tools import find_tools
 
 _serials = itertools.count(1)
 _HERE = Path(__file__).resolve().parent

@@ -14,10 +14,10 @@ import pytest
 import yaml
 
 from bundler.core.labels import IMPORT_ENABLED, LABEL_IMPORT
-from tests.capi.capi_objects import Version, capi_cluster
-from tests.e2e.harness.releases import latest_record
-from tests.e2e.harness.tenancy import Tenancy
-from tests.schemas import SCHEMAS_DIR
+from tests.support.capi.capi_objects import Version, capi_cluster
+from tests.support.e2e.releases import latest_record
+from tests.support.e2e.tenancy import Tenancy
+from tests.support.schemas import SCHEMAS_DIR
 
 PATIENCE = 180.0
 CAPI_CRD = SCHEMAS_DIR / "capi" / "clusters.yaml"

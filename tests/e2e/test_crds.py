@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.harness.environment import ROOT, Environment
-from tests.e2e.harness.tenancy import Tenancy
+from tests.support.e2e.environment import ROOT, Environment
+from tests.support.e2e.tenancy import Tenancy
 
 CRD_DIRECTORIES = [ROOT / "crds", ROOT / "charts" / "bundler" / "crds"]
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.harness.releases import latest_record
-from tests.e2e.harness.tenancy import Tenancy
+from tests.support.e2e.releases import latest_record
+from tests.support.e2e.tenancy import Tenancy
 
 PATIENCE = 240.0
 BASE = {"matchLabels": {"tier": "base"}}

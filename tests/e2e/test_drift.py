@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.harness.processes import wait_until
-from tests.e2e.harness.tenancy import Tenancy
+from tests.support.e2e.processes import wait_until
+from tests.support.e2e.tenancy import Tenancy
 
 PATIENCE = 180.0
 

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.e2e.harness.processes import wait_until
-from tests.e2e.harness.tenancy import Tenancy
+from tests.support.e2e.processes import wait_until
+from tests.support.e2e.tenancy import Tenancy
 
 PATIENCE = 120.0
 OCI_REPOSITORIES = "ocirepositories.source.toolkit.fluxcd.io"

@@ -27,11 +27,11 @@ from bundler.api.resources import Resource
 from bundler.core.flux.requirements import unknown_field_hint
 from bundler.kube.store import KubeStore
 from bundler.store.errors import Invalid
-from tests.e2e.harness.charts import CHART
-from tests.e2e.harness.cosign import generate_key, sign
-from tests.e2e.harness.processes import wait_until
-from tests.e2e.harness.releases import helm_records, latest_record
-from tests.e2e.harness.tenancy import Tenancy
+from tests.support.e2e.charts import CHART
+from tests.support.e2e.cosign import generate_key, sign
+from tests.support.e2e.processes import wait_until
+from tests.support.e2e.releases import helm_records, latest_record
+from tests.support.e2e.tenancy import Tenancy
 
 CLUSTERS = {"edge-1": {"region": "eu"}, "edge-2": {"region": "us"}}
 PATIENCE = 180.0

@@ -14,9 +14,9 @@ from contextlib import contextmanager
 
 import pytest
 
-from tests.e2e.harness.processes import wait_until
-from tests.e2e.harness.releases import helm_records
-from tests.e2e.harness.tenancy import Tenancy
+from tests.support.e2e.processes import wait_until
+from tests.support.e2e.releases import helm_records
+from tests.support.e2e.tenancy import Tenancy
 
 PATIENCE = 240.0
 HELM_RELEASES = "helmreleases.helm.toolkit.fluxcd.io"

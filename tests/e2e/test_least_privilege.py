@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.harness.deployment import bundler_cli
-from tests.e2e.harness.processes import wait_until
-from tests.e2e.harness.tenancy import Tenancy
+from tests.support.e2e.deployment import bundler_cli
+from tests.support.e2e.processes import wait_until
+from tests.support.e2e.tenancy import Tenancy
 
 PATIENCE = 120.0
 

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.harness.releases import latest_record
-from tests.e2e.harness.tenancy import Tenancy
+from tests.support.e2e.releases import latest_record
+from tests.support.e2e.tenancy import Tenancy
 
 PATIENCE = 180.0
 PULL, REMOTE = "edge-1", "edge-2"

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.harness.processes import wait_until
-from tests.e2e.harness.releases import helm_records, latest_record
-from tests.e2e.harness.tenancy import Tenancy
+from tests.support.e2e.processes import wait_until
+from tests.support.e2e.releases import helm_records, latest_record
+from tests.support.e2e.tenancy import Tenancy
 
 CLUSTERS = {"edge-1": {"region": "eu"}, "edge-2": {"region": "us"}}
 # Real seconds a step may take: Flux and Helm do real work, on a shared machine.

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.harness.processes import wait_until
-from tests.e2e.harness.releases import latest_record
-from tests.e2e.harness.tenancy import Tenancy
+from tests.support.e2e.processes import wait_until
+from tests.support.e2e.releases import latest_record
+from tests.support.e2e.tenancy import Tenancy
 
 PATIENCE = 180.0
 

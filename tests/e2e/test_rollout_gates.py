@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.harness.deployment import bundler_cli
-from tests.e2e.harness.releases import latest_record
-from tests.e2e.harness.tenancy import Tenancy
+from tests.support.e2e.deployment import bundler_cli
+from tests.support.e2e.releases import latest_record
+from tests.support.e2e.tenancy import Tenancy
 
 CLUSTERS = {"edge-1": {"tier": "canary"}, "edge-2": {"tier": "main"}}
 STRATEGY = {

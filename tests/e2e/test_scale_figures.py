@@ -24,18 +24,18 @@ from bundler.apiserver import ApiServer
 from bundler.core.labels import LABEL_BUNDLE_NAMESPACE
 from bundler.kube.store import KubeStore
 from bundler.store.protocol import Obj
-from tests.e2e.harness.deployment import MANAGER_NAMESPACE, outside_the_pod, start_bundler
-from tests.e2e.harness.figures import (
+from tests.support.e2e.deployment import MANAGER_NAMESPACE, outside_the_pod, start_bundler
+from tests.support.e2e.figures import (
     counter_total,
     cpu_seconds,
     gauge_value,
     record,
     scrape,
 )
-from tests.e2e.harness.ports import free_port, loopback
-from tests.e2e.harness.processes import Process, wait_until
-from tests.e2e.harness.tenancy import Tenancy
-from tests.identities import manager_kubeconfig
+from tests.support.e2e.ports import free_port, loopback
+from tests.support.e2e.processes import Process, wait_until
+from tests.support.e2e.tenancy import Tenancy
+from tests.support.identities import manager_kubeconfig
 
 CLUSTERS = 200
 BUNDLES = 10

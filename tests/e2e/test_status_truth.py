@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.harness.tenancy import Tenancy
+from tests.support.e2e.tenancy import Tenancy
 
 PATIENCE = 240.0
 

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.harness.deployment import bundler_cli
-from tests.e2e.harness.processes import wait_until
-from tests.e2e.harness.tenancy import Tenancy
+from tests.support.e2e.deployment import bundler_cli
+from tests.support.e2e.processes import wait_until
+from tests.support.e2e.tenancy import Tenancy
 
 PATIENCE = 240.0
 HELM_RELEASES = "helmreleases.helm.toolkit.fluxcd.io"

@@ -7,8 +7,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.dashboards import EventStream, get_json, post_action, running_dashboard, wait_until
-from tests.e2e.harness.tenancy import Tenancy
+from tests.support.dashboards import (
+    EventStream,
+    get_json,
+    post_action,
+    running_dashboard,
+    wait_until,
+)
+from tests.support.e2e.tenancy import Tenancy
 
 VIEWER = "ui-viewer"
 

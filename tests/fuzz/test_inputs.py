@@ -30,7 +30,7 @@ from bundler.cli import main
 from bundler.core.selectors import selector_matches, selector_to_string, validate_selector
 from bundler.errors import BundlerError, InvalidInputError, NothingToReadError
 from bundler.inputs import load_world
-from tests.fuzz.strategies import (
+from tests.support.fuzz.strategies import (
     corpus_texts,
     documents,
     fleet_documents,

@@ -15,7 +15,7 @@ from bundler.kube.metrics import RequestMetrics
 from bundler.kube.ratelimit import TokenBucket
 from bundler.kube.store import KubeStore
 from bundler.store.errors import NotFound, Unavailable
-from tests.kube.conftest import FAST
+from tests.support.kube.store_client import FAST
 
 Connect = Callable[..., KubeStore]
 

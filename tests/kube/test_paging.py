@@ -17,7 +17,7 @@ from bundler.kube.store import KubeOptions, KubeStore
 from bundler.runtime.clock import SystemClock
 from bundler.runtime.informer import Informer
 from bundler.runtime.timers import Timers
-from tests.kube.conftest import FAST, PATIENCE
+from tests.support.kube.store_client import FAST, PATIENCE
 
 
 def paged(size: int) -> KubeOptions:

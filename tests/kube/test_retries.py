@@ -11,7 +11,7 @@ from bundler.apiserver import ApiServer, Verb
 from bundler.kube.retry import RetryPolicy
 from bundler.kube.store import KubeOptions, KubeStore
 from bundler.store.errors import Conflict, Unavailable
-from tests.kube.conftest import FAST, bundle
+from tests.support.kube.store_client import FAST, bundle
 
 ATTEMPTS = FAST.retry.attempts
 

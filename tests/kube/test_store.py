@@ -19,7 +19,7 @@ from bundler.store.errors import (
     NotFound,
 )
 from bundler.store.protocol import Store
-from tests.kube.conftest import FAST, bundle
+from tests.support.kube.store_client import FAST, bundle
 
 
 def test_crud_roundtrip(store: KubeStore) -> None:

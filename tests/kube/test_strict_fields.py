@@ -14,7 +14,7 @@ from bundler.apiserver import ApiServer
 from bundler.core.flux.requirements import unknown_field_hint
 from bundler.kube.store import KubeStore
 from bundler.store.errors import Invalid
-from tests.schemas import SCHEMAS_DIR
+from tests.support.schemas import SCHEMAS_DIR
 
 NEW_FIELD = "postRenderStrategy"
 

@@ -14,7 +14,7 @@ from bundler.apiserver import ApiServer, Verb
 from bundler.kube.store import KubeStore
 from bundler.store.errors import Gone, KindNotServed, Unavailable
 from bundler.store.protocol import Watch, WatchEvent
-from tests.kube.conftest import FAST, PATIENCE, Recorder, bundle, summary
+from tests.support.kube.store_client import FAST, PATIENCE, Recorder, bundle, summary
 
 
 def wait_until(condition: Callable[[], bool]) -> None:

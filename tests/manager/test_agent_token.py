@@ -13,8 +13,8 @@ from bundler.core.naming import cluster_namespace
 from bundler.runtime.clock import ManualClock
 from bundler.store.memory import MemoryStore
 from bundler.store.protocol import Obj
-from tests.builders import WS, cluster
-from tests.manager.conftest import CountingStore, StartManager, create_world, settle, world
+from tests.support.builders import WS, cluster
+from tests.support.manager.world import CountingStore, StartManager, create_world, settle, world
 
 NS = cluster_namespace(WS, "a")
 ACCOUNT = "kubernetes.io/service-account.name"

@@ -14,9 +14,10 @@ from bundler.errors import BundlerError, InvalidInputError, TransientError
 from bundler.resolution.chart_resolver import RegistryResolver, ResolverSettings
 from bundler.runtime.clock import ManualClock
 from bundler.store.memory import MemoryStore
-from tests.builders import bundle, cluster
-from tests.cli_helpers import parse_args
-from tests.manager.conftest import (
+from tests.support.builders import bundle, cluster
+from tests.support.cli_helpers import parse_args
+from tests.support.manager.registry_charts import CHART
+from tests.support.manager.world import (
     StartManager,
     create_world,
     deployments,
@@ -24,8 +25,7 @@ from tests.manager.conftest import (
     status_of,
     world,
 )
-from tests.manager.registry_charts import CHART
-from tests.oci.hostile_server import HostileServer, Out, head, hostile
+from tests.support.oci.hostile_server import HostileServer, Out, head, hostile
 
 __all__ = ["hostile"]
 

@@ -18,11 +18,11 @@ from bundler.commands import manager as command
 from bundler.core.shards import Shard
 from bundler.errors import InvalidInputError
 from bundler.manager.options import ManagerOptions
-from tests.builders import WS, cluster
-from tests.cli_helpers import LOOPBACK_ENDPOINTS, parse_args, run_cli, run_command
-from tests.dashboards import WAIT_SECONDS, get_json, post_action, wait_until
-from tests.identities import manager_kubeconfig
-from tests.manager.conftest import WAIT
+from tests.support.builders import WS, cluster
+from tests.support.cli_helpers import LOOPBACK_ENDPOINTS, parse_args, run_cli, run_command
+from tests.support.dashboards import WAIT_SECONDS, get_json, post_action, wait_until
+from tests.support.identities import manager_kubeconfig
+from tests.support.manager.world import WAIT
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # Free ports on loopback: tests never listen on every interface or on fixed ports.

@@ -5,8 +5,8 @@ from __future__ import annotations
 from bundler.api.resources import BUNDLE, EVENT
 from bundler.runtime.clock import ManualClock
 from bundler.store.memory import MemoryStore
-from tests.builders import WS, bundle, cluster
-from tests.manager.conftest import StartManager, check_in, create_world, settle, world
+from tests.support.builders import WS, bundle, cluster
+from tests.support.manager.world import StartManager, check_in, create_world, settle, world
 
 OFFLINE_AFTER = 300.0
 

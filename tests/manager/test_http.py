@@ -3,31 +3,23 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from bundler.api.resources import (
-    BUNDLE,
-    BUNDLE_DEPLOYMENT,
-    CLUSTER,
-    NAMESPACE,
-    SECRET,
-)
+from bundler.api.resources import BUNDLE, BUNDLE_DEPLOYMENT, CLUSTER, NAMESPACE, SECRET
 from bundler.apiserver import ApiServer, Verb
 from bundler.commands.render import render_world
 from bundler.core.naming import cluster_namespace
 from bundler.inputs import load_world
-from bundler.kube.retry import RetryPolicy
-from bundler.kube.store import KubeOptions, KubeStore
+from bundler.kube.store import KubeStore
 from bundler.runtime.clock import ManualClock
 from bundler.store.errors import NotFound
-from bundler.store.memory import MemoryStore
-from tests.builders import WS, bundle, cluster
-from tests.identities import MANAGER_USER, admin_store, manager_kubeconfig
-from tests.manager.conftest import (
+from tests.support.builders import WS, bundle, cluster
+from tests.support.identities import MANAGER_USER
+from tests.support.manager.registry_charts import basic_auth_secret
+from tests.support.manager.world import (
     EXAMPLES,
     CountingStore,
     StartManager,
@@ -38,50 +30,11 @@ from tests.manager.conftest import (
     status_of,
     world,
 )
-from tests.manager.registry_charts import basic_auth_secret
 
-FAST = KubeOptions(retry=RetryPolicy(attempts=3, initial_delay=0.01, max_delay=0.05, budget=5.0))
 WRITE_VERBS = ("create", "update", "patch", "delete")
 ALL: list[dict[str, Any]] = [{"clusterSelector": {}}]
 REGION = {"values": {"region": "${ cluster.labels.region }"}}
 CREDS = "registry-creds"
-
-
-@pytest.fixture
-def server(clock: ManualClock) -> Iterator[ApiServer]:
-    with ApiServer(MemoryStore(clock=clock.now, require_namespaces=True)) as running:
-        for name in (WS, "default"):
-            running.store.create(NAMESPACE, {"metadata": {"name": name}})
-        yield running
-
-
-@pytest.fixture
-def connect(server: ApiServer, tmp_path: Path) -> Iterator[Callable[[], KubeStore]]:
-    """Opens KubeStores on the server as the manager's ServiceAccount, with exactly the manager's
-    RBAC (tests.identities); closes them after the test."""
-    opened: list[KubeStore] = []
-    kubeconfig = manager_kubeconfig(server, tmp_path)
-
-    def open_store() -> KubeStore:
-        opened.append(KubeStore.from_kubeconfig(kubeconfig, None, FAST))
-        return opened[-1]
-
-    yield open_store
-    for store in opened:
-        store.close()
-
-
-@pytest.fixture
-def remote(connect: Callable[[], KubeStore]) -> KubeStore:
-    """The manager's store."""
-    return connect()
-
-
-@pytest.fixture
-def admin(server: ApiServer, tmp_path: Path) -> Iterator[KubeStore]:
-    """The test's own store, as the cluster admin (what `kubectl` would do)."""
-    with admin_store(server, tmp_path) as store:
-        yield store
 
 
 def writes(server: ApiServer) -> int:

@@ -17,8 +17,8 @@ from bundler.core.images.wanted import policy_text
 from bundler.errors import InvalidInputError, TransientError
 from bundler.runtime.clock import ManualClock
 from bundler.store.memory import MemoryStore
-from tests.builders import WS, bundle, cluster
-from tests.manager.conftest import (
+from tests.support.builders import WS, bundle, cluster
+from tests.support.manager.world import (
     StartManager,
     create_world,
     deployment_of,

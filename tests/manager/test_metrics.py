@@ -19,8 +19,8 @@ from bundler.manager.options import ManagerOptions
 from bundler.runtime.clock import ManualClock
 from bundler.runtime.key import Key
 from bundler.store.memory import MemoryStore
-from tests.builders import WS, bundle, cluster
-from tests.manager.conftest import WAIT, settle
+from tests.support.builders import WS, bundle, cluster
+from tests.support.manager.world import WAIT, settle
 
 ALL: list[dict[str, Any]] = [{"clusterSelector": {}}]
 MakeManager = Callable[..., tuple[Manager, CollectorRegistry]]

@@ -32,10 +32,11 @@ from bundler.core.rbac import (
 )
 from bundler.kube.store import KubeStore
 from bundler.store.errors import Forbidden
-from tests.agent.http_fleet import HttpFleet, eventually
-from tests.builders import WS, bundle
-from tests.identities import MANAGER_USER, manager_kubeconfig
-from tests.manager.registry_charts import basic_auth_secret
+from tests.support.agent.http_fleet import HttpFleet, eventually
+from tests.support.builders import WS, bundle
+from tests.support.identities import MANAGER_USER, manager_kubeconfig
+from tests.support.manager.rbac_rules import rule_id, without
+from tests.support.manager.registry_charts import basic_auth_secret
 
 CREDS = "registry-creds"
 CAPI_GROUPS = {CAPI_CLUSTER.group, HELM_RELEASE.group}
@@ -46,15 +47,6 @@ LOOP_RULES = [
     and r not in BOOTSTRAP_RULES
     and r not in CAPI_REFERENCE_RULES
 ]
-
-
-def rule_id(rule: PolicyRule) -> str:
-    names = f"[{','.join(rule.resource_names)}]" if rule.resource_names else ""
-    return f"{'+'.join(rule.resources)}{names}:{'+'.join(rule.verbs)}"
-
-
-def without(rule: PolicyRule) -> list[PolicyRule]:
-    return [r for r in MANAGER_RULES if r != rule]
 
 
 def credentials_fleet(

@@ -9,8 +9,8 @@ import pytest
 from bundler.api.resources import CLUSTER
 from bundler.sim.realistic import realistic_bundles, realistic_clusters, realistic_groups
 from bundler.store.memory import MemoryStore
-from tests.builders import WS
-from tests.manager.conftest import (
+from tests.support.builders import WS
+from tests.support.manager.world import (
     CountingStore,
     StartManager,
     create_world,

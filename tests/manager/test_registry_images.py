@@ -23,15 +23,15 @@ from bundler.oci.images import ImageResolver
 from bundler.runtime.clock import ManualClock
 from bundler.sim.fleet import Fleet, FleetOptions
 from bundler.store.protocol import Obj
-from tests.agent.http_fleet import AGENT_NAMESPACE
-from tests.builders import WS, bundle, cluster
-from tests.cli_helpers import run_cli
-from tests.manager.conftest import world
-from tests.manager.registry_charts import unique_path
-from tests.manager.sim_driver import run_until, running_fleet
-from tests.manager.test_registry_rollout import Rollout, _unavailable
-from tests.registry_fixtures import LocalRegistry
-from tests.registry_images import push_tags
+from tests.support.agent.http_fleet import AGENT_NAMESPACE
+from tests.support.builders import WS, bundle, cluster
+from tests.support.cli_helpers import run_cli
+from tests.support.manager.registry_charts import unique_path
+from tests.support.manager.registry_rollout import Rollout, is_unavailable
+from tests.support.manager.sim_driver import run_until, running_fleet
+from tests.support.manager.world import world
+from tests.support.registry_fixtures import LocalRegistry
+from tests.support.registry_images import push_tags
 
 USING = ("a", "b", "c")
 # `plain` reads no image: its deploymentID must not move with the image.
@@ -73,7 +73,7 @@ def all_ready_on(fleet: Fleet, ref: str) -> Callable[[], bool]:
             ref.endswith(f":{resolved[0].get('tag')}@{resolved[0].get('digest')}")
             and (status.get("display") or {}).get("readyClusters") == "4/4"
             and all(bd is not None and _image(bd["spec"]["options"]) == ref for bd in using)
-            and not any(_unavailable(bd) for bd in found.values())
+            and not any(is_unavailable(bd) for bd in found.values())
         )
 
     return check

@@ -28,14 +28,14 @@ from bundler.manager.options import ManagerOptions
 from bundler.resolution.chart_resolver import RegistryResolver, ResolverSettings
 from bundler.runtime.clock import ManualClock
 from bundler.sim.fleet import Fleet, FleetOptions
-from bundler.store.protocol import Obj, WatchEvent
-from tests.agent.http_fleet import AGENT_NAMESPACE, HttpFleet, eventually
-from tests.builders import WS, bundle, cluster
-from tests.cli_helpers import run_cli
-from tests.manager.conftest import world
-from tests.manager.registry_charts import CHART, dockerconfig_secret, push, unique_path
-from tests.manager.sim_driver import run_until, running_fleet
-from tests.registry_fixtures import LocalRegistry
+from tests.support.agent.http_fleet import AGENT_NAMESPACE, HttpFleet, eventually
+from tests.support.builders import WS, bundle, cluster
+from tests.support.cli_helpers import run_cli
+from tests.support.manager.registry_charts import CHART, dockerconfig_secret, push, unique_path
+from tests.support.manager.registry_rollout import Rollout, chart_version, is_unavailable
+from tests.support.manager.sim_driver import run_until, running_fleet
+from tests.support.manager.world import world
+from tests.support.registry_fixtures import LocalRegistry
 
 CLUSTERS = ("a", "b", "c")
 ALL: list[dict[str, Any]] = [{"clusterSelector": {}}]
@@ -45,65 +45,6 @@ ONE_AT_A_TIME = {"maxUnavailable": 1}
 def six_star(repo: str, **helm: Any) -> Any:
     spec = {"repo": repo, "chart": CHART, "version": "6.*", "pollInterval": "10m", **helm}
     return bundle(ALL, helm=spec, namespace="apps", rolloutStrategy=ONE_AT_A_TIME)
-
-
-class Rollout:
-    """Watches BundleDeployments: how many were unavailable at once while taking `version`,
-    whether the rollout strategy ever held one back (staged), whether one that had applied
-    `version` was reported not Ready (its agent waited for Flux to release it), and whether one
-    was reported Ready while Flux's newest release was still of another version. `taken` reads
-    what a deployment's options take (default: the chart version; an image test reads a value)."""
-
-    def __init__(self, version: str, taken: Callable[[Obj | None], str | None] | None = None):
-        self.version = version
-        self._taken = taken or _version
-        self.latest: dict[str, Obj] = {}
-        self.most_unavailable = 0
-        self.staged = False
-        self.waited_for_release = False
-        self.ready_before_released = False
-        self._lock = threading.Lock()
-
-    def on_event(self, event: WatchEvent) -> None:
-        meta = event.object["metadata"]
-        with self._lock:
-            self.latest[meta["name"] + "@" + meta["namespace"]] = event.object
-            specs = [bd["spec"] for bd in self.latest.values()]
-            if any(self._taken(s.get("stagedOptions")) == self.version for s in specs):
-                self.staged = True
-            taking = [
-                bd
-                for bd in self.latest.values()
-                if self._taken(bd["spec"]["options"]) == self.version
-            ]
-            applied = [bd["status"] for bd in taking if _applied(bd)]
-            if any(not status.get("ready") for status in applied):
-                self.waited_for_release = True
-            if any(status.get("ready") and _released(status) != self.version for status in applied):
-                self.ready_before_released = True
-            if taking:
-                unavailable = sum(1 for bd in self.latest.values() if _unavailable(bd))
-                self.most_unavailable = max(self.most_unavailable, unavailable)
-
-
-def _version(options: Obj | None) -> str | None:
-    return None if options is None else options["helm"]["version"]
-
-
-def _applied(bd: Obj) -> bool:
-    status = bd.get("status") or {}
-    return bool(status.get("appliedDeploymentID") == bd["spec"]["deploymentID"])
-
-
-def _released(status: Obj) -> str | None:
-    """The chart version of Flux's newest release, as the agent copied it."""
-    release = status.get("release") or {}
-    version: str | None = release.get("chartVersion")
-    return version
-
-
-def _unavailable(bd: Obj) -> bool:
-    return not _applied(bd) or not (bd.get("status") or {}).get("ready")
 
 
 def bundle_status(fleet: Fleet) -> dict[str, Any]:
@@ -120,8 +61,8 @@ def all_ready_on(fleet: Fleet, version: str) -> Callable[[], bool]:
             status.get("resolvedVersion") == version
             and display.get("readyClusters") == f"{len(CLUSTERS)}/{len(CLUSTERS)}"
             and len(bds) == len(CLUSTERS)
-            and all(_version(bd["spec"]["options"]) == version for bd in bds)
-            and not any(_unavailable(bd) for bd in bds)
+            and all(chart_version(bd["spec"]["options"]) == version for bd in bds)
+            and not any(is_unavailable(bd) for bd in bds)
         )
 
     return check

@@ -23,10 +23,10 @@ from bundler.core.agent.identity import (
 )
 from bundler.core.labels import LABEL_MANAGED_BY, MANAGED_BY_BUNDLER
 from bundler.core.naming import cluster_namespace
-from tests.agent.http_fleet import HttpFleet, eventually
-from tests.builders import WS, cluster
-from tests.identities import MANAGER_USER
-from tests.stores import exists
+from tests.support.agent.http_fleet import HttpFleet, eventually
+from tests.support.builders import WS, cluster
+from tests.support.identities import MANAGER_USER
+from tests.support.stores import exists
 
 NAME = "edge-1"
 NS = cluster_namespace(WS, NAME)

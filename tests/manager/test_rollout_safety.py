@@ -9,15 +9,10 @@ import pytest
 
 from bundler.api.resources import BUNDLE
 from bundler.runtime.clock import ManualClock
-from tests.builders import WS, bundle, cluster
-from tests.manager.conftest import (
-    check_in,
-    deployment_of,
-    report,
-    status_of,
-)
-from tests.manager.rollout_http import ALL, Http, http_fixture  # noqa: F401
-from tests.manager.test_http import admin, connect, remote, server  # noqa: F401
+from tests.support.builders import WS, bundle, cluster
+from tests.support.manager.http_stores import admin, connect, remote, server  # noqa: F401
+from tests.support.manager.rollout_http import ALL, Http, http_fixture  # noqa: F401
+from tests.support.manager.world import check_in, deployment_of, report, status_of
 
 OFFLINE_AFTER = 300.0
 FLEET = [f"c{i}" for i in range(8)]

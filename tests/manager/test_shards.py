@@ -33,11 +33,11 @@ from bundler.runtime.clock import ManualClock
 from bundler.store.memory import MemoryStore
 from bundler.store.protocol import Obj, Store
 from bundler.store.sharded import ShardedStore
-from tests.builders import bundle, cluster
-from tests.identities import MANAGER_NAMESPACE, admin_store, service_account_kubeconfig
-from tests.manager.conftest import WAIT, StartManager, essentials, settle_remote
-from tests.manager.registry_charts import basic_auth_secret
-from tests.stores import Unreachable
+from tests.support.builders import bundle, cluster
+from tests.support.identities import MANAGER_NAMESPACE, admin_store, service_account_kubeconfig
+from tests.support.manager.registry_charts import basic_auth_secret
+from tests.support.manager.world import WAIT, StartManager, essentials, settle_remote
+from tests.support.stores import Unreachable
 
 SHARDS = 3
 # Two workspaces for shard 0, one for shard 1, three for shard 2 (pinned by test_shards_own).

@@ -9,8 +9,8 @@ from typing import Any
 from bundler.api.resources import BUNDLE
 from bundler.store.memory import MemoryStore
 from bundler.templating_pool import TemplateLimits
-from tests.builders import WS, bundle, cluster
-from tests.manager.conftest import (
+from tests.support.builders import WS, bundle, cluster
+from tests.support.manager.world import (
     StartManager,
     create_world,
     deployments,
@@ -18,7 +18,7 @@ from tests.manager.conftest import (
     status_of,
     world,
 )
-from tests.templating_pool.hostile import HOLDS_40_MB
+from tests.support.templating_pool.hostile import HOLDS_40_MB
 
 ALL: list[dict[str, Any]] = [{"clusterSelector": {}}]
 #: 40 MB held, only for the cluster labelled hostile: far over a 16 MiB limit, under the budget.

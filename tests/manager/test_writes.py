@@ -19,7 +19,7 @@ from bundler.store.errors import Conflict
 from bundler.store.memory import MemoryStore
 from bundler.store.mergepatch import merge_patch
 from bundler.store.protocol import Obj
-from tests.manager.conftest import CountingStore
+from tests.support.manager.world import CountingStore
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,7 @@ from bundler.manifests.engine import (
     find_engine,
 )
 from bundler.oci.package import package
-from tests.helm_repository import write_chart
+from tests.support.helm_repository import write_chart
 
 helm = pytest.importorskip("helm_python", reason="helm-python-sdk (Helm's Go SDK) is not installed")
 

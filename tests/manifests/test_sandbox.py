@@ -15,7 +15,7 @@ from bundler.errors import TemplateError
 from bundler.manifests.engine import ReleaseInput, SdkEngine, sdk_render
 from bundler.manifests.sandbox import RenderLimits, RenderWorker
 from bundler.oci.package import package
-from tests.helm_repository import ENDLESS_LOOP, HUGE_STRING, write_chart
+from tests.support.helm_repository import ENDLESS_LOOP, HUGE_STRING, write_chart
 
 pytest.importorskip("helm_python", reason="helm-python-sdk (Helm's Go SDK) is not installed")
 

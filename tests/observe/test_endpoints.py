@@ -9,7 +9,7 @@ from prometheus_client import CollectorRegistry, Counter
 
 from bundler.observe.endpoints import Address, EndpointServer, endpoint_servers, parse_address
 from bundler.observe.health import HealthChecks
-from tests.observe.probe_client import get
+from tests.support.observe.probe_client import get
 
 LOOPBACK = Address("127.0.0.1", 0)
 

@@ -15,9 +15,9 @@ from bundler.oci.auth import Challenge, parse_challenge
 from bundler.oci.credentials import Credentials
 from bundler.oci.reference import parse_repository
 from bundler.oci.registry import RegistryOptions, list_tags
-from tests.oci.conftest import MakeChart, RunCli
-from tests.oci.hostile_server import HostileServer, Out, hostile, whole
-from tests.registry_fixtures import LocalRegistry
+from tests.support.oci.chart_fixtures import MakeChart, RunCli
+from tests.support.oci.hostile_server import HostileServer, Out, hostile, whole
+from tests.support.registry_fixtures import LocalRegistry
 
 __all__ = ["hostile"]
 

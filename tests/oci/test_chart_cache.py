@@ -14,8 +14,8 @@ from bundler.oci import package, registry
 from bundler.oci.chart_cache import ChartCache, default_cache_dir
 from bundler.oci.reference import parse_location
 from bundler.oci.registry import RegistryOptions
-from tests.helm_repository import HelmRepository, serve_helm_repository, write_chart
-from tests.registry_fixtures import LocalRegistry
+from tests.support.helm_repository import HelmRepository, serve_helm_repository, write_chart
+from tests.support.registry_fixtures import LocalRegistry
 
 HTTP = RegistryOptions(timeout=10, deadline=30)
 PLAIN = RegistryOptions(plain_http=True, timeout=10, deadline=30)

@@ -10,7 +10,7 @@ from bundler.oci.deadline import Deadline
 from bundler.oci.reference import parse_repository
 from bundler.oci.registry import RegistryOptions, list_tags, pull_chart
 from bundler.oci.repository import list_chart_versions
-from tests.oci.hostile_server import HostileServer, Out, head, hostile
+from tests.support.oci.hostile_server import HostileServer, Out, head, hostile
 
 __all__ = ["hostile"]
 

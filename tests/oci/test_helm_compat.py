@@ -22,8 +22,8 @@ from bundler.errors import InvalidInputError
 from bundler.oci import chart, layout, package, registry
 from bundler.oci.reference import parse_location, parse_repository
 from bundler.oci.repository import oci_chart_versions
-from tests.oci.conftest import MakeChart, RunCli
-from tests.registry_fixtures import LocalRegistry
+from tests.support.oci.chart_fixtures import MakeChart, RunCli
+from tests.support.registry_fixtures import LocalRegistry
 
 helm = pytest.importorskip("helm_python", reason="helm-python-sdk (Helm's Go SDK) is not installed")
 

@@ -14,10 +14,10 @@ from bundler.api.images import BundleImage, ResolvedImage
 from bundler.errors import InvalidInputError, RegistryAnswerError, TransientError
 from bundler.oci.credentials import Credentials
 from bundler.oci.images import ImageResolver, ImageResolverSettings
-from tests.manager.registry_charts import docker_config_json
-from tests.oci.hostile_server import HostileServer, Out, elsewhere, hostile, whole
-from tests.registry_fixtures import LocalRegistry, closed_port
-from tests.registry_images import push_image, push_index, push_tags, repository_path
+from tests.support.manager.registry_charts import docker_config_json
+from tests.support.oci.hostile_server import HostileServer, Out, elsewhere, hostile, whole
+from tests.support.registry_fixtures import LocalRegistry, closed_port
+from tests.support.registry_images import push_image, push_index, push_tags, repository_path
 
 __all__ = ["elsewhere", "hostile"]
 

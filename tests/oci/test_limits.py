@@ -11,7 +11,7 @@ import requests
 from bundler.errors import BundlerError, RegistryAnswerError, TransientError
 from bundler.oci.deadline import Deadline
 from bundler.oci.limits import CHUNK_BYTES, MiB, Transfer, read_body, send, size_text
-from tests.oci.hostile_server import HostileServer, Out, gzip_bomb, head, hostile, whole
+from tests.support.oci.hostile_server import HostileServer, Out, gzip_bomb, head, hostile, whole
 
 __all__ = ["hostile"]
 

@@ -12,7 +12,7 @@ import pytest
 
 from bundler.errors import InvalidInputError
 from bundler.oci import chart, package
-from tests.oci.conftest import MakeChart
+from tests.support.oci.chart_fixtures import MakeChart
 
 VALID = "apiVersion: v2\nname: demo\nversion: 1.0.0\n"
 

@@ -18,11 +18,11 @@ from bundler.errors import RegistryAnswerError, TransientError
 from bundler.oci import layout, package, registry
 from bundler.oci.reference import parse_repository
 from bundler.oci.repository import list_chart_versions
-from tests.oci.conftest import MakeChart, RunCli
-from tests.oci.hostile_server import Answer, HostileServer, Out, head, hostile, whole
-from tests.oci.hostile_server import chart_manifest as hostile_chart_manifest
-from tests.registry_fixtures import LocalRegistry
-from tests.registry_images import put_blob
+from tests.support.oci.chart_fixtures import MakeChart, RunCli
+from tests.support.oci.hostile_server import Answer, HostileServer, Out, head, hostile, whole
+from tests.support.oci.hostile_server import chart_manifest as hostile_chart_manifest
+from tests.support.registry_fixtures import LocalRegistry
+from tests.support.registry_images import put_blob
 
 __all__ = ["hostile"]
 

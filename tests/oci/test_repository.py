@@ -14,7 +14,15 @@ from bundler.errors import InvalidInputError, RegistryAnswerError, TransientErro
 from bundler.oci.credentials import Credentials
 from bundler.oci.registry import RegistryOptions
 from bundler.oci.repository import list_chart_versions, newest_first
-from tests.oci.hostile_server import Answer, HostileServer, Out, gzip_bomb, head, hostile, whole
+from tests.support.oci.hostile_server import (
+    Answer,
+    HostileServer,
+    Out,
+    gzip_bomb,
+    head,
+    hostile,
+    whole,
+)
 
 __all__ = ["hostile"]
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import certifi
 
-from tests.oci.conftest import MakeChart, RunCli
-from tests.registry_fixtures import LocalRegistry
+from tests.support.oci.chart_fixtures import MakeChart, RunCli
+from tests.support.registry_fixtures import LocalRegistry
 
 
 def test_push_and_pull_trusting_the_ca_file(

@@ -13,7 +13,7 @@ import pytest
 from bundler.errors import InvalidInputError, RegistryAnswerError
 from bundler.oci import package, untar
 from bundler.oci.limits import MAX_CHART_BYTES
-from tests.oci.conftest import MakeChart
+from tests.support.oci.chart_fixtures import MakeChart
 
 CHART_YAML = b"apiVersion: v2\nname: demo\nversion: 1.0.0\n"
 

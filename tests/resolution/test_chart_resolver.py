@@ -25,15 +25,15 @@ from bundler.resolution.chart_resolver import (
     with_docker_config,
 )
 from bundler.runtime.clock import ManualClock
-from tests.manager.registry_charts import (
+from tests.support.manager.registry_charts import (
     CHART,
     docker_config_json,
     push,
     push_not_a_chart,
     unique_path,
 )
-from tests.oci.hostile_server import HostileServer, hostile, whole
-from tests.registry_fixtures import LocalRegistry
+from tests.support.oci.hostile_server import HostileServer, hostile, whole
+from tests.support.registry_fixtures import LocalRegistry
 
 __all__ = ["hostile"]
 

@@ -1,30 +1,16 @@
-"""Shared pieces of the runtime tests: a domain-free kind, a store, a manual clock, timers."""
+"""Fixtures of the runtime tests: a store, a manual clock, timers; the domain-free kind they keep
+in the store is tests.support.runtime.widgets."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 
-from bundler.api.resources import Resource
 from bundler.runtime.clock import ManualClock
 from bundler.runtime.timers import Timers
 from bundler.store.memory import MemoryStore
-from bundler.store.protocol import Obj
-
-# The runtime knows nothing of bundler's kinds, so its tests use a made-up one.
-WIDGET = Resource("example.dev", "v1", "Widget", "widgets")
-
-# Upper bound (real seconds) on waits for other threads; tests never assert on durations.
-WAIT = 10.0
-
-
-def widget(name: str, namespace: str = "default", **labels: str) -> Obj:
-    body: dict[str, Any] = {"metadata": {"name": name, "namespace": namespace}, "spec": {}}
-    if labels:
-        body["metadata"]["labels"] = labels
-    return body
+from tests.support.runtime.widgets import WAIT
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from bundler.runtime.controller import QueueItem, Result
 from bundler.runtime.host import Host, HostState
 from bundler.runtime.key import Key
 from bundler.store.memory import MemoryStore
-from tests.runtime.conftest import WAIT, WIDGET, widget
+from tests.support.runtime.widgets import WAIT, WIDGET, widget
 
 MakeHost = Callable[..., Host]
 

@@ -13,7 +13,7 @@ from bundler.runtime.timers import Timers
 from bundler.store.errors import Gone, Unavailable
 from bundler.store.memory import MemoryStore
 from bundler.store.protocol import EventType, Obj, ObjectList
-from tests.runtime.conftest import WAIT, WIDGET, widget
+from tests.support.runtime.widgets import WAIT, WIDGET, widget
 
 Seen = list[tuple[str, str]]
 

@@ -16,7 +16,7 @@ from bundler.runtime.leader import Attempt, LeaderElector, LeaseConfig, micro_ti
 from bundler.store.errors import Unavailable
 from bundler.store.memory import MemoryStore
 from bundler.store.protocol import Obj
-from tests.runtime.conftest import WAIT, WIDGET, widget
+from tests.support.runtime.widgets import WAIT, WIDGET, widget
 
 MICRO_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z")
 

@@ -20,8 +20,8 @@ from bundler.runtime.metrics import RuntimeMetrics
 from bundler.runtime.queue import WorkQueue
 from bundler.runtime.timers import Timers
 from bundler.store.memory import MemoryStore
-from tests.runtime.conftest import WAIT, WIDGET, widget
-from tests.stores import StoreProxy, Verb
+from tests.support.runtime.widgets import WAIT, WIDGET, widget
+from tests.support.stores import StoreProxy, Verb
 
 STALL_AFTER = 300.0
 MakeHost = Callable[..., Host]

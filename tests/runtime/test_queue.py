@@ -11,7 +11,7 @@ from bundler.runtime.backoff import ExponentialBackoff
 from bundler.runtime.clock import ManualClock
 from bundler.runtime.queue import WorkQueue
 from bundler.runtime.timers import Timers
-from tests.runtime.conftest import WAIT
+from tests.support.runtime.widgets import WAIT
 
 
 def drain(queue: WorkQueue[str]) -> list[str]:

@@ -9,7 +9,7 @@ import pytest
 
 from bundler.runtime.clock import DEFAULT_MANUAL_START, ManualClock, SystemClock
 from bundler.runtime.timers import Timers
-from tests.runtime.conftest import WAIT
+from tests.support.runtime.widgets import WAIT
 
 
 def test_manual_clock_moves_only_when_advanced() -> None:

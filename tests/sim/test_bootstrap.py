@@ -8,8 +8,8 @@ import json
 import pytest
 
 from bundler.commands import sim
-from tests.cli_helpers import run_command
-from tests.sim.test_command import EXAMPLES, FAST
+from tests.support.cli_helpers import run_command
+from tests.support.sim.examples import EXAMPLES, FAST
 
 INPUTS = ["-f", str(EXAMPLES / "capi"), "-f", str(EXAMPLES / "bootstrap"), *FAST]
 

@@ -12,13 +12,12 @@ import yaml
 
 from bundler.commands import sim
 from bundler.errors import InvalidInputError
-from tests.builders import WS, bundle, cluster
-from tests.cli_helpers import run_command
+from tests.support.builders import WS, bundle, cluster
+from tests.support.cli_helpers import run_command
+from tests.support.sim.examples import EXAMPLES, FAST
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 # The examples made of bundler objects only (examples/capi holds Cluster API objects).
 INPUTS = [arg for name in ("podinfo", "oci", "calico") for arg in ("-f", str(EXAMPLES / name))]
-FAST = ["--flux-delay", "0"]
 # examples/gates waits for an approval: given as `make demo` gives it.
 APPROVE = ["--approve-after", "0.5"]
 

@@ -15,7 +15,7 @@ from bundler.sim.flux import FLUX_FINALIZER, FluxSettings, InstalledRelease, Sim
 from bundler.store.errors import NotFound
 from bundler.store.memory import MemoryStore
 from bundler.store.protocol import Obj
-from tests.schemas import validate
+from tests.support.schemas import validate
 
 NS = "bundler-system"
 WAIT = 15.0

@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from bundler.commands import sim
-from tests.builders import cluster
-from tests.cli_helpers import run_command
+from tests.support.builders import cluster
+from tests.support.cli_helpers import run_command
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 FAST = ["--flux-delay", "0"]

@@ -20,9 +20,9 @@ from bundler.observe.endpoints import Address, EndpointServer, metrics_route
 from bundler.runtime.clock import ManualClock
 from bundler.sim.failures import FailurePolicy
 from bundler.sim.fleet import Fleet, FleetOptions
-from tests.builders import WS, bundle, cluster
-from tests.manager.conftest import WAIT, world
-from tests.manager.sim_driver import run_until, settle
+from tests.support.builders import WS, bundle, cluster
+from tests.support.manager.sim_driver import run_until, settle
+from tests.support.manager.world import WAIT, world
 
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
 

@@ -13,7 +13,7 @@ from bundler.sim.bench import run as bench
 from bundler.sim.generated import DEFAULT_WORKSPACE, busiest_workspace, generated_clusters
 from bundler.sim.report import collect, format_table, progress_line
 from bundler.store.memory import MemoryStore
-from tests.builders import WS, bundle
+from tests.support.builders import WS, bundle
 
 
 def with_status(obj: dict[str, Any], status: dict[str, Any]) -> dict[str, Any]:

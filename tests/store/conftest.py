@@ -1,14 +1,13 @@
-"""Fixtures for the in-memory store tests: a store with a fixed clock, and an event recorder."""
+"""Fixtures for the in-memory store tests: a store with a fixed clock; the event recorder is
+tests.support.store.memory_store."""
 
 from __future__ import annotations
 
-import threading
 from datetime import UTC, datetime
 
 import pytest
 
 from bundler.store.memory import MemoryStore
-from bundler.store.protocol import Obj, WatchEvent
 
 NOW = datetime(2024, 5, 6, 7, 8, 9, tzinfo=UTC)
 
@@ -16,27 +15,3 @@ NOW = datetime(2024, 5, 6, 7, 8, 9, tzinfo=UTC)
 @pytest.fixture
 def store() -> MemoryStore:
     return MemoryStore(clock=lambda: NOW)
-
-
-class Recorder:
-    """Collects watch events as (type, name, resourceVersion), thread-safely."""
-
-    def __init__(self) -> None:
-        self.events: list[WatchEvent] = []
-        self._lock = threading.Lock()
-
-    def __call__(self, event: WatchEvent) -> None:
-        with self._lock:
-            self.events.append(event)
-
-    @property
-    def seen(self) -> list[tuple[str, str]]:
-        return [(e.type.value, e.object["metadata"]["name"]) for e in self.events]
-
-    @property
-    def versions(self) -> list[int]:
-        return [int(e.object["metadata"]["resourceVersion"]) for e in self.events]
-
-
-def bundle(name: str, namespace: str = "ws", **fields: object) -> Obj:
-    return {"metadata": {"name": name, "namespace": namespace}, **fields}

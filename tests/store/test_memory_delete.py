@@ -8,7 +8,7 @@ from bundler.api.resources import BUNDLE, BUNDLE_DEPLOYMENT, HELM_RELEASE, NAMES
 from bundler.store.errors import Forbidden, Invalid, NotFound
 from bundler.store.memory import MemoryStore
 from bundler.store.protocol import Obj
-from tests.store.conftest import Recorder, bundle
+from tests.support.store.memory_store import Recorder, bundle
 
 
 def owned_by(owner: Obj, name: str, namespace: str = "ws") -> Obj:

@@ -10,7 +10,7 @@ from bundler.api.resources import BUNDLE, CLUSTER, NAMESPACE
 from bundler.store.errors import Gone, Invalid
 from bundler.store.memory import MemoryStore
 from bundler.store.protocol import WatchEvent
-from tests.store.conftest import Recorder, bundle
+from tests.support.store.memory_store import Recorder, bundle
 
 
 def labelled(name: str, **labels: str) -> dict[str, object]:

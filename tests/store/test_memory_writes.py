@@ -20,7 +20,7 @@ from bundler.store.errors import (
 )
 from bundler.store.memory import MemoryStore
 from bundler.store.protocol import Obj
-from tests.store.conftest import Recorder, bundle
+from tests.support.store.memory_store import Recorder, bundle
 
 
 def test_create_fills_server_metadata(store: MemoryStore) -> None:

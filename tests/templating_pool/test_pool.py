@@ -19,7 +19,7 @@ from bundler.core.templating.images import ImageNotResolvedError, UnresolvedImag
 from bundler.core.templating.templater import IN_PROCESS, RenderAnswer, RenderCall
 from bundler.errors import TemplateError, TemplateLimitExceeded
 from bundler.templating_pool import TemplateLimits, TemplatePool
-from tests.templating_pool.hostile import BUSY, HOLDS_40_MB, SLOW, call, context
+from tests.support.templating_pool.hostile import BUSY, HOLDS_40_MB, SLOW, call, context
 
 WAIT = 30.0
 #: Busy renders in a batch signalled midway: a couple of seconds of work.
@@ -186,7 +186,7 @@ def test_closing_the_pool_stops_its_workers(make_pool: Any) -> None:
 ORPHAN_PARENT = """
 import sys, time
 from bundler.templating_pool import TemplatePool, TemplateLimits
-from tests.templating_pool.hostile import call
+from tests.support.templating_pool.hostile import call
 pool = TemplatePool(TemplateLimits(workers=2))
 pool.render([call("${ cluster.name }", f"c{i}") for i in range(40)])
 print(" ".join(map(str, pool.worker_pids())), flush=True)

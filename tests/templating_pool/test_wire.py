@@ -10,7 +10,7 @@ import pytest
 from bundler.core.templating.images import ImageNotResolvedError
 from bundler.errors import TemplateError
 from bundler.templating_pool import wire
-from tests.templating_pool.hostile import call
+from tests.support.templating_pool.hostile import call
 
 BAD_ANSWERS = [
     ("no-kind", {}),

@@ -32,8 +32,8 @@ from bundler.sim.bench import every_cluster_bundle
 from bundler.sim.fleet import FleetOptions
 from bundler.sim.generated import DEFAULT_WORKSPACE, generated_clusters
 from bundler.ui.fleet_model import FleetModel
-from tests.browser import browser_missing, chromium, screenshot
-from tests.dashboards import running_dashboard, wait_until
+from tests.support.browser import browser_missing, chromium, screenshot
+from tests.support.dashboards import running_dashboard, wait_until
 
 RENDERED = "return performance.getEntriesByName('fleet-rendered').map((e) => e.startTime)[0]"
 CELL_STATE = """

@@ -10,7 +10,7 @@ from bundler.api.resources import BUNDLE, CLUSTER
 from bundler.errors import InvalidInputError
 from bundler.store.memory import MemoryStore
 from bundler.ui.actions import Action, ActionRequest, action_patch, perform
-from tests.builders import WS, bundle
+from tests.support.builders import WS, bundle
 
 
 @pytest.mark.parametrize(

@@ -21,10 +21,10 @@ from bundler.inputs import World
 from bundler.kube.store import KubeStore
 from bundler.sim.fleet import FleetOptions
 from bundler.ui.app import Dashboard
-from tests.browser import browser_missing, chromium, console_errors, screenshot
-from tests.builders import WS, bundle, cluster, placed_deployment
-from tests.dashboards import VIEWER_USER, running_dashboard, viewer_kubeconfig, wait_until
-from tests.identities import admin_store
+from tests.support.browser import browser_missing, chromium, console_errors, screenshot
+from tests.support.builders import WS, bundle, cluster, placed_deployment
+from tests.support.dashboards import VIEWER_USER, running_dashboard, viewer_kubeconfig, wait_until
+from tests.support.identities import admin_store
 
 pytestmark = pytest.mark.skipif(browser_missing() is not None, reason=str(browser_missing()))
 

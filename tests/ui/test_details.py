@@ -12,7 +12,7 @@ from bundler.api.resources import BUNDLE, BUNDLE_DEPLOYMENT, CLUSTER
 from bundler.store.protocol import EventType
 from bundler.ui.details import bundle_detail, cluster_detail, deployment_detail
 from bundler.ui.fleet_model import FleetModel
-from tests.builders import WS, bundle, cluster, placed_deployment
+from tests.support.builders import WS, bundle, cluster, placed_deployment
 
 TARGETS = [
     {"name": "prod", "clusterSelector": {"matchLabels": {"env": "prod"}}},

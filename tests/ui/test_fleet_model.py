@@ -10,7 +10,7 @@ import pytest
 from bundler.api.resources import BUNDLE, BUNDLE_DEPLOYMENT, CLUSTER, CLUSTER_GROUP, Resource
 from bundler.store.protocol import EventType
 from bundler.ui.fleet_model import NO_CELL, STATES, FleetModel
-from tests.builders import (
+from tests.support.builders import (
     APPLY_FAILED,
     UPGRADE_FAILED,
     WS,

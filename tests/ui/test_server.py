@@ -14,8 +14,8 @@ from bundler.apiserver import ApiServer
 from bundler.core.rbac import PolicyRule
 from bundler.kube.store import KubeStore
 from bundler.ui.server import STATIC
-from tests.builders import WS, bundle, cluster, placed_deployment
-from tests.dashboards import (
+from tests.support.builders import WS, bundle, cluster, placed_deployment
+from tests.support.dashboards import (
     VIEWER_USER,
     EventStream,
     get_json,
@@ -25,7 +25,7 @@ from tests.dashboards import (
     viewer_kubeconfig,
     wait_until,
 )
-from tests.identities import admin_store
+from tests.support.identities import admin_store
 
 CLUSTER_NS = "cluster-fleet-default-p1"
 

@@ -1,7 +1,7 @@
 """Fleet's selecting and customizing targets as one bundler target list: for every cluster of a
 small fleet, bundler's own targeting of the converted list decides what Fleet's documented rules
-decide (tests.core.fleet.fleet_semantics), in FirstMatch and AllMatches; pairs bundler cannot
-express are reported, pairs that match no cluster left out."""
+decide (tests.support.core.fleet.fleet_semantics), in FirstMatch and AllMatches; pairs bundler
+cannot express are reported, pairs that match no cluster left out."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import pytest
 from bundler.core.fleet.targets import FleetTarget, combine, criteria_of
 from bundler.core.planning import merged_helm
 from bundler.core.targeting import match_targets
-from tests.builders import bundle, cluster, group
-from tests.core.fleet.fleet_semantics import fleet_choice
+from tests.support.builders import bundle, cluster, group
+from tests.support.core.fleet.fleet_semantics import fleet_choice
 
 GROUPS = [
     group("default", {}),

@@ -14,7 +14,7 @@ from bundler.api.bundledeployment import BundleDeployment
 from bundler.api.cluster import AgentMode
 from bundler.core.flux import FluxTarget, build_flux_objects, flux_labels, release_object_name
 from bundler.errors import InvalidInputError
-from tests.core.flux.objects import (
+from tests.support.core.flux.objects import (
     CLUSTER_NAMESPACE,
     HTTP_REPO,
     MISSING,

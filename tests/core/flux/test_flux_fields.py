@@ -15,7 +15,16 @@ from bundler.core.flux import CHART_FIELDS, build_flux_objects
 from bundler.core.flux.release import PASS_THROUGH, WRITTEN
 from bundler.core.flux.source import SOURCE_FIELDS
 from bundler.errors import InvalidInputError
-from tests.core.flux.objects import HTTP_REPO, MISSING, OCI_REPO, PULL, REMOTE, build, dig, make_bd
+from tests.support.core.flux.objects import (
+    HTTP_REPO,
+    MISSING,
+    OCI_REPO,
+    PULL,
+    REMOTE,
+    build,
+    dig,
+    make_bd,
+)
 
 # What no HelmRelease field is: read by bundler itself (the chart, its version, credentials,
 # templating) or by the manager only.

@@ -12,7 +12,7 @@ from bundler.core.flux.requirements import (
     unknown_field_hint,
 )
 from bundler.core.flux.source import SOURCE_API_VERSION
-from tests.schemas import crd_schema
+from tests.support.schemas import crd_schema
 
 HELM_RELEASES = "helmreleases.helm.toolkit.fluxcd.io"
 OCI_REPOSITORIES = "ocirepositories.source.toolkit.fluxcd.io"

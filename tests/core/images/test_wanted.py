@@ -20,7 +20,7 @@ from bundler.core.targeting import match_targets
 from bundler.core.templating.images import ImageNotResolvedError
 from bundler.core.validation import validate_bundle
 from bundler.errors import InvalidInputError
-from tests.builders import WS, bundle, cluster
+from tests.support.builders import WS, bundle, cluster
 
 REPO = "registry.example/team/web"
 WEB = {"name": "web", "repository": REPO, "policy": {"semver": {"range": "^1.0"}}}

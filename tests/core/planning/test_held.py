@@ -11,7 +11,7 @@ from bundler.core.planning import render_many
 from bundler.core.planning.held import HELD_LIMIT, HeldBytes, rendered_bytes
 from bundler.core.targeting import match_targets
 from bundler.errors import TemplateLimitExceeded
-from tests.builders import bundle, cluster
+from tests.support.builders import bundle, cluster
 
 CLUSTERS = [cluster(f"c-{i}", {"region": ("eu", "us")[i % 2]}) for i in range(6)]
 #: 1,000 bytes of text and the cluster's name: about 1 KiB rendered for each cluster.

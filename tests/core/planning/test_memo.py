@@ -12,7 +12,7 @@ from bundler.core.planning import plan_bundle, template_context
 from bundler.core.planning.memo import memo_of
 from bundler.core.templating import render_values
 from bundler.errors import TemplateError
-from tests.builders import bundle, cluster
+from tests.support.builders import bundle, cluster
 
 REGIONS = ("eu", "us", "ap")
 FLEET = [

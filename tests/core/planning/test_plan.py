@@ -7,7 +7,7 @@ import pytest
 from bundler.core.naming import cluster_namespace
 from bundler.core.planning import plan_bundle
 from bundler.errors import InvalidInputError
-from tests.builders import WS, bundle, cluster, group
+from tests.support.builders import WS, bundle, cluster, group
 
 CLUSTERS = [
     cluster("prod-1", {"env": "prod", "region": "eu"}, values={"tier": "gold"}),

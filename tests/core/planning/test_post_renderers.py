@@ -11,7 +11,7 @@ import yaml
 
 from bundler.api.cluster import Cluster
 from bundler.core.planning import plan_bundle
-from tests.builders import WS, bundle
+from tests.support.builders import WS, bundle
 
 STRATEGIC = """apiVersion: v1
 kind: ConfigMap

@@ -7,7 +7,7 @@ import pytest
 from bundler.core.templating import TemplateCache, render_values
 from bundler.core.templating.budget import RenderBudget, RenderLimitError
 from bundler.core.templating.compiler import COMPILE_STEPS_PER_TOKEN
-from tests.core.templating.test_render import (
+from tests.support.core.templating.rendering import (
     compile_steps,
     context,
     render_error,

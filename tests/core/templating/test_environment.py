@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from bundler.core.templating.environment import ENVIRONMENT, REFUSED_FILTERS
-from tests.core.templating.test_render import context, render_error, render_one
+from tests.support.core.templating.rendering import context, render_error, render_one
 
 #: Every filter a template can name, each checked for linear time or a capped input (see the
 #: guards' docstring). A Jinja upgrade that adds one fails here until it is audited.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.core.templating.test_render import render_error, render_one
+from tests.support.core.templating.rendering import render_error, render_one
 
 CAPPED = [
     ("trim-many-chars", "${ ('a' * 1000) | trim('b' * 300 ~ 'a') }", "over the limit of 256"),

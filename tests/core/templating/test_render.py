@@ -3,51 +3,19 @@
 from __future__ import annotations
 
 import copy
-import tracemalloc
 from typing import Any
 
 import pytest
 
 from bundler.core.templating import TemplateContext, render_values
-from bundler.core.templating.compiler import COMPILE_STEPS_PER_TOKEN
-from bundler.core.templating.environment import ENVIRONMENT
 from bundler.errors import TemplateError
-
-CAPI_CLUSTER = {
-    "apiVersion": "cluster.x-k8s.io/v1beta1",
-    "kind": "Cluster",
-    "metadata": {"name": "prod-eu-1", "namespace": "fleet-default"},
-    "spec": {"topology": {"class": "quick-start", "version": "v1.30.0"}},
-}
-
-
-def context(
-    name: str = "prod-eu-1",
-    labels: dict[str, str] | None = None,
-    values: dict[str, Any] | None = None,
-) -> TemplateContext:
-    return TemplateContext(
-        cluster_name=name,
-        cluster_namespace="fleet-default",
-        cluster_labels={"env": "prod", "region": "eu"} if labels is None else labels,
-        cluster_annotations={"owner": "team-a"},
-        cluster_values={"tier": "gold", "replicas": 3, "Cluster": CAPI_CLUSTER}
-        if values is None
-        else values,
-        bundle_name="podinfo",
-        bundle_namespace="fleet-default",
-    )
-
-
-def render_one(template: Any, ctx: TemplateContext | None = None, **options: Any) -> Any:
-    return render_values({"v": template}, ctx or context(), **options)["v"]
-
-
-def render_error(values: dict[str, Any], ctx: TemplateContext | None = None, **options: Any) -> str:
-    with pytest.raises(TemplateError) as raised:
-        render_values(values, ctx or context(), **options)
-    return str(raised.value)
-
+from tests.support.core.templating.rendering import (
+    compile_steps,
+    context,
+    render_error,
+    render_error_traced,
+    render_one,
+)
 
 RENDERS = [
     # a whole expression keeps its native type
@@ -336,16 +304,6 @@ LIMITS = [
 ALLOCATION_CEILING = 32 << 20
 
 
-def render_error_traced(values: dict[str, Any]) -> tuple[str, int]:
-    """`render_error`, and the most memory Python allocated at once while it rendered."""
-    tracemalloc.start()
-    try:
-        message = render_error(values)
-        return message, tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-
-
 @pytest.mark.parametrize("template", [c[1] for c in LIMITS], ids=[c[0] for c in LIMITS])
 def test_limits_fail_fast_without_allocating(template: str) -> None:
     message, peak = render_error_traced({"v": template})
@@ -375,12 +333,6 @@ STEP_BOMBS = [
 @pytest.mark.parametrize("template", [c[1] for c in STEP_BOMBS], ids=[c[0] for c in STEP_BOMBS])
 def test_work_is_capped_in_steps(template: str) -> None:
     assert "steps" in render_error({"v": template})
-
-
-def compile_steps(template: str) -> int:
-    """What compiling `template` is charged (the steps before any of it runs)."""
-    tokens = sum(1 for _ in ENVIRONMENT.lexer.tokeniter(template, None))
-    return tokens * COMPILE_STEPS_PER_TOKEN
 
 
 def test_step_limit_is_a_parameter() -> None:

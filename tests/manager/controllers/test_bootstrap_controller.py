@@ -45,21 +45,21 @@ from bundler.runtime.host import Host
 from bundler.sim.flux import SimulatedFlux
 from bundler.store.errors import Forbidden, NotFound
 from bundler.store.protocol import Obj
-from tests.builders import bundle
-from tests.capi.capi_objects import (
+from tests.support.builders import bundle
+from tests.support.capi.capi_fleet import FAST, WS, CapiFleet, eventually
+from tests.support.capi.capi_objects import (
     FAKE_KUBECONFIG,
     Version,
     capi_cluster,
     control_plane_status,
     kubeconfig_secret,
 )
-from tests.capi.test_e2e import FAST, WS, CapiFleet, eventually
-from tests.identities import MANAGER_USER, manager_kubeconfig
-from tests.manager.controllers.test_bootstrap_rollout import CLUSTERS
-from tests.manager.controllers.test_bootstrap_rollout import World as InMemory
-from tests.manager.controllers.test_bootstrap_rollout import config as rollout_config
-from tests.manager.test_rbac_rules import rule_id, without
-from tests.schemas import validate
+from tests.support.identities import MANAGER_USER, manager_kubeconfig
+from tests.support.manager.bootstrap_rollout import CLUSTERS
+from tests.support.manager.bootstrap_rollout import World as InMemory
+from tests.support.manager.bootstrap_rollout import config as rollout_config
+from tests.support.manager.rbac_rules import rule_id, without
+from tests.support.schemas import validate
 
 NAME = "eu-1"
 FLUX = {"repo": "https://fluxcd-community.github.io/helm-charts", "chart": "flux2"}

@@ -15,8 +15,8 @@ from bundler.manager.controllers.bundle_controller import BUNDLE_FINALIZER
 from bundler.runtime.clock import ManualClock
 from bundler.store.errors import NotFound
 from bundler.store.memory import MemoryStore
-from tests.builders import WS, bundle, cluster
-from tests.manager.conftest import (
+from tests.support.builders import WS, bundle, cluster
+from tests.support.manager.world import (
     EXAMPLES,
     CountingStore,
     StartManager,

@@ -29,8 +29,8 @@ from bundler.core.naming import cluster_namespace
 from bundler.manager.controllers.cluster_controller import CLUSTER_FINALIZER, ClusterController
 from bundler.runtime.key import Key
 from bundler.store.memory import MemoryStore
-from tests.builders import WS, bundle, cluster
-from tests.manager.conftest import (
+from tests.support.builders import WS, bundle, cluster
+from tests.support.manager.world import (
     StartManager,
     create_world,
     deployments,
@@ -38,7 +38,7 @@ from tests.manager.conftest import (
     status_of,
     world,
 )
-from tests.stores import exists
+from tests.support.stores import exists
 
 NS = cluster_namespace(WS, "a")
 EVERYTHING = [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}]

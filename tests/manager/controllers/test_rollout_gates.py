@@ -11,10 +11,10 @@ import pytest
 from bundler.api.resources import BUNDLE, CLUSTER
 from bundler.core.approvals import APPROVE
 from bundler.runtime.clock import ManualClock
-from tests.builders import WS, bundle, cluster
-from tests.manager.conftest import deployment_of, report, status_of
-from tests.manager.rollout_http import ALL, Http, http_fixture  # noqa: F401
-from tests.manager.test_http import admin, connect, remote, server  # noqa: F401
+from tests.support.builders import WS, bundle, cluster
+from tests.support.manager.http_stores import admin, connect, remote, server  # noqa: F401
+from tests.support.manager.rollout_http import ALL, Http, http_fixture  # noqa: F401
+from tests.support.manager.world import deployment_of, report, status_of
 
 # Never offline within these tests: an offline cluster never holds a partition back.
 OFFLINE_AFTER = 30 * 86400.0

@@ -15,8 +15,8 @@ from bundler.core.bounds import TRUNCATED_MARKER
 from bundler.manager.app import Manager
 from bundler.runtime.clock import ManualClock
 from bundler.store.memory import MemoryStore
-from tests.builders import WS, bundle, cluster, group
-from tests.manager.conftest import (
+from tests.support.builders import WS, bundle, cluster, group
+from tests.support.manager.world import (
     StartManager,
     check_in,
     create_world,

@@ -12,13 +12,7 @@ from typing import Any
 import pytest
 
 from bundler.api.images import BundleImage, ResolvedImage
-from bundler.api.resources import (
-    BUNDLE,
-    BUNDLE_DEPLOYMENT,
-    HELM_REPOSITORY,
-    NAMESPACE,
-    SECRET,
-)
+from bundler.api.resources import BUNDLE, BUNDLE_DEPLOYMENT, HELM_REPOSITORY, NAMESPACE, SECRET
 from bundler.core.naming import cluster_namespace
 from bundler.manager.copies.secret_copies import ANNOTATION_COPIED_FROM, LABEL_SECRET_COPY
 from bundler.runtime.clock import ManualClock
@@ -26,8 +20,15 @@ from bundler.sim.fleet import FleetOptions
 from bundler.store.errors import NotFound
 from bundler.store.memory import MemoryStore
 from bundler.store.protocol import Obj
-from tests.builders import WS, bundle, cluster
-from tests.manager.conftest import (
+from tests.support.builders import WS, bundle, cluster
+from tests.support.manager.registry_charts import (
+    CREDENTIALS_RULE_CASES,
+    basic_auth_secret,
+    dockerconfig_secret,
+    typed_secret,
+)
+from tests.support.manager.sim_driver import run_until, running_fleet
+from tests.support.manager.world import (
     CountingStore,
     StartManager,
     create_world,
@@ -38,13 +39,6 @@ from tests.manager.conftest import (
     status_of,
     world,
 )
-from tests.manager.registry_charts import (
-    CREDENTIALS_RULE_CASES,
-    basic_auth_secret,
-    dockerconfig_secret,
-    typed_secret,
-)
-from tests.manager.sim_driver import run_until, running_fleet
 
 ALL: list[dict[str, Any]] = [{"clusterSelector": {}}]
 CREDS = "registry-creds"

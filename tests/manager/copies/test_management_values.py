@@ -21,8 +21,8 @@ from bundler.runtime.clock import ManualClock
 from bundler.store.errors import NotFound
 from bundler.store.memory import MemoryStore
 from bundler.store.protocol import Obj
-from tests.builders import WS, bundle, cluster
-from tests.manager.conftest import (
+from tests.support.builders import WS, bundle, cluster
+from tests.support.manager.world import (
     CountingStore,
     StartManager,
     create_world,
@@ -33,7 +33,7 @@ from tests.manager.conftest import (
     status_of,
     world,
 )
-from tests.values_objects import (
+from tests.support.values_objects import (
     DELIVER,
     DELIVERY_RULE_CASES,
     encoded,

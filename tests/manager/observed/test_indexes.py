@@ -10,7 +10,7 @@ from bundler.core.labels import (
 )
 from bundler.manager.observed.indexes import DeploymentIndex
 from bundler.store.protocol import EventType, Obj
-from tests.builders import WS
+from tests.support.builders import WS
 
 
 def deployment(bundle: str, cluster: str) -> Obj:

@@ -12,8 +12,9 @@ from bundler.manager.observed.indexes import credential_secrets
 from bundler.runtime.clock import ManualClock
 from bundler.store.memory import MemoryStore
 from bundler.store.protocol import Obj
-from tests.builders import WS, bundle, cluster, group
-from tests.manager.conftest import (
+from tests.support.builders import WS, bundle, cluster, group
+from tests.support.manager.registry_charts import basic_auth_secret
+from tests.support.manager.world import (
     CountingStore,
     StartManager,
     check_in,
@@ -23,7 +24,6 @@ from tests.manager.conftest import (
     settle,
     world,
 )
-from tests.manager.registry_charts import basic_auth_secret
 
 ALL: list[dict[str, Any]] = [{"clusterSelector": {}}]
 CREDS = {"secretRef": {"name": "creds"}}

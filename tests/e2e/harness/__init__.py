@@ -1,4 +1,0 @@
-"""The e2e harness: real kube-apiservers, etcd, kube-controller-manager and Flux's controllers,
-built by `make e2e-tools`, started on loopback for `make e2e`; bundler runs beside them as users
-run it (its own processes, with the RBAC its Helm charts render). The one support package of the
-e2e tests: test modules import from here, never from each other."""
