@@ -26,6 +26,7 @@ def main(argv: list[str]) -> int:
     memory = int(argv[0]) << 20
     cpu_seconds = float(argv[1])
     resource.setrlimit(resource.RLIMIT_DATA, (memory, memory))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # SIGXCPU would dump core where it runs
     exit_when_orphaned(os.getppid())
     answers = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from bundler.agent.expressions import ExpressionEvaluator, shared_evaluator
+from bundler.agent.expressions import shared_evaluator
 from bundler.api.health import HealthCheck, HealthCheckResult, HealthState
 from bundler.api.resources import Resource
 from bundler.core.health import api_version, evaluate, resource_plural, result, uses_expressions
@@ -55,13 +55,10 @@ def check_resource(check: HealthCheck) -> Resource:
 
 
 def evaluate_checks(
-    checks: Sequence[HealthCheck],
-    reader: ObjectReader,
-    expressions: ExpressionEvaluator | None = None,
+    checks: Sequence[HealthCheck], reader: ObjectReader
 ) -> tuple[HealthCheckResult, ...]:
-    """Each check's result, in order; expressions judged by `expressions` (default: the
-    process's shared evaluator)."""
-    return tuple(_one(check, reader, expressions) for check in checks)
+    """Each check's result, in order; expressions judged by the process's shared evaluator."""
+    return tuple(_one(check, reader) for check in checks)
 
 
 def recheck_after(results: Sequence[HealthCheckResult]) -> float:
@@ -69,9 +66,7 @@ def recheck_after(results: Sequence[HealthCheckResult]) -> float:
     return RECHECK_HEALTHY if healthy else RECHECK_PENDING
 
 
-def _one(
-    check: HealthCheck, reader: ObjectReader, expressions: ExpressionEvaluator | None
-) -> HealthCheckResult:
+def _one(check: HealthCheck, reader: ObjectReader) -> HealthCheckResult:
     res = check_resource(check)
     try:
         found = reader.read(res, check.name, check.namespace or None)
@@ -85,5 +80,5 @@ def _one(
             f"{'.' + res.group if res.group else ''} (agent chart: healthChecks.extraRules)",
         )
     if found is not None and uses_expressions(check):
-        return (expressions or shared_evaluator()).evaluate(check, found)
+        return shared_evaluator().evaluate(check, found)
     return evaluate(check, found)
