@@ -8,7 +8,7 @@ the image are held back; a cluster whose values never mention it renders as usua
 
 Templating sees images as plain data (:data:`ImageView`): the fields of a resolved image, or an
 :class:`UnresolvedImage`; planning makes the views from the manager's answers
-(bundler.core.planning.images), so that templating, which renders in worker processes, needs
+(bundler.core.images.wanted), so that templating, which renders in worker processes, needs
 nothing of the API models.
 """
 
