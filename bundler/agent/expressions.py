@@ -29,7 +29,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from bundler.api.health import HealthCheck, HealthCheckResult, HealthState
-from bundler.bounded.child import child_environment
+from bundler.bounded.child import child_environment, stop_child
 from bundler.bounded.frames import ChildGoneError, FrameReader, TimedOutError, write_frame
 from bundler.core.health import oversized, result
 
@@ -153,10 +153,4 @@ def shared_evaluator() -> ExpressionEvaluator:
 
 def _stop_all(children: list[subprocess.Popen[bytes]]) -> None:
     while children:
-        process = children.pop()
-        process.kill()
-        process.wait()
-        for stream in (process.stdin, process.stdout):
-            if stream is not None:
-                with contextlib.suppress(OSError):  # a dead child's stdin cannot be flushed
-                    stream.close()
+        stop_child(children.pop())

@@ -1,4 +1,4 @@
-"""Starting a child that finds bundler as its parent did, and that cannot outlive its parent.
+"""Starting a child that finds bundler as its parent did and cannot outlive its parent; stopping it.
 
 A parent that dies without stopping its children (SIGKILL, the OOM killer) must not leave them
 running: a child asks the kernel to kill it when its parent goes (Linux's PR_SET_PDEATHSIG), and
@@ -9,9 +9,11 @@ that lives as long as they do (bundler.templating_pool does).
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import signal
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -27,6 +29,17 @@ def child_environment() -> dict[str, str]:
     source_root = str(Path(bundler.__file__).resolve().parent.parent)
     path = os.environ.get("PYTHONPATH")
     return {**os.environ, "PYTHONPATH": source_root + (os.pathsep + path if path else "")}
+
+
+def stop_child(process: subprocess.Popen[bytes]) -> None:
+    """In the parent: kill `process` (if it still runs), reap it and close its pipes."""
+    with contextlib.suppress(ProcessLookupError):
+        process.kill()
+    process.wait()
+    for stream in (process.stdin, process.stdout):
+        if stream is not None:
+            with contextlib.suppress(OSError):  # a dead child's stdin cannot be flushed
+                stream.close()
 
 
 def die_with_parent(parent: int) -> None:

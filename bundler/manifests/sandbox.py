@@ -21,7 +21,6 @@ parent which bound was hit.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import subprocess
@@ -32,7 +31,7 @@ import weakref
 from dataclasses import asdict, dataclass
 from typing import IO, TYPE_CHECKING, Any
 
-from bundler.bounded.child import child_environment
+from bundler.bounded.child import child_environment, stop_child
 from bundler.bounded.frames import ChildGoneError, FrameReader, TimedOutError, write_frame
 from bundler.errors import BundlerError, TemplateError
 
@@ -166,10 +165,5 @@ def _first_line(text: str) -> str:
 def _stop_all(children: list[tuple[subprocess.Popen[bytes], IO[bytes]]]) -> None:
     while children:
         process, stderr = children.pop()
-        process.kill()
-        process.wait()
-        for stream in (process.stdin, process.stdout):
-            if stream is not None:
-                with contextlib.suppress(OSError):  # a dead child's stdin cannot be flushed
-                    stream.close()
+        stop_child(process)
         stderr.close()
