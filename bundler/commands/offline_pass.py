@@ -21,8 +21,8 @@ from bundler.core.dependencies import has_selectors, resolve_dependencies, works
 from bundler.core.images.wanted import ImageQuery, ResolvedImages
 from bundler.core.planning import BundlePlan
 from bundler.core.planning.bundle_pass import plan_pass
-from bundler.core.planning.decide import VersionQuery
 from bundler.core.planning.inputs import Delivered, Dependencies, ResolvedVersions
+from bundler.core.planning.version_query import VersionQuery
 from bundler.core.templating.templater import IN_PROCESS, Templater
 from bundler.core.validation import bundle_ref, validate_bundle
 from bundler.errors import BundlerError

@@ -13,8 +13,8 @@ from collections.abc import Iterable, Mapping
 
 from bundler.api.bundle import Bundle
 from bundler.api.resources import SECRET
-from bundler.core.planning.decide import VersionQuery
 from bundler.core.planning.inputs import ResolvedVersions
+from bundler.core.planning.version_query import VersionQuery
 from bundler.core.validation import bundle_ref
 from bundler.errors import InvalidInputError, TransientError
 from bundler.resolution.poll_cache import PollCache

@@ -24,13 +24,13 @@ from bundler.core.images.wanted import ImageQuery, ResolvedImages
 from bundler.core.planning import BundlePlan, plan_decided
 from bundler.core.planning.decide import (
     ClusterDecision,
-    VersionQuery,
     decide_bundle,
     deciding_references,
     version_queries,
     wanted_images,
 )
 from bundler.core.planning.inputs import Delivered, Dependencies, PassInputs, ResolvedVersions
+from bundler.core.planning.version_query import VersionQuery
 from bundler.core.templating.templater import IN_PROCESS, Templater
 from bundler.core.validation import validate_bundle
 

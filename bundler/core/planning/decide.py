@@ -10,43 +10,16 @@ while its labels stay, and the offline commands), so they agree on what a cluste
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from bundler.api.bundle import Bundle
 from bundler.api.cluster import Cluster, ClusterGroup
 from bundler.core.delivery import ManagementReference, management_references
-from bundler.core.images.wanted import ImageKey, ImageQuery, image_queries
+from bundler.core.images.wanted import ImageKey, ImageQuery
 from bundler.core.planning.memo import memo_of
+from bundler.core.planning.version_query import VersionQuery
 from bundler.core.targeting import TargetDecision, match_targets
-from bundler.core.versions import is_exact_version, wanted_version
-
-
-@dataclass(frozen=True)
-class VersionQuery:
-    """One range to resolve, with the repository credentials Secret it may need."""
-
-    repo: str
-    chart: str
-    constraint: str
-    secret: str | None = None
-
-    @property
-    def key(self) -> tuple[str, str, str]:
-        return (self.repo, self.chart, self.constraint)
-
-
-def query_for(helm: Mapping[str, object]) -> VersionQuery | None:
-    """The query a merged `helm` needs, or None when its version is exact; no version at all is
-    the range LATEST_STABLE."""
-    repo, chart = helm.get("repo"), helm.get("chart")
-    raw = helm.get("version")
-    version = wanted_version(raw if isinstance(raw, str) else None)
-    if is_exact_version(version):
-        return None
-    secret_ref = helm.get("secretRef")
-    secret = secret_ref.get("name") if isinstance(secret_ref, Mapping) else None
-    return VersionQuery(str(repo), str(chart), version, secret)
 
 
 @dataclass(frozen=True)
@@ -67,10 +40,8 @@ def decide_cluster(
     if not decision.deploy:
         return ClusterDecision(cluster, decision)
     contributing = tuple(result.index for result in decision.contributing)
-    merged = memo_of(bundle).merged(contributing).merged
-    return ClusterDecision(
-        cluster, decision, query_for(merged), tuple(image_queries(bundle, decision))
-    )
+    query, images = memo_of(bundle).needs(contributing, decision)
+    return ClusterDecision(cluster, decision, query, images)
 
 
 def version_queries(decisions: Iterable[ClusterDecision]) -> list[VersionQuery]:

@@ -38,7 +38,7 @@ from bundler.core.deletion_guard import deletion_hold
 from bundler.core.durations import duration_seconds
 from bundler.core.planning import key as ref
 from bundler.core.planning.bundle_pass import resolve_inputs
-from bundler.core.planning.decide import query_for
+from bundler.core.planning.version_query import query_for
 from bundler.core.rollout import RolloutDecision, RolloutTarget, plan_rollout
 from bundler.core.targeting import missing_references
 from bundler.core.validation import bundle_of, validate_bundle

@@ -21,8 +21,8 @@ from bundler.api.resources import CONFIG_MAP
 from bundler.core.delivery import ManagementReference
 from bundler.core.dependencies import has_selectors, resolve_dependencies
 from bundler.core.images.wanted import ImageQuery, ResolvedImages
-from bundler.core.planning.decide import VersionQuery
 from bundler.core.planning.inputs import Delivered, Dependencies, ResolvedVersions
+from bundler.core.planning.version_query import VersionQuery
 from bundler.errors import InvalidInputError, TransientError
 from bundler.manager.context import Context
 from bundler.manager.memo.outcomes import Rejection

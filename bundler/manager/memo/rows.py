@@ -33,7 +33,6 @@ from bundler.core.planning import (
 )
 from bundler.core.planning.decide import (
     ClusterDecision,
-    VersionQuery,
     decide_cluster,
     deciding_references,
     version_queries,
@@ -41,6 +40,7 @@ from bundler.core.planning.decide import (
 )
 from bundler.core.planning.held import DEFAULT_BUNDLE_HELD_BYTES, HeldBytes
 from bundler.core.planning.inputs import PassInputs, ResolvedVersions
+from bundler.core.planning.version_query import VersionQuery
 from bundler.core.templating.images import ImageNotResolvedError
 from bundler.core.templating.templater import IN_PROCESS, Templater
 from bundler.errors import TemplateError

@@ -12,8 +12,8 @@ from bundler.api.bundle import Bundle
 from bundler.core.delivery import ManagementReference
 from bundler.core.images.wanted import ImageQuery, ResolvedImages
 from bundler.core.planning.bundle_pass import plan_pass
-from bundler.core.planning.decide import VersionQuery
 from bundler.core.planning.inputs import Delivered, Dependencies, ResolvedVersions
+from bundler.core.planning.version_query import VersionQuery
 from bundler.errors import InvalidInputError
 from tests.support.builders import WS, bundle, cluster
 

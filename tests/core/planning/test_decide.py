@@ -7,14 +7,13 @@ from typing import Any
 import pytest
 
 from bundler.core.planning.decide import (
-    VersionQuery,
     decide_bundle,
     decide_cluster,
     deciding_references,
-    query_for,
     version_queries,
     wanted_images,
 )
+from bundler.core.planning.version_query import VersionQuery, query_for
 from tests.support.builders import bundle, cluster
 
 PROD = cluster("prod-1", {"env": "prod"})
