@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # make e2e-tools: builds the real components `make e2e` runs (kube-apiserver, kube-controller-manager,
 # kubectl, etcd, Flux's source-controller, helm-controller and kustomize-controller) from their
-# published Go modules, pinned by the go.mod/go.sum beside this script, into a cache keyed by component and version. What is there
-# is skipped; the Go build cache makes a rebuild after a version bump cheap.
+# published Go modules, pinned by the go.mod/go.sum beside this script, into a cache keyed by
+# component and version. What is there is skipped; the Go build cache makes a rebuild after a
+# version bump cheap.
 #
 # `$0 fleet` (make bench-fleet) builds Rancher Fleet's controller too, for the side-by-side benchmark.
 #

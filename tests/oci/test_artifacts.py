@@ -8,11 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from bundler.oci import artifact_layout, layout
+from bundler.errors import BundlerError
+from bundler.oci import artifact_layout, artifacts, layout
+from bundler.oci.reference import parse_repository
+from bundler.oci.registry import RegistryOptions
 from tests.support.cli_helpers import output_field
 from tests.support.oci.artifact_fixtures import RunArtifactCli, TarEntry, tarball
+from tests.support.oci.hostile_server import HostileServer, Out, head, hostile, whole
 from tests.support.registry_fixtures import LocalRegistry
 from tests.support.registry_images import get_blob, get_manifest, push_artifact
+
+__all__ = ["hostile"]
 
 CONFIGMAP = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: demo\ndata:\n  greeting: {text}\n"
 
@@ -223,3 +229,66 @@ def test_pull_of_a_missing_tag_fails_naming_it(
     assert result.code != 0
     assert remote in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def _hostile_artifact(layer_size: int) -> bytes:
+    return json.dumps(
+        {
+            "schemaVersion": 2,
+            "mediaType": layout.MANIFEST_MEDIA_TYPE,
+            "config": {
+                "mediaType": artifact_layout.CONFIG_MEDIA_TYPE,
+                "digest": "sha256:" + "b" * 64,
+                "size": 2,
+            },
+            "layers": [
+                {
+                    "mediaType": artifact_layout.CONTENT_MEDIA_TYPE,
+                    "digest": "sha256:" + "a" * 64,
+                    "size": layer_size,
+                }
+            ],
+        }
+    ).encode()
+
+
+@pytest.mark.parametrize(
+    ("layer_size", "message", "blob_asked"),
+    [
+        pytest.param(
+            3 << 30,
+            "the artifact's layer is over the 100 MiB cap: its descriptor declares 3072 MiB",
+            0,
+            id="declared-over-the-cap-never-downloaded",
+        ),
+        pytest.param(
+            1 << 20,
+            "registry {host} did not finish sending the artifact's layer within the 2s deadline of "
+            "this operation",
+            1,
+            id="a-layer-that-never-ends-stops-at-the-deadline",
+        ),
+    ],
+)
+def test_pull_is_bounded_in_size_and_time(
+    hostile: HostileServer, layer_size: int, message: str, blob_asked: int
+) -> None:
+    asked: list[str] = []
+
+    def answer(path: str, out: Out) -> None:
+        if "/blobs/" in path:
+            asked.append(path)
+            head(out, Content_Length=str(layer_size))
+            hostile.drip(out)
+        elif "/manifests/" in path:
+            whole(out, _hostile_artifact(layer_size))
+        else:
+            head(out, 404, Content_Length="0")
+
+    hostile.answer = answer
+    tag = parse_repository(f"oci://{hostile.host}/deploy/demo").tagged("v1")
+    options = RegistryOptions(plain_http=True, timeout=5.0, deadline=2.0)
+    with pytest.raises(BundlerError) as raised:
+        artifacts.pull_artifact(tag, options)
+    assert str(raised.value) == f"{tag.url}: {message.format(host=hostile.host)}"
+    assert len(asked) == blob_asked
