@@ -1,4 +1,5 @@
-"""Charts in an OCI registry: push, pull and tag listing, over bundler's oras client.
+"""Charts in an OCI registry: push, pull and tag listing, over bundler's oras client; the
+manifest, layer and tag operations underneath serve Flux artifacts too (bundler.oci.artifacts).
 
 Push first asks whether the tag `<location>/<name>:<version with + as _>` exists: a tag holding
 the same chart layer is pushed again as it is (the same manifest, unless the annotations changed);
