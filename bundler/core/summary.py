@@ -264,7 +264,10 @@ def placements_from_plan(
 
 
 def summarize(states: Iterable[DeploymentState]) -> Summary:
-    counts = Counter(states)
+    return _summary(Counter(states))
+
+
+def _summary(counts: Counter[DeploymentState]) -> Summary:
     fields = {SUMMARY_FIELD[state]: counts[state] for state in DeploymentState}
     return Summary(desiredReady=sum(counts.values()), **fields)
 
@@ -429,6 +432,21 @@ def flux_supported_condition(
     )
 
 
+@dataclass(frozen=True)
+class GroupMember:
+    """What one member cluster adds to its groups' status: its row (its worst placement) and
+    how many of its placements are in each state. Worked out once per change of the cluster's
+    placements, whichever groups it is in."""
+
+    row: _Row
+    states: tuple[tuple[DeploymentState, int], ...]
+
+
+def group_member(cluster: str, placements: Sequence[Placement]) -> GroupMember:
+    states = Counter(p.state for p in placements)
+    return GroupMember(_cluster_row(cluster, placements), tuple(states.items()))
+
+
 def cluster_group_status(
     clusters: Sequence[str],
     placements: Sequence[Placement],
@@ -444,15 +462,26 @@ def cluster_group_status(
     for placement in placements:
         if placement.cluster in by_cluster:
             by_cluster[placement.cluster].append(placement)
-    on_members = [p for placed in by_cluster.values() for p in placed]
-    rows = [_cluster_row(key, placed) for key, placed in by_cluster.items()]
+    members = [group_member(key, placed) for key, placed in by_cluster.items()]
+    return group_status(members, previous=previous, now=now)
+
+
+def group_status(
+    members: Sequence[GroupMember], *, previous: Sequence[Condition], now: str
+) -> ClusterGroupStatus:
+    """A ClusterGroup's status from what each member cluster adds, sorted by cluster."""
+    rows = [m.row for m in members]
     not_ready = _not_ready(rows)
     conditions = _ready_condition(rows, "clusters", "", previous, now)
+    counts: Counter[DeploymentState] = Counter()
+    for member in members:
+        for state, count in member.states:
+            counts[state] += count
     return ClusterGroupStatus(
         clusterCount=len(rows),
         nonReadyClusterCount=len(not_ready),
         nonReadyClusters=[r.name for r in not_ready[:NON_READY_MAX]],
-        summary=summarize(p.state for p in on_members),
+        summary=_summary(counts),
         display=ClusterGroupDisplay(readyClusters=_ratio(rows), state=display_state(conditions)),
         conditions=conditions,
     )

@@ -110,12 +110,13 @@ class Manager:
         self._copies = CredentialCopies(store, self.host, watched)
         self._values = ValuesCopies(store, self.host, watched)
         self._clusters = ClusterController(self.ctx)
+        self._groups = GroupStatusController(self.ctx)
         reconcilers: dict[Stage, Reconcile] = {
             Stage.BUNDLE: BundleController(self.ctx, self._copies, self._values).reconcile,
             Stage.BUNDLE_STATUS: BundleStatusController(self.ctx).reconcile,
             Stage.CLUSTER: self._clusters.reconcile,
             Stage.CLUSTER_STATUS: ClusterStatusController(self.ctx).reconcile,
-            Stage.GROUP_STATUS: GroupStatusController(self.ctx).reconcile,
+            Stage.GROUP_STATUS: self._groups.reconcile,
         }
         for stage, reconcile in reconcilers.items():
             controller = self.host.add_controller(stage.value, reconcile, kind=STAGE_KINDS[stage])
@@ -189,6 +190,12 @@ class Manager:
         """How many (bundle, cluster) rows bundle passes looked at so far: every targeted cluster
         in a full pass, the batch (and the clusters waiting for a namespace) in a continuation."""
         return self.ctx.continuations.rows_looked_at
+
+    @property
+    def group_members_made(self) -> dict[str, int]:
+        """How often each cluster's share of its groups' status was worked out (not found kept):
+        once, then again only after its placements changed."""
+        return self._groups.members.made()
 
     @property
     def placements_rolled_up(self) -> int:

@@ -1,6 +1,7 @@
 """On the realistic fleet of bundler.sim.realistic (per-cluster hosts and IDs, overrides by
 environment and group, lists turned into maps): one cluster's label change plans again only that
-cluster's rows, and writes only that cluster's BundleDeployments."""
+cluster's rows, rolls up again only that cluster's share of its groups' status, and writes only
+that cluster's BundleDeployments."""
 
 from __future__ import annotations
 
@@ -43,11 +44,18 @@ def test_a_label_change_plans_only_that_clusters_rows(
     assert before
     changed = clusters[CLUSTERS // 2].metadata.name
     planned, rendered = manager.rows_planned, manager.rows_rendered
+    members = manager.group_members_made
+    assert members
     counting.reset()
     store.patch(CLUSTER, changed, {"metadata": {"labels": {label: value}}}, WS)
     settle(manager)
     assert manager.rows_planned - planned <= BUNDLES
     assert manager.rows_rendered - rendered <= BUNDLES
+    # The groups' status rolls up again only what the changed cluster adds to it.
+    made = manager.group_members_made
+    assert {name for name, count in made.items() if count != members.get(name)} <= {
+        f"{WS}/{changed}"
+    }
     after = deployments(store)
     assert sorted(after) == sorted(before)
     moved = {key for key in after if after[key]["spec"] != before[key]["spec"]}

@@ -28,12 +28,11 @@ from bundler.core.naming import cluster_namespace
 from bundler.core.planning import key as ref
 from bundler.core.rollout_gates import Gate, GateReason
 from bundler.core.schedule import next_edge, schedule_status
-from bundler.core.selectors import selector_matches
 from bundler.core.state import ConditionType, condition
 from bundler.core.summary import (
-    cluster_group_status,
     cluster_status,
     flux_supported_condition,
+    group_status,
     with_ready,
 )
 from bundler.core.validation import cluster_name_problem
@@ -43,6 +42,7 @@ from bundler.manager.context import Context, split_ref
 from bundler.manager.controllers import rollout_gates
 from bundler.manager.controllers.image_status import images_condition
 from bundler.manager.memo import placements
+from bundler.manager.memo.group_members import GroupMembers
 from bundler.manager.observed.scope import Scope
 from bundler.manager.owned_status import BUNDLE_FIELDS, CLUSTER_FIELDS, GROUP_FIELDS, owned
 from bundler.manager.work import Stage
@@ -334,32 +334,27 @@ class ClusterStatusController:
 class GroupStatusController:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
+        self.members = GroupMembers()
 
     def reconcile(self, key: Key) -> None:
         scope = self.ctx.scopes.of(key.namespace)
         observed = scope.groups.get(key.namespace, key.name) if scope else None
         group = scope.group_models.get(key.namespace, key.name) if scope else None
         if scope is None or observed is None or group is None or is_deleting(observed):
+            self.members.forget_group(ref(key.namespace, key.name))
             return
         if placements.awaiting_plans(self.ctx, scope, key.namespace, Stage.GROUP_STATUS, key):
             return
         if placements.awaiting_creations(self.ctx, Stage.GROUP_STATUS, key):
             return
-        members = [
-            c
-            for c in scope.live_clusters(key.namespace)
-            if selector_matches(group.spec.selector, c.metadata.labels)
-        ]
-        on_members = [
-            p
-            for c in members
-            for p in placements.of_cluster(
-                self.ctx, scope, c, placements.is_offline(self.ctx, scope, c)
-            )
-        ]
-        status = cluster_group_status(
-            [ref(c.metadata.namespace, c.metadata.name) for c in members],
-            on_members,
+        clusters = scope.live_clusters(key.namespace)
+        self.members.keep_only(
+            key.namespace, {ref(c.metadata.namespace, c.metadata.name) for c in clusters}
+        )
+        members = sorted(self.members.matching(group, clusters), key=lambda c: c.metadata.name)
+        offline = [(c, placements.is_offline(self.ctx, scope, c)) for c in members]
+        status = group_status(
+            self.members.members(self.ctx, scope, offline),
             previous=previous_conditions(observed),
             now=self.ctx.now_iso(),
         )

@@ -10,6 +10,7 @@ always sees the change.
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import threading
@@ -213,6 +214,8 @@ class DeploymentIndex:
         self._by_bundle: dict[str, dict[str, BundleDeployment]] = {}
         self._by_namespace: dict[str, dict[str, BundleDeployment]] = {}
         self._placed: dict[Key, tuple[str, str]] = {}
+        self._changes = itertools.count(1)
+        self._cluster_changes: dict[str, int] = {}
 
     def on_event(self, event: EventType, obj: Obj) -> None:
         key = Key.of(obj)
@@ -223,8 +226,10 @@ class DeploymentIndex:
             if old is not None:
                 _discard(self._by_bundle, old[0], old[1])
                 _discard(self._by_namespace, key.namespace, old[0])
+                self._cluster_changes[old[1]] = next(self._changes)
             if model is None or placed is None:
                 return
+            self._cluster_changes[placed[1]] = next(self._changes)
             self._placed[key] = placed
             self._by_bundle.setdefault(placed[0], {})[placed[1]] = model
             self._by_namespace.setdefault(key.namespace, {})[placed[0]] = model
@@ -238,6 +243,11 @@ class DeploymentIndex:
         """The deployments in one cluster namespace by bundle key."""
         with self._lock:
             return dict(self._by_namespace.get(namespace, {}))
+
+    def change_of(self, cluster: str) -> int:
+        """A number that changes whenever a deployment of `cluster` ("ns/name") does, and is
+        never given to another change (0: none seen)."""
+        return self._cluster_changes.get(cluster, 0)
 
 
 def _discard(buckets: dict[str, dict[str, BundleDeployment]], bucket: str, name: str) -> None:
