@@ -21,7 +21,6 @@ from dataclasses import dataclass, field, replace
 from bundler.api.bundle import Bundle
 from bundler.api.cluster import Cluster, ClusterGroup
 from bundler.api.dependencies import DependsOn
-from bundler.core.delivery import ManagementReference, management_references
 from bundler.core.dependencies import has_selectors
 from bundler.core.images.wanted import (
     ImageAnswer,
@@ -30,6 +29,7 @@ from bundler.core.images.wanted import (
     answers_for,
     image_queries,
 )
+from bundler.core.management_values import ManagementReference, management_references
 from bundler.core.planning import (
     Delivered,
     Dependencies,
