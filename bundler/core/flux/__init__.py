@@ -29,6 +29,8 @@ from bundler.core.labels import (
 from bundler.core.naming import DNS1123_LABEL_MAX, HELM_RELEASE_NAME_MAX, shorten_name
 
 DEFAULT_AGENT_NAMESPACE = "bundler-system"
+# The key of a remote cluster's kubeconfig Secret (Cluster spec.kubeConfigSecret) Flux reads.
+KUBECONFIG_SECRET_KEY = "value"
 
 # BundleDeployment labels identifying the bundle and the cluster, copied onto the Flux objects.
 _COPIED_LABELS = (LABEL_BUNDLE_NAMESPACE, LABEL_CLUSTER_NAME, LABEL_CLUSTER_NAMESPACE)
