@@ -13,9 +13,8 @@ around them and turns store errors into apply outcomes:
 
 The delivery of the BundleDeployment's options (bundler.core.delivery) says which objects to write
 and reads readiness back from its workload object. Once Flux reports the release of the current
-options Ready, the options' health checks are
-evaluated on the downstream cluster (bundler.agent.health_checks), and `reconcile` says when to
-look at them again.
+options Ready, the options' health checks are evaluated on the downstream cluster
+(bundler.agent.health_checks), and `reconcile` says when to look at them again.
 
 A BundleDeployment whose last reconcile changed nothing, with nothing it read changed since, is
 settled (bundler.agent.settled): reconciling it again does nothing. One that reads what no cache
