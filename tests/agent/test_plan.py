@@ -1,4 +1,5 @@
-"""bundler.core.agent.plan: the agent's decision, its reading of HelmReleases and its status."""
+"""bundler.core.agent.plan: the agent's decision and its status, from the delivery's reading of the
+HelmRelease (bundler.core.delivery.helm)."""
 
 from __future__ import annotations
 
