@@ -57,8 +57,8 @@ fuzz: $(STAMP)
 	BUNDLER_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/pytest tests/fuzz -o timeout=0 $(FUZZ_ARGS)
 
 # The real components (kube-apiserver, kube-controller-manager, kubectl, etcd, Flux's
-# source-controller and helm-controller), built from their Go modules into a cache; see README
-# "Real clusters". Needs Go; what is built already is skipped.
+# source-controller, helm-controller and kustomize-controller), built from their Go modules into a
+# cache; see README "Real clusters". Needs Go; what is built already is skipped.
 e2e-tools:
 	@e2e/toolchain/build.sh
 

@@ -7,6 +7,7 @@ from types import ModuleType
 from bundler.commands import (
     agent,
     agent_kubeconfig,
+    artifact,
     chart,
     cluster_register,
     dev,
@@ -23,6 +24,7 @@ from bundler.commands import diff as diff_command
 COMMANDS: tuple[ModuleType, ...] = (
     render,
     chart,
+    artifact,
     images,
     manager,
     agent,

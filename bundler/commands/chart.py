@@ -115,7 +115,7 @@ def registry_options(args: argparse.Namespace, host: str) -> registry.RegistryOp
     )
 
 
-def _output_dir(raw: str, flag: str) -> Path:
+def output_dir(raw: str, flag: str) -> Path:
     """Where a command writes its files: an existing directory, or a path to create one at."""
     path = Path(raw)
     if path.exists() and not path.is_dir():
@@ -128,7 +128,7 @@ def _overrides(args: argparse.Namespace) -> chart_metadata.Overrides:
 
 
 def run_package(args: argparse.Namespace) -> int:
-    destination = _output_dir(args.destination, "--destination")
+    destination = output_dir(args.destination, "--destination")
     target, archive = package.package(Path(args.chart_dir), destination, _overrides(args))
     print(f"Packaged: {target}")
     print(f"Digest: {archive.digest}")
@@ -182,11 +182,15 @@ def run_push(args: argparse.Namespace) -> int:
     return 0
 
 
-def _tag_for(
-    repo: reference.ChartRepository, version: str | None, options: registry.RegistryOptions
+def tag_for(
+    repo: reference.ChartRepository,
+    version: str | None,
+    options: registry.RegistryOptions,
+    *,
+    what: str = "the chart",
 ) -> reference.ChartTag:
     """An exact version names its tag; a range, or no version (the latest, stable preferred, as
-    Helm does), is resolved against the repository's tags."""
+    Helm does), is resolved against the repository's tags (`what`'s, for the message)."""
     if version is not None and is_exact_version(version):
         return repo.tagged(version_to_tag(version))
     versions = repository.oci_chart_versions(repo, options)
@@ -197,7 +201,7 @@ def _tag_for(
     if chosen is None:
         wanted = "no version" if version is None else f"no version matches {version!r}"
         raise RegistryAnswerError(
-            f"{wanted} among the {len(versions)} SemVer tags of the chart", obj=repo.url
+            f"{wanted} among the {len(versions)} SemVer tags of {what}", obj=repo.url
         )
     return repo.tagged(version_to_tag(chosen))
 
@@ -212,9 +216,9 @@ def run_pull(args: argparse.Namespace) -> int:
     repo = reference.parse_repository(args.ref)
     if args.version is not None and not is_exact_version(args.version):
         parse_constraint(args.version, field="--version")  # a typo fails before any request
-    destination = _output_dir(args.destination, "--destination")
+    destination = output_dir(args.destination, "--destination")
     options = registry_options(args, repo.host)
-    pulled = registry.pull_chart(_tag_for(repo, args.version, options), options)
+    pulled = registry.pull_chart(tag_for(repo, args.version, options), options)
     if args.untar:
         name = str(pulled.chart_yaml["name"])
         saved = untar.extract(pulled.archive, name, destination, source=pulled.reference.url)

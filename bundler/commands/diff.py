@@ -38,14 +38,15 @@ from bundler.commands.arguments import (
     templater,
 )
 from bundler.commands.diff_sides import parse_side, side_paths
-from bundler.commands.management_values import ObjectSource, deliver, in_inputs, on_cluster
+from bundler.commands.management_values import ObjectSource, on_cluster
 from bundler.commands.manifests import (
     ManifestRenderer,
     add_manifest_arguments,
     add_registry_config_argument,
     manifest_renderer,
 )
-from bundler.commands.render import cli_resolver, dependencies_in, resolve_ranges
+from bundler.commands.offline_pass import plan_world
+from bundler.commands.render import cli_resolver
 from bundler.core.diff.deployments import DeploymentRef, DeploymentSide, FleetDiff, diff_fleet
 from bundler.core.diff.manifests import redact_secrets
 from bundler.core.diff.report import markdown_report, text_report
@@ -55,7 +56,7 @@ from bundler.core.labels import (
     LABEL_CLUSTER_NAME,
     LABEL_CLUSTER_NAMESPACE,
 )
-from bundler.core.planning import key, plan_bundle
+from bundler.core.planning import key
 from bundler.core.templating.templater import IN_PROCESS, Templater
 from bundler.errors import BundlerError, InvalidInputError
 from bundler.inputs import World, load_world
@@ -163,18 +164,18 @@ def _run_diff(args: argparse.Namespace) -> int:
         if old_side is None:
             # The management values of the new side as the manager reads them: on the cluster.
             with load_store(args.kubeconfig) as store:
-                new = plan_world(
+                new = plan_side(
                     new_world, resolver, renderer, "new", templater(args), on_cluster(store)
                 )
         else:
-            new = plan_world(new_world, resolver, renderer, "new", templater(args))
+            new = plan_side(new_world, resolver, renderer, "new", templater(args))
     if old_side is None:
         old = live_deployments(args.kubeconfig, renderer)
     else:
         with side_paths(old_side, new_side) as old_paths:
             old_world = _load(old_paths)
             old_renderer = None if renderer is None else _for_world(renderer, old_world)
-            old = plan_world(old_world, resolver, old_renderer, "old", templater(args))
+            old = plan_side(old_world, resolver, old_renderer, "old", templater(args))
     result = compare(old, new)
     sys.stdout.write(format_diff(result, args.output))
     for line in [*old.warnings, *new.warnings, *result.errors]:
@@ -186,7 +187,7 @@ def _run_diff(args: argparse.Namespace) -> int:
     return EXIT_FAILED if result.errors else EXIT_NO_CHANGE
 
 
-def plan_world(
+def plan_side(
     world: World,
     resolver: VersionResolver | None,
     renderer: ManifestRenderer | None,
@@ -194,39 +195,22 @@ def plan_world(
     templater: Templater = IN_PROCESS,
     values: ObjectSource | None = None,
 ) -> _Planned:
-    """Every BundleDeployment `world` plans (as render does), rendered when asked; management
-    values are read from `values` (None: the inputs)."""
+    """Every BundleDeployment `world` plans (the pass render runs, without resolving images),
+    rendered when asked; management values are read from `values` (None: the inputs)."""
     planned = _Planned()
-    for bundle in sorted(world.bundles, key=lambda b: (b.metadata.namespace, b.metadata.name)):
-        bundle_key = key(bundle.metadata.namespace, bundle.metadata.name)
-        try:
-            resolved = {} if resolver is None else resolve_ranges(bundle, world, resolver)
-        except BundlerError as err:
-            planned.failed_bundles.add(bundle_key)
-            planned.errors.append(f"error: {label}: Bundle {bundle_key}: {err}")
-            continue
-        try:
-            delivery = deliver(bundle, world.clusters, values or in_inputs(world))
-        except BundlerError as err:
-            planned.failed_bundles.add(bundle_key)
-            planned.errors.append(f"error: {label}: {err}")
-            continue
-        for line in delivery.warnings:
+    # Both sides show images offline alike, so the warning that they are offline says nothing.
+    for done in plan_world(world, resolver, None, values, templater, say_images=False):
+        for line in done.lines:
             planned.warnings.append(line.replace("warning: ", f"warning: {label}: ", 1))
-        plan = plan_bundle(
-            bundle,
-            world.clusters,
-            world.groups,
-            resolved,
-            None,
-            dependencies_in(world, bundle),
-            templater,
-            delivery.digests,
-        )
-        for error in plan.errors:
+        if done.plan is None:
+            bundle = done.bundle
+            planned.failed_bundles.add(key(bundle.metadata.namespace, bundle.metadata.name))
+            planned.errors.append(f"error: {label}: {done.failure}")
+            continue
+        for error in done.plan.errors:
             planned.failed.add((error.bundle, error.cluster))
             planned.errors.append(f"error: {label}: {error.message}")
-        for deployment in plan.deployments:
+        for deployment in done.plan.deployments:
             _add(planned, deployment.to_object(), renderer, label)
     return planned
 

@@ -23,8 +23,8 @@ from bundler.api.bundle import Bundle
 from bundler.api.cluster import Cluster
 from bundler.api.helm import ValuesKind
 from bundler.api.resources import CONFIG_MAP, SECRET
-from bundler.core.management_values import management_references
-from bundler.core.planning import Delivered
+from bundler.core.management_values import ManagementReference
+from bundler.core.planning.inputs import Delivered
 from bundler.core.validation import bundle_ref
 from bundler.inputs import World
 from bundler.resolution.management_values import read_delivery
@@ -53,10 +53,15 @@ class OfflineDelivery:
     warnings: tuple[str, ...] = ()
 
 
-def deliver(bundle: Bundle, clusters: Sequence[Cluster], source: ObjectSource) -> OfflineDelivery:
-    """The management values of `bundle` that `source` holds; InvalidInputError (as the
-    manager's rejection says it) for one that is not meant for delivery."""
-    references = management_references(bundle)
+def deliver(
+    bundle: Bundle,
+    references: Sequence[ManagementReference],
+    clusters: Sequence[Cluster],
+    source: ObjectSource,
+) -> OfflineDelivery:
+    """The management values `references` (of `bundle`) name that `source` holds;
+    InvalidInputError (as the manager's rejection says it) for one that is not meant for
+    delivery."""
     if not references:
         return OfflineDelivery({})
     workspace = bundle.metadata.namespace or ""

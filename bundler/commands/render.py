@@ -29,11 +29,9 @@ from typing import Any
 
 from bundler.agent.config import AgentConfig
 from bundler.agent.desired import desired_objects
-from bundler.api.bundle import Bundle
 from bundler.api.bundledeployment import BundleDeployment
 from bundler.api.cluster import AgentMode, Cluster
 from bundler.api.crdgen import all_crds
-from bundler.api.dependencies import DependsOn
 from bundler.commands.arguments import (
     add_input_paths,
     add_registry_arguments,
@@ -43,13 +41,13 @@ from bundler.commands.arguments import (
     resolver_settings,
     templater,
 )
-from bundler.commands.management_values import deliver, in_inputs
 from bundler.commands.manifests import (
     add_manifest_arguments,
     add_registry_config_argument,
     manifest_renderer,
     with_manifests,
 )
+from bundler.commands.offline_pass import WorldResolvers, plan_world
 from bundler.commands.output import (
     OutputFormat,
     add_output_argument,
@@ -57,28 +55,23 @@ from bundler.commands.output import (
     format_objects,
     to_yaml,
 )
-from bundler.commands.render_images import image_lines, resolve_images, wanted_images
 from bundler.core.delivery.registry import delivery_for
-from bundler.core.dependencies import has_selectors, resolve_dependencies, workspace_bundles
+from bundler.core.dependencies import workspace_bundles
 from bundler.core.explain import Explanation, explain, target_lines, target_state, verdict
 from bundler.core.labels import ANNOTATION_CLUSTER
-from bundler.core.planning import (
-    PlannedDeployment,
-    ResolvedVersions,
-    key,
-    merged_helm_view,
-    plan_bundle,
-)
-from bundler.core.targeting import match_targets, missing_references
+from bundler.core.planning import PlannedDeployment, key
+from bundler.core.planning.bundle_pass import resolve_inputs
+from bundler.core.planning.decide import decide_cluster
+from bundler.core.targeting import missing_references
 from bundler.core.templating.gotemplate import bundle_label_warnings
 from bundler.core.templating.templater import IN_PROCESS, Templater
+from bundler.core.validation import validate_bundle
 from bundler.core.versions import LATEST_STABLE, is_exact_version
-from bundler.errors import BundlerError, InvalidInputError
+from bundler.errors import InvalidInputError
 from bundler.inputs import World
 from bundler.oci.images import ImageResolver
 from bundler.resolution.chart_resolver import RegistryResolver, with_docker_config
 from bundler.resolution.resolvers import ImageResolverFn, VersionResolver
-from bundler.resolution.version_resolution import VersionQuery, query_for
 
 EXIT_OK = 0
 EXIT_RENDER_FAILED = 1
@@ -157,28 +150,6 @@ def _flux_objects(planned: PlannedDeployment, cluster: Cluster) -> list[dict[str
     return objects
 
 
-def range_queries(bundle: Bundle, world: World) -> list[VersionQuery]:
-    """The version ranges `bundle` needs resolved for the clusters it targets, each once."""
-    queries: dict[tuple[str, str, str], VersionQuery] = {}
-    for cluster in world.clusters:
-        decision = match_targets(bundle, cluster, world.groups)
-        query = query_for(merged_helm_view(bundle, decision)) if decision.deploy else None
-        if query is not None:
-            queries.setdefault(query.key, query)
-    return [queries[k] for k in sorted(queries)]
-
-
-def resolve_ranges(bundle: Bundle, world: World, resolver: VersionResolver) -> ResolvedVersions:
-    """The concrete version of each range, asked with the credentials of its `helm.secretRef`
-    Secret when the inputs hold it; the resolver's errors propagate."""
-    workspace = bundle.metadata.namespace or ""
-    resolved = {}
-    for query in range_queries(bundle, world):
-        secret = None if query.secret is None else world.secret_data(workspace, query.secret)
-        resolved[query.key] = resolver(query.repo, query.chart, query.constraint, secret)
-    return resolved
-
-
 def render_world(
     world: World,
     with_flux: bool,
@@ -193,35 +164,14 @@ def render_world(
     clusters = {key(c.metadata.namespace, c.metadata.name): c for c in world.clusters}
     objects: list[dict[str, Any]] = []
     errors: list[str] = []
-    bundles = sorted(world.bundles, key=lambda b: (b.metadata.namespace, b.metadata.name))
-    for bundle in bundles:
+    for done in plan_world(world, resolver, image_resolver, templater=templater):
+        bundle = done.bundle
         bundle_key = key(bundle.metadata.namespace, bundle.metadata.name)
-        try:
-            resolved = {} if resolver is None else resolve_ranges(bundle, world, resolver)
-        except BundlerError as err:
-            errors.append(f"error: Bundle {bundle_key}: {err}")
+        errors.extend(done.lines)
+        if done.plan is None:
+            errors.append(f"error: {done.failure}")
             continue
-        queries = wanted_images(bundle, world)
-        images = None
-        if image_resolver is not None:
-            images = resolve_images(bundle, queries, world, image_resolver)
-        errors.extend(image_lines(bundle, queries, images))
-        try:
-            delivery = deliver(bundle, world.clusters, in_inputs(world))
-        except BundlerError as err:
-            errors.append(f"error: {err}")
-            continue
-        errors.extend(delivery.warnings)
-        plan = plan_bundle(
-            bundle,
-            world.clusters,
-            world.groups,
-            resolved,
-            images,
-            dependencies_in(world, bundle),
-            templater,
-            delivery.digests,
-        )
+        plan = done.plan
         siblings = workspace_bundles(world.bundles, bundle.metadata.namespace)
         missing = missing_references(bundle, world.groups, siblings, siblings)
         missing += bundle_label_warnings(bundle)
@@ -240,14 +190,6 @@ def render_world(
         if not plan.targeted:
             errors.append(f"warning: Bundle {plan.bundle}: no cluster is targeted")
     return objects, errors
-
-
-def dependencies_in(world: World, bundle: Bundle) -> tuple[DependsOn, ...] | None:
-    """`bundle`'s dependsOn resolved against the input Bundles of its workspace, as the manager
-    resolves it (None: names only, nothing to resolve)."""
-    if not has_selectors(bundle):
-        return None
-    return resolve_dependencies(bundle, workspace_bundles(world.bundles, bundle.metadata.namespace))
 
 
 def _unresolved(ranges: set[str]) -> str:
@@ -302,18 +244,19 @@ def run_explain(args: argparse.Namespace) -> int:
     bundle = _find(world.bundles, args.bundle, "Bundle", "--bundle")
     cluster = _find(world.clusters, args.cluster, "Cluster", "--cluster")
     siblings = workspace_bundles(world.bundles, bundle.metadata.namespace)
-    delivery = deliver(bundle, world.clusters, in_inputs(world))
+    validate_bundle(bundle)
+    resolvers = WorldResolvers(world)
+    inputs = resolve_inputs(bundle, [decide_cluster(bundle, cluster, world.groups)], resolvers)
     exp = explain(
         bundle,
         cluster,
         world.groups,
+        inputs,
         bundle_names=siblings,
         bundle_labels=siblings,
-        dependencies=dependencies_in(world, bundle),
         templater=templater(args),
-        delivered=delivery.digests,
     )
-    for line in delivery.warnings:
+    for line in resolvers.lines:
         print(line, file=sys.stderr)
     if args.output is not None:
         sys.stdout.write(format_data(explanation_data(args.bundle, args.cluster, exp), args.output))

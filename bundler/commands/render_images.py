@@ -17,26 +17,13 @@ from bundler.core.images.wanted import (
     ImageFailure,
     ImageKey,
     ImageQuery,
-    image_queries,
     image_ref,
     resolved_images,
 )
 from bundler.core.planning import key
-from bundler.core.targeting import match_targets
 from bundler.errors import BundlerError, TransientError
 from bundler.inputs import World
 from bundler.resolution.resolvers import ImageResolverFn
-
-
-def wanted_images(bundle: Bundle, world: World) -> list[ImageQuery]:
-    """The images the clusters `bundle` targets want, each (name, selection) once."""
-    found: dict[ImageKey, ImageQuery] = {}
-    for cluster in world.clusters:
-        decision = match_targets(bundle, cluster, world.groups)
-        if decision.deploy:
-            for query in image_queries(bundle, decision):
-                found.setdefault(query.key, query)
-    return list(found.values())
 
 
 def resolve_images(

@@ -16,25 +16,19 @@ from bundler.api.bundle import Bundle, TargetMode
 from bundler.api.bundledeployment import DeploymentOptions
 from bundler.api.cluster import Cluster, ClusterGroup
 from bundler.core.capi_import import gate_message, is_gated
-from bundler.core.planning import (
-    Delivered,
-    Dependencies,
-    ResolvedVersions,
-    merged_helm,
-    render_options,
-)
+from bundler.core.planning import merged_helm, plan_decided
+from bundler.core.planning.decide import decide_cluster
+from bundler.core.planning.inputs import PassInputs
 from bundler.core.targeting import (
     Criterion,
     TargetDecision,
     TargetResult,
     evaluate_targets,
     groups_of,
-    match_targets,
     missing_references,
 )
 from bundler.core.templating.templater import IN_PROCESS, Templater
 from bundler.core.validation import cluster_name_problem
-from bundler.errors import TemplateError
 
 
 @dataclass(frozen=True)
@@ -58,17 +52,17 @@ def explain(
     bundle: Bundle,
     cluster: Cluster,
     groups: Sequence[ClusterGroup],
-    resolved: ResolvedVersions | None = None,
+    inputs: PassInputs | None = None,
     bundle_names: Iterable[str] = (),
     bundle_labels: Mapping[str, Mapping[str, str]] | None = None,
-    dependencies: Dependencies | None = None,
     templater: Templater = IN_PROCESS,
-    delivered: Delivered | None = None,
 ) -> Explanation:
-    """`bundle_names`: the Bundles of the bundle's workspace, to check its dependsOn;
-    `bundle_labels` their labels, to check its dependsOn selectors; `dependencies` its dependsOn
-    resolved (bundler.core.dependencies); `delivered` the digests of its management values."""
-    decision = match_targets(bundle, cluster, groups)
+    """`inputs`: what the planning pass resolved for the cluster (bundler.core.planning.
+    bundle_pass; None: nothing, as offline); `bundle_names`: the Bundles of the bundle's
+    workspace, to check its dependsOn; `bundle_labels` their labels, to check its dependsOn
+    selectors."""
+    decided = decide_cluster(bundle, cluster, groups)
+    decision = decided.decision
     held = _held(cluster)
     if held is not None and cluster.metadata.namespace == bundle.metadata.namespace:
         # Nothing deploys, but each target's criteria are still worth showing.
@@ -82,12 +76,9 @@ def explain(
     merged, options, error = None, None, None
     if decision.deploy:
         merged = merged_helm(bundle, decision)
-        try:
-            options = render_options(
-                bundle, cluster, decision, resolved or {}, None, dependencies, templater, delivered
-            )
-        except TemplateError as err:
-            error = str(err)
+        plan = plan_decided(bundle, [decided], inputs or PassInputs(), templater)
+        options = plan.deployments[0].options if plan.deployments else None
+        error = plan.errors[0].message if plan.errors else None
     return Explanation(
         bundle, cluster, group_names, decision, merged, options, error, ours, missing, held
     )

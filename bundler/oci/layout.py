@@ -109,7 +109,7 @@ def chart_manifest(
     }
 
 
-def _descriptor(raw: Any) -> Descriptor | None:
+def descriptor(raw: Any) -> Descriptor | None:
     if not isinstance(raw, Mapping):
         return None
     media_type, digest, size = raw.get("mediaType"), raw.get("digest"), raw.get("size")
@@ -120,7 +120,7 @@ def _descriptor(raw: Any) -> Descriptor | None:
 
 def chart_layer(manifest: Any, *, reference: str) -> Descriptor:
     """The chart layer of a manifest; RegistryAnswerError when the artifact is not a Helm chart."""
-    config = _descriptor(manifest.get("config")) if isinstance(manifest, Mapping) else None
+    config = descriptor(manifest.get("config")) if isinstance(manifest, Mapping) else None
     if config is None:
         kind = manifest.get("mediaType") if isinstance(manifest, Mapping) else None
         raise RegistryAnswerError(
@@ -133,7 +133,7 @@ def chart_layer(manifest: Any, *, reference: str) -> Descriptor:
             f"expected {CONFIG_MEDIA_TYPE}",
             obj=reference,
         )
-    layers = [_descriptor(raw) for raw in manifest.get("layers") or []]
+    layers = [descriptor(raw) for raw in manifest.get("layers") or []]
     charts = [d for d in layers if d is not None and d.media_type in CHART_LAYER_MEDIA_TYPES]
     if len(charts) != 1:
         raise RegistryAnswerError(

@@ -123,6 +123,16 @@ def parse_repository(url: str) -> ChartRepository:
     return OciLocation(host=location.host, path=head).repository(name)
 
 
+def parse_tagged(url: str) -> tuple[ChartRepository, str | None]:
+    """Parse `oci://HOST[:PORT]/PATH[:TAG]`: a repository, and its tag when one is given."""
+    head, slash, last = url.rpartition("/")
+    name, colon, tag = last.partition(":")
+    if not slash or not colon or head.endswith(":/"):
+        return parse_repository(url), None
+    repository = parse_repository(f"{head}/{name}")
+    return repository, repository.tagged(tag).tag
+
+
 def uses_plain_http(host: str, configured: frozenset[str]) -> bool:
     """Plain HTTP for a configured host (with or without its port) or a loopback one."""
     name = _hostname(host)

@@ -1,4 +1,5 @@
-"""Charts in an OCI registry: push, pull and tag listing, over bundler's oras client.
+"""Charts in an OCI registry: push, pull and tag listing, over bundler's oras client; the
+manifest, layer and tag operations underneath serve Flux artifacts too (bundler.oci.artifacts).
 
 Push first asks whether the tag `<location>/<name>:<version with + as _>` exists: a tag holding
 the same chart layer is pushed again as it is (the same manifest, unless the annotations changed);
@@ -108,7 +109,7 @@ def repository_container(repository: ChartRepository, tag: str) -> Container:
     return container
 
 
-def _upload(
+def upload(
     client: RegistryClient, container: Container, blob: layout.Descriptor, data: bytes
 ) -> None:
     with tempfile.TemporaryDirectory(prefix="bundler-blob-") as scratch:
@@ -117,7 +118,7 @@ def _upload(
         client.upload_blob(str(path), container, blob.to_json())
 
 
-def _tag_exists(client: RegistryClient, tag: ChartTag) -> bool:
+def tag_exists(client: RegistryClient, tag: ChartTag) -> bool:
     container = repository_container(tag.repository, tag.tag)
     response = client.do_request(
         f"{client.prefix}://{container.manifest_url()}",
@@ -130,7 +131,7 @@ def _tag_exists(client: RegistryClient, tag: ChartTag) -> bool:
 def _held_layer(client: RegistryClient, tag: ChartTag) -> str | None:
     """The digest of the chart layer the tag holds, a description when it holds something that
     is not a chart, or None when there is no such tag."""
-    if not _tag_exists(client, tag):
+    if not tag_exists(client, tag):
         return None
     try:
         return _fetch_manifest(client, tag).layer.digest
@@ -166,18 +167,22 @@ def push_chart(
                 "a new version (or --version), or pass --force to replace it",
                 obj=tag.url,
             )
-        _upload(client, container, config, config_data)
-        _upload(client, container, layer, archive.data)
+        upload(client, container, config, config_data)
+        upload(client, container, layer, archive.data)
         manifest = layout.chart_manifest(metadata, config, layer, created)
-        response = client.upload_manifest(manifest, container)
+        digest = upload_manifest(client, tag, manifest)
+    return PushedChart(reference=tag, digest=digest, replaced=replaced)
+
+
+def upload_manifest(client: RegistryClient, tag: ChartTag, manifest: dict[str, Any]) -> str:
+    """Put `manifest` under `tag`; its digest, as the registry reports it or as sent."""
+    response = client.upload_manifest(manifest, repository_container(tag.repository, tag.tag))
     body = response.request.body or b""
     sent = body.encode() if isinstance(body, str) else body
     digest = response.headers.get("Docker-Content-Digest") or (
         f"sha256:{hashlib.sha256(sent).hexdigest()}"
     )
-    return PushedChart(
-        reference=tag, digest=checked_digest(digest, "the digest", tag.url), replaced=replaced
-    )
+    return checked_digest(digest, "the digest", tag.url)
 
 
 def _short(digest: str) -> str:
@@ -192,7 +197,9 @@ class ChartManifest:
     layer: layout.Descriptor
 
 
-def _fetch_manifest(client: RegistryClient, tag: ChartTag) -> ChartManifest:
+def fetch_manifest(client: RegistryClient, tag: ChartTag, kind: str) -> tuple[str, Any]:
+    """The digest and the decoded JSON of a tag's manifest (`kind`, 'a Helm chart', names what
+    was expected when it is not JSON)."""
     container = repository_container(tag.repository, tag.tag)
     response = client.do_request(
         f"{client.prefix}://{container.manifest_url()}",
@@ -204,20 +211,27 @@ def _fetch_manifest(client: RegistryClient, tag: ChartTag) -> ChartManifest:
     try:
         manifest = json.loads(body)
     except (ValueError, RecursionError) as err:
-        raise RegistryAnswerError(
-            "not a Helm chart: the manifest is not JSON", obj=tag.url
-        ) from err
-    layer = layout.chart_layer(manifest, reference=tag.url)
-    if layer.size > MAX_CHART_BYTES:
-        raise RegistryAnswerError(
-            f"the chart layer is over the {size_text(MAX_CHART_BYTES)} cap: its descriptor "
-            f"declares {size_text(layer.size)}",
-            obj=tag.url,
-        )
+        raise RegistryAnswerError(f"not {kind}: the manifest is not JSON", obj=tag.url) from err
     digest = response.headers.get("Docker-Content-Digest") or (
         f"sha256:{hashlib.sha256(body).hexdigest()}"
     )
-    digest = checked_digest(digest, "the manifest digest", tag.url)
+    return checked_digest(digest, "the manifest digest", tag.url), manifest
+
+
+def check_layer_size(layer: layout.Descriptor, cap: int, what: str, reference: str) -> None:
+    """RegistryAnswerError when a layer's descriptor declares more than `cap` bytes."""
+    if layer.size > cap:
+        raise RegistryAnswerError(
+            f"{what} is over the {size_text(cap)} cap: its descriptor declares "
+            f"{size_text(layer.size)}",
+            obj=reference,
+        )
+
+
+def _fetch_manifest(client: RegistryClient, tag: ChartTag) -> ChartManifest:
+    digest, manifest = fetch_manifest(client, tag, "a Helm chart")
+    layer = layout.chart_layer(manifest, reference=tag.url)
+    check_layer_size(layer, MAX_CHART_BYTES, "the chart layer", tag.url)
     return ChartManifest(digest=digest, layer=layer)
 
 
@@ -232,18 +246,25 @@ def pull_chart(tag: ChartTag, options: RegistryOptions) -> PulledChart:
     """Fetch one tagged chart; RegistryAnswerError when the artifact is not a Helm chart."""
     with registry_client(tag.repository.host, tag.url, options) as client:
         manifest = _fetch_manifest(client, tag)
-        layer = manifest.layer
-        container = repository_container(tag.repository, tag.tag)
-        response = client.get_blob(container, layer.digest, stream=True)
-        # The descriptor's size is the most the layer may have: a longer body is not that blob.
-        data = read_body(response, layer.size, client.transfer("the chart layer"))
-    if not layer.matches(data):
-        raise TransientError(
-            f"the chart layer does not match its digest {layer.digest} (truncated download?)",
-            obj=tag.url,
-        )
+        data = fetch_layer(client, tag, manifest.layer, "the chart layer")
     chart_yaml = read_chart_yaml(data, source=tag.url)
     return PulledChart(reference=tag, digest=manifest.digest, archive=data, chart_yaml=chart_yaml)
+
+
+def fetch_layer(
+    client: RegistryClient, tag: ChartTag, layer: layout.Descriptor, what: str
+) -> bytes:
+    """The bytes of `layer`, read within its declared size and checked against its digest."""
+    container = repository_container(tag.repository, tag.tag)
+    response = client.get_blob(container, layer.digest, stream=True)
+    # The descriptor's size is the most the layer may have: a longer body is not that blob.
+    data = read_body(response, layer.size, client.transfer(what))
+    if not layer.matches(data):
+        raise TransientError(
+            f"{what} does not match its digest {layer.digest} (truncated download?)",
+            obj=tag.url,
+        )
+    return data
 
 
 def list_tags(

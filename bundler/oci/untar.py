@@ -54,17 +54,17 @@ class _CappedReader(io.RawIOBase):
 
 @contextmanager
 def open_capped(
-    data: bytes, source: str, *, error: type[InvalidInputError] = InvalidInputError
+    data: bytes,
+    source: str,
+    *,
+    error: type[InvalidInputError] = InvalidInputError,
+    cap: int = MAX_CHART_BYTES,
+    what: str = "the chart archive",
 ) -> Iterator[tarfile.TarFile]:
-    """`data` as a tar stream of at most MAX_CHART_BYTES decompressed; `error` is raised (naming
+    """`data` as a tar stream of at most `cap` bytes decompressed; `error` is raised (naming
     `source`) for a corrupt archive or one over the cap."""
-    over = error(
-        f"the chart archive is over the {size_text(MAX_CHART_BYTES)} cap once decompressed",
-        obj=source,
-    )
-    reader = io.BufferedReader(
-        _CappedReader(gzip.GzipFile(fileobj=io.BytesIO(data)), MAX_CHART_BYTES, over)
-    )
+    over = error(f"{what} is over the {size_text(cap)} cap once decompressed", obj=source)
+    reader = io.BufferedReader(_CappedReader(gzip.GzipFile(fileobj=io.BytesIO(data)), cap, over))
     try:
         with tarfile.open(fileobj=reader, mode="r|") as tar:
             yield tar
@@ -101,10 +101,16 @@ def _unpack(
         return
     if not member.isreg():
         raise RegistryAnswerError(
-            f"entry {member.name!r} is a {_kind(member)}: a chart holds only files and directories",
+            f"entry {member.name!r} is a {entry_kind(member)}: a chart holds only files and "
+            "directories",
             obj=source,
         )
-    written = root / path
+    write_file(tar, member, root / path, source)
+
+
+def write_file(tar: tarfile.TarFile, member: tarfile.TarInfo, written: Path, source: str) -> None:
+    """Write the regular file `member` at `written`, which must not exist yet (a repeated entry
+    is refused), mode 0644 (0755 when the entry is executable)."""
     written.parent.mkdir(parents=True, exist_ok=True)
     content = tar.extractfile(member)
     try:
@@ -128,7 +134,7 @@ def _checked_path(member: tarfile.TarInfo, chart_name: str, source: str) -> Pure
     return path
 
 
-def _kind(member: tarfile.TarInfo) -> str:
+def entry_kind(member: tarfile.TarInfo) -> str:
     if member.issym():
         return f"symbolic link to {member.linkname!r}"
     if member.islnk():

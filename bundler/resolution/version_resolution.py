@@ -10,46 +10,18 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 
 from bundler.api.bundle import Bundle
 from bundler.api.resources import SECRET
-from bundler.core.planning import ResolvedVersions
+from bundler.core.planning.inputs import ResolvedVersions
+from bundler.core.planning.version_query import VersionQuery
 from bundler.core.validation import bundle_ref
-from bundler.core.versions import is_exact_version, wanted_version
 from bundler.errors import InvalidInputError, TransientError
 from bundler.resolution.poll_cache import PollCache
 from bundler.resolution.resolvers import VersionResolver
 from bundler.runtime.clock import Clock
 from bundler.store.errors import NotFound
 from bundler.store.protocol import Obj, Store
-
-
-@dataclass(frozen=True)
-class VersionQuery:
-    """One range to resolve, with the repository credentials Secret it may need."""
-
-    repo: str
-    chart: str
-    constraint: str
-    secret: str | None = None
-
-    @property
-    def key(self) -> tuple[str, str, str]:
-        return (self.repo, self.chart, self.constraint)
-
-
-def query_for(helm: Mapping[str, object]) -> VersionQuery | None:
-    """The query a merged `helm` needs, or None when its version is exact; no version at all is
-    the range LATEST_STABLE."""
-    repo, chart = helm.get("repo"), helm.get("chart")
-    raw = helm.get("version")
-    version = wanted_version(raw if isinstance(raw, str) else None)
-    if is_exact_version(version):
-        return None
-    secret_ref = helm.get("secretRef")
-    secret = secret_ref.get("name") if isinstance(secret_ref, Mapping) else None
-    return VersionQuery(str(repo), str(chart), version, secret)
 
 
 class VersionResolution:

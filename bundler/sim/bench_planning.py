@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from bundler.api.cluster import Cluster, ClusterGroup
 from bundler.core.planning import plan_bundle
+from bundler.core.planning.inputs import PassInputs
 from bundler.core.templating.templater import IN_PROCESS, Templater
 from bundler.manager.memo.rows import RowMemo
 from bundler.manager.observed.indexes import Memberships, labels_fingerprint
@@ -64,7 +65,7 @@ def realistic_fleet(templater: Templater, bundles: int, clusters: int) -> int:
     planned = 0
     for bundle in realistic_bundles(bundles):
         decided = memo.decide(bundle, fleet, groups, _memberships(groups))
-        rows = memo.render(bundle, decided, {})
+        rows = memo.render(bundle, decided, PassInputs())
         planned += sum(1 for row in rows.rows if row.planned is not None)
     return planned
 

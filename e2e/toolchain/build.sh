@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # make e2e-tools: builds the real components `make e2e` runs (kube-apiserver, kube-controller-manager,
-# kubectl, etcd, Flux's source-controller and helm-controller) from their published Go modules, pinned
-# by the go.mod/go.sum beside this script, into a cache keyed by component and version. What is there
-# is skipped; the Go build cache makes a rebuild after a version bump cheap.
+# kubectl, etcd, Flux's source-controller, helm-controller and kustomize-controller) from their
+# published Go modules, pinned by the go.mod/go.sum beside this script, into a cache keyed by
+# component and version. What is there is skipped; the Go build cache makes a rebuild after a
+# version bump cheap.
 #
 # `$0 fleet` (make bench-fleet) builds Rancher Fleet's controller too, for the side-by-side benchmark.
 #
@@ -56,9 +57,12 @@ done
 build etcd go.etcd.io/etcd/server/v3 etcd go.etcd.io/etcd/server/v3 -ldflags "-s -w"
 build source-controller github.com/fluxcd/source-controller source-controller github.com/fluxcd/source-controller -ldflags "-s -w"
 build helm-controller github.com/fluxcd/helm-controller helm-controller github.com/fluxcd/helm-controller -ldflags "-s -w"
+build kustomize-controller github.com/fluxcd/kustomize-controller kustomize-controller \
+  github.com/fluxcd/kustomize-controller -ldflags "-s -w"
 
 # Flux's CRDs (and Fleet's) come from the same module zips the controllers were built from.
-for pair in source-controller:github.com/fluxcd/source-controller helm-controller:github.com/fluxcd/helm-controller; do
+for pair in source-controller:github.com/fluxcd/source-controller helm-controller:github.com/fluxcd/helm-controller \
+  kustomize-controller:github.com/fluxcd/kustomize-controller; do
   dir=${pair%%:*}; module=${pair#*:}
   src=$(cd "$here/$dir" && go list -m -f '{{.Dir}}' "$module")
   mkdir -p "$cache/crds/$dir"

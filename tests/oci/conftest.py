@@ -8,10 +8,18 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.oci.artifact_fixtures import run_artifact_cli
 from tests.support.oci.chart_fixtures import make_chart, run_cli
 from tests.support.registry_fixtures import oci_registry, oci_registry_basic_auth, oci_registry_tls
 
-__all__ = ["make_chart", "oci_registry", "oci_registry_basic_auth", "oci_registry_tls", "run_cli"]
+__all__ = [
+    "make_chart",
+    "oci_registry",
+    "oci_registry_basic_auth",
+    "oci_registry_tls",
+    "run_artifact_cli",
+    "run_cli",
+]
 
 
 @pytest.fixture(autouse=True)

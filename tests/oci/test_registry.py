@@ -18,58 +18,16 @@ from bundler.errors import RegistryAnswerError, TransientError
 from bundler.oci import layout, package, registry
 from bundler.oci.reference import parse_repository
 from bundler.oci.repository import list_chart_versions
+from tests.support.cli_helpers import output_field
 from tests.support.oci.chart_fixtures import MakeChart, RunCli
 from tests.support.oci.hostile_server import Answer, HostileServer, Out, head, hostile, whole
 from tests.support.oci.hostile_server import chart_manifest as hostile_chart_manifest
 from tests.support.registry_fixtures import LocalRegistry
-from tests.support.registry_images import put_blob
+from tests.support.registry_images import get_blob, get_manifest, push_artifact
 
 __all__ = ["hostile"]
 
 PLAIN = "--plain-http"
-
-
-def _manifest(reg: LocalRegistry, repository: str, tag: str) -> requests.Response:
-    response = requests.get(
-        f"{reg.base_url}/v2/{repository}/manifests/{tag}",
-        headers={"Accept": layout.MANIFEST_MEDIA_TYPE},
-        timeout=10,
-    )
-    response.raise_for_status()
-    return response
-
-
-def _blob(reg: LocalRegistry, repository: str, digest: str) -> bytes:
-    response = requests.get(f"{reg.base_url}/v2/{repository}/blobs/{digest}", timeout=10)
-    response.raise_for_status()
-    return response.content
-
-
-def _push_raw(
-    reg: LocalRegistry, repository: str, tag: str, config_type: str, layer_type: str
-) -> None:
-    """Push an artifact with the given media types, without bundler (for the not-a-chart case)."""
-    config = {"mediaType": config_type, **put_blob(reg, repository, b"{}")}
-    layer = {"mediaType": layer_type, **put_blob(reg, repository, b"just a file")}
-    manifest = {
-        "schemaVersion": 2,
-        "mediaType": layout.MANIFEST_MEDIA_TYPE,
-        "config": config,
-        "layers": [layer],
-    }
-    requests.put(
-        f"{reg.base_url}/v2/{repository}/manifests/{tag}",
-        data=json.dumps(manifest),
-        headers={"Content-Type": layout.MANIFEST_MEDIA_TYPE},
-        timeout=10,
-    ).raise_for_status()
-
-
-def _output_field(stdout: str, name: str) -> str:
-    for line in stdout.splitlines():
-        if line.startswith(f"{name}: "):
-            return line.split(": ", 1)[1]
-    raise AssertionError(f"no {name!r} line in {stdout!r}")
 
 
 def test_push_writes_helms_layout_and_tag(
@@ -79,14 +37,14 @@ def test_push_writes_helms_layout_and_tag(
         "push", str(make_chart("demo", "1.2.3+build.5")), oci_registry.oci(repo_path), PLAIN
     )
     assert result.code == 0, result.stderr
-    assert _output_field(result.stdout, "Pushed") == oci_registry.oci(
+    assert output_field(result.stdout, "Pushed") == oci_registry.oci(
         f"{repo_path}/demo:1.2.3_build.5"
     )
 
-    response = _manifest(oci_registry, f"{repo_path}/demo", "1.2.3_build.5")
+    response = get_manifest(oci_registry, f"{repo_path}/demo", "1.2.3_build.5")
     manifest = response.json()
     assert (
-        _output_field(result.stdout, "Digest")
+        output_field(result.stdout, "Digest")
         == f"sha256:{hashlib.sha256(response.content).hexdigest()}"
     )
     assert manifest["mediaType"] == "application/vnd.oci.image.manifest.v1+json"
@@ -96,7 +54,7 @@ def test_push_writes_helms_layout_and_tag(
     ]
     assert "annotations" not in manifest["layers"][0]
     assert "org.opencontainers.image.created" not in manifest["annotations"]
-    config = json.loads(_blob(oci_registry, f"{repo_path}/demo", manifest["config"]["digest"]))
+    config = json.loads(get_blob(oci_registry, f"{repo_path}/demo", manifest["config"]["digest"]))
     assert config == {
         "apiVersion": "v2",
         "name": "demo",
@@ -117,8 +75,8 @@ def test_pushing_the_same_chart_twice_gives_the_same_digest(
     first = run_cli("push", str(chart_dir), target, PLAIN)
     second = run_cli("push", str(chart_dir), target, PLAIN)
     packaged = run_cli("package", str(chart_dir), "-d", str(tmp_path / "out"))
-    from_tgz = run_cli("push", _output_field(packaged.stdout, "Packaged"), target, PLAIN)
-    digests = {_output_field(r.stdout, "Digest") for r in (first, second, from_tgz)}
+    from_tgz = run_cli("push", output_field(packaged.stdout, "Packaged"), target, PLAIN)
+    digests = {output_field(r.stdout, "Digest") for r in (first, second, from_tgz)}
     assert len(digests) == 1
 
 
@@ -143,7 +101,7 @@ def test_pull_returns_identical_bytes(
     )
     assert result.code == 0, result.stderr
     saved = tmp_path / "dl" / "demo-0.3.0.tgz"
-    assert _output_field(result.stdout, "Saved") == str(saved)
+    assert output_field(result.stdout, "Saved") == str(saved)
     assert saved.read_bytes() == package.build_archive(chart_dir).data
 
 
@@ -177,7 +135,7 @@ def test_pull_resolves_a_version_range(
         "pull", oci_registry.oci(f"{repo_path}/demo"), "--version", "^1", "-d", str(tmp_path), PLAIN
     )
     assert result.code == 0, result.stderr
-    assert _output_field(result.stdout, "Pulled").endswith("/demo:1.4.2")
+    assert output_field(result.stdout, "Pulled").endswith("/demo:1.4.2")
     none = run_cli("pull", oci_registry.oci(f"{repo_path}/demo"), "--version", "~3.1", PLAIN)
     assert none.code == 1 and "no version matches '~3.1'" in none.stderr
 
@@ -193,7 +151,7 @@ def test_versions_lists_semver_tags_newest_first(
         chart_dir = make_chart("demo", version, parent=tmp_path / version)
         assert run_cli("push", str(chart_dir), oci_registry.oci(repo_path), PLAIN).code == 0
     # A tag that is not a version (as an image tool might add) is not listed.
-    manifest = _manifest(oci_registry, f"{repo_path}/demo", "1.0.0")
+    manifest = get_manifest(oci_registry, f"{repo_path}/demo", "1.0.0")
     requests.put(
         f"{oci_registry.base_url}/v2/{repo_path}/demo/manifests/latest",
         data=manifest.content,
@@ -254,7 +212,9 @@ def test_pulling_something_that_is_not_a_chart_says_so(
     layer_type: str,
     message: str,
 ) -> None:
-    _push_raw(oci_registry, f"{repo_path}/thing", "1.0.0", config_type, layer_type)
+    push_artifact(
+        oci_registry, f"{repo_path}/thing", "1.0.0", config_type=config_type, layer_type=layer_type
+    )
     result = run_cli("pull", oci_registry.oci(f"{repo_path}/thing"), "--version", "1.0.0", PLAIN)
     assert result.code == 1
     assert f"{oci_registry.oci(repo_path)}/thing:1.0.0: not a Helm chart" in result.stderr
@@ -326,9 +286,9 @@ def test_package_command_prints_path_and_digest(
     result = run_cli("package", str(make_chart("demo", "3.1.4")), "-d", str(tmp_path / "out"))
     assert result.code == 0, result.stderr
     target = tmp_path / "out" / "demo-3.1.4.tgz"
-    assert _output_field(result.stdout, "Packaged") == str(target)
+    assert output_field(result.stdout, "Packaged") == str(target)
     assert (
-        _output_field(result.stdout, "Digest")
+        output_field(result.stdout, "Digest")
         == f"sha256:{hashlib.sha256(target.read_bytes()).hexdigest()}"
     )
 
@@ -362,8 +322,8 @@ def test_localhost_and_dotted_paths_stay_on_the_local_registry(
     target = f"oci://localhost:{port}/{repo_path}/my.org"
     pushed = run_cli("push", str(make_chart()), target, PLAIN)
     assert pushed.code == 0, pushed.stderr
-    assert _output_field(pushed.stdout, "Pushed") == f"{target}/demo:1.0.0"
-    manifest = _manifest(oci_registry, f"{repo_path}/my.org/demo", "1.0.0")
+    assert output_field(pushed.stdout, "Pushed") == f"{target}/demo:1.0.0"
+    manifest = get_manifest(oci_registry, f"{repo_path}/my.org/demo", "1.0.0")
     assert manifest.json()["config"]["mediaType"] == layout.CONFIG_MEDIA_TYPE
 
 
@@ -512,14 +472,20 @@ def test_pull_without_a_version_takes_the_latest(
         assert run_cli("push", str(chart_dir), oci_registry.oci(repo_path)).code == 0
     result = run_cli("pull", oci_registry.oci(f"{repo_path}/demo"), "-d", str(tmp_path / "d"))
     assert result.code == 0, result.stderr
-    assert _output_field(result.stdout, "Pulled").endswith(f"/demo:{latest}")
+    assert output_field(result.stdout, "Pulled").endswith(f"/demo:{latest}")
     assert (tmp_path / "d" / f"demo-{latest}.tgz").is_file()
 
 
 def test_pull_without_a_version_of_a_chart_without_versions_is_a_failure(
     oci_registry: LocalRegistry, run_cli: RunCli, repo_path: str
 ) -> None:
-    _push_raw(oci_registry, f"{repo_path}/demo", "latest", layout.CONFIG_MEDIA_TYPE, "x/y")
+    push_artifact(
+        oci_registry,
+        f"{repo_path}/demo",
+        "latest",
+        config_type=layout.CONFIG_MEDIA_TYPE,
+        layer_type="x/y",
+    )
     result = run_cli("pull", oci_registry.oci(f"{repo_path}/demo"))
     assert result.code == 1
     assert "no version among the 0 SemVer tags of the chart" in result.stderr
@@ -556,7 +522,7 @@ def test_a_deadline_must_be_a_positive_number_of_seconds(run_cli: RunCli, value:
 
 
 def _layer_digest(reg: LocalRegistry, repository: str, tag: str) -> str:
-    digest: str = _manifest(reg, repository, tag).json()["layers"][0]["digest"]
+    digest: str = get_manifest(reg, repository, tag).json()["layers"][0]["digest"]
     return digest
 
 
@@ -585,7 +551,13 @@ def test_a_different_chart_over_a_taken_tag_is_refused_unless_forced(
 def test_a_tag_holding_something_else_is_not_overwritten(
     oci_registry: LocalRegistry, make_chart: MakeChart, run_cli: RunCli, repo_path: str
 ) -> None:
-    _push_raw(oci_registry, f"{repo_path}/demo", "1.0.0", "application/x-thing", "text/plain")
+    push_artifact(
+        oci_registry,
+        f"{repo_path}/demo",
+        "1.0.0",
+        config_type="application/x-thing",
+        layer_type="text/plain",
+    )
     refused = run_cli("push", str(make_chart()), oci_registry.oci(repo_path), PLAIN)
     assert refused.code == 1
     assert "already holds a different chart (an artifact that is not this kind" in refused.stderr
@@ -617,7 +589,7 @@ def test_created_annotation_only_from_source_date_epoch(
     result = run_cli("push", str(make_chart()), oci_registry.oci(repo_path), PLAIN)
     assert result.code == code, result.stderr
     if code == 0:
-        annotations = _manifest(oci_registry, f"{repo_path}/demo", "1.0.0").json()["annotations"]
+        annotations = get_manifest(oci_registry, f"{repo_path}/demo", "1.0.0").json()["annotations"]
         assert annotations.get("org.opencontainers.image.created") == created
     else:
         assert "SOURCE_DATE_EPOCH: must be a number of seconds" in result.stderr
@@ -637,7 +609,7 @@ def test_push_takes_version_overrides(
         "3.28.2",
     )
     assert result.code == 0, result.stderr
-    manifest = _manifest(oci_registry, f"{repo_path}/demo", "v3.28.2").json()
-    config = json.loads(_blob(oci_registry, f"{repo_path}/demo", manifest["config"]["digest"]))
+    manifest = get_manifest(oci_registry, f"{repo_path}/demo", "v3.28.2").json()
+    config = json.loads(get_blob(oci_registry, f"{repo_path}/demo", manifest["config"]["digest"]))
     assert (config["version"], config["appVersion"]) == ("v3.28.2", "3.28.2")
     assert manifest["annotations"]["org.opencontainers.image.version"] == "v3.28.2"

@@ -47,3 +47,11 @@ def run_command(*argv: str) -> int:
     args = parse_args(*argv)
     code: int = args.run(args)
     return code
+
+
+def output_field(stdout: str, name: str) -> str:
+    """The value of the `NAME: value` line a command printed (`Digest`, `Pulled`, ...)."""
+    for line in stdout.splitlines():
+        if line.startswith(f"{name}: "):
+            return line.split(": ", 1)[1]
+    raise AssertionError(f"no {name!r} line in {stdout!r}")

@@ -86,6 +86,51 @@ def put_manifest(
     ).raise_for_status()
 
 
+def push_artifact(
+    registry: LocalRegistry,
+    repository: str,
+    tag: str,
+    *,
+    config_type: str,
+    layer_type: str,
+    layer: bytes = b"just a file",
+) -> None:
+    """Push an artifact of one layer with the given media types, without bundler (a chart, a
+    Flux artifact or something else; hostile content included)."""
+    config = {"mediaType": config_type, **put_blob(registry, repository, b"{}")}
+    manifest = {
+        "schemaVersion": 2,
+        "mediaType": IMAGE_MANIFEST,
+        "config": config,
+        "layers": [{"mediaType": layer_type, **put_blob(registry, repository, layer)}],
+    }
+    put_manifest(
+        registry, repository, tag, PushedManifest(json.dumps(manifest).encode(), IMAGE_MANIFEST)
+    )
+
+
+def get_manifest(registry: LocalRegistry, repository: str, tag: str) -> requests.Response:
+    """The answer to `GET` of a tag's image manifest."""
+    response = requests.get(
+        f"{registry.base_url}/v2/{repository}/manifests/{tag}",
+        headers={"Accept": IMAGE_MANIFEST},
+        auth=_auth(registry),
+        timeout=TIMEOUT_S,
+    )
+    response.raise_for_status()
+    return response
+
+
+def get_blob(registry: LocalRegistry, repository: str, digest: str) -> bytes:
+    response = requests.get(
+        f"{registry.base_url}/v2/{repository}/blobs/{digest}",
+        auth=_auth(registry),
+        timeout=TIMEOUT_S,
+    )
+    response.raise_for_status()
+    return response.content
+
+
 def _layer(text: str) -> bytes:
     """A gzip tar holding one file, `hello.txt`, with `text` (no timestamps: reproducible)."""
     data = text.encode()

@@ -11,6 +11,10 @@ options model: a fleet of 1000 clusters templating its region renders three time
 The renders a Bundle's clusters still need are asked of a templater in one batch
 (:mod:`bundler.core.templating.templater`): in this process unless the caller hands in another,
 such as the manager's pool of bounded worker processes.
+
+This module is the render step of the planning pass; the decide step is
+:mod:`bundler.core.planning.decide`, and :mod:`bundler.core.planning.bundle_pass` runs the three
+steps with the resolvers a driver passes in.
 """
 
 from __future__ import annotations
@@ -23,7 +27,6 @@ from typing import Any
 from bundler.api.bundle import Bundle
 from bundler.api.bundledeployment import DeliveredValues, DeploymentOptions
 from bundler.api.cluster import Cluster, ClusterGroup
-from bundler.api.dependencies import DependsOn
 from bundler.api.helm import HelmOptions
 from bundler.core.deployment_id import deployment_id
 from bundler.core.flux import release_object_name
@@ -44,14 +47,16 @@ from bundler.core.labels import (
 )
 from bundler.core.merge import deep_merge
 from bundler.core.naming import bundle_deployment_name, cluster_namespace
+from bundler.core.planning.decide import ClusterDecision, decide_bundle
 from bundler.core.planning.held import HeldBytes, rendered_bytes
+from bundler.core.planning.inputs import Delivered, Dependencies, PassInputs, ResolvedVersions
 from bundler.core.planning.memo import (
     BundleMemo,
     Contributing,
     MergedTargets,
     memo_of,
 )
-from bundler.core.targeting import TargetDecision, match_targets
+from bundler.core.targeting import TargetDecision
 from bundler.core.templating import TemplateContext
 from bundler.core.templating.fields import rendered_options
 from bundler.core.templating.reads import read_key
@@ -59,15 +64,6 @@ from bundler.core.templating.render import context_variables
 from bundler.core.templating.templater import IN_PROCESS, RenderAnswer, RenderCall, Templater
 from bundler.core.validation import validate_bundle
 from bundler.errors import TemplateError
-
-# (repo, chart, version constraint) -> the concrete version the manager resolved it to.
-ResolvedVersions = Mapping[tuple[str, str, str], str]
-# A Bundle's dependsOn resolved into names (bundler.core.dependencies.resolve_dependencies).
-Dependencies = Sequence[DependsOn]
-# The digest of each management values object a Bundle names (valuesFrom, source: Management), by
-# (kind, name), as the manager read it (bundler.core.flux.values_copies); an object without one
-# is an optional one that does not exist.
-Delivered = Mapping[tuple[str, str], str]
 
 
 def key(namespace: str | None, name: str) -> str:
@@ -118,15 +114,6 @@ class BundlePlan:
 def merged_helm(bundle: Bundle, decision: TargetDecision) -> dict[str, Any]:
     """The bundle's `spec.helm` with each contributing target's overrides laid over it, in order."""
     return deep_merge(memo_of(bundle).merged(_contributing(decision)).merged, {})
-
-
-def merged_helm_view(bundle: Bundle, decision: TargetDecision) -> Mapping[str, Any]:
-    """`merged_helm` without the copy, for a reader that changes nothing (asked per cluster)."""
-    return memo_of(bundle).merged(_contributing(decision)).merged
-
-
-def release_namespace(bundle: Bundle, decision: TargetDecision) -> str:
-    return memo_of(bundle).merged(_contributing(decision)).namespace
 
 
 def template_context(
@@ -374,6 +361,37 @@ def plan_deployment(
     )
 
 
+def plan_decided(
+    bundle: Bundle,
+    decisions: Sequence[ClusterDecision],
+    inputs: PassInputs,
+    templater: Templater = IN_PROCESS,
+) -> BundlePlan:
+    """The render step without a memo: every targeted cluster of `decisions` rendered in one
+    batch, sorted as `decisions` are, plus per-cluster errors."""
+    targets = [(d.cluster, d.decision) for d in decisions if d.decision.deploy]
+    bundle_key = key(bundle.metadata.namespace, bundle.metadata.name)
+    deployments: list[PlannedDeployment] = []
+    errors: list[ClusterError] = []
+    answers = render_many(
+        bundle,
+        targets,
+        inputs.resolved,
+        inputs.images,
+        inputs.dependencies,
+        templater,
+        delivered=inputs.delivered,
+    )
+    for (cluster, _), options in zip(targets, answers, strict=True):
+        if isinstance(options, TemplateError):
+            cluster_key = key(cluster.metadata.namespace, cluster.metadata.name)
+            errors.append(ClusterError(bundle_key, cluster_key, str(options)))
+        else:
+            deployments.append(plan_deployment(bundle, cluster, options))
+    targeted = tuple(key(c.metadata.namespace, c.metadata.name) for c, _ in targets)
+    return BundlePlan(bundle_key, tuple(deployments), tuple(errors), targeted)
+
+
 def plan_bundle(
     bundle: Bundle,
     clusters: Sequence[Cluster],
@@ -384,26 +402,10 @@ def plan_bundle(
     templater: Templater = IN_PROCESS,
     delivered: Delivered | None = None,
 ) -> BundlePlan:
-    """Every BundleDeployment `bundle` should have, sorted by cluster, plus per-cluster errors.
+    """Every BundleDeployment `bundle` should have, sorted by cluster, plus per-cluster errors,
+    with the inputs already resolved (bundler.core.planning.bundle_pass asks resolvers for them).
     `dependencies`: its dependsOn resolved against the workspace (None: by name alone);
     `delivered`: the digests of its management values objects (None: none known)."""
     validate_bundle(bundle)
-    targets: list[tuple[Cluster, TargetDecision]] = []
-    for cluster in sorted(clusters, key=lambda c: (c.metadata.namespace, c.metadata.name)):
-        decision = match_targets(bundle, cluster, groups)
-        if decision.deploy:
-            targets.append((cluster, decision))
-    bundle_key = key(bundle.metadata.namespace, bundle.metadata.name)
-    deployments: list[PlannedDeployment] = []
-    errors: list[ClusterError] = []
-    answers = render_many(
-        bundle, targets, resolved or {}, images, dependencies, templater, delivered=delivered
-    )
-    for (cluster, _), options in zip(targets, answers, strict=True):
-        if isinstance(options, TemplateError):
-            cluster_key = key(cluster.metadata.namespace, cluster.metadata.name)
-            errors.append(ClusterError(bundle_key, cluster_key, str(options)))
-        else:
-            deployments.append(plan_deployment(bundle, cluster, options))
-    targeted = tuple(key(c.metadata.namespace, c.metadata.name) for c, _ in targets)
-    return BundlePlan(bundle_key, tuple(deployments), tuple(errors), targeted)
+    inputs = PassInputs(resolved or {}, images, dependencies, delivered or {})
+    return plan_decided(bundle, decide_bundle(bundle, clusters, groups), inputs, templater)

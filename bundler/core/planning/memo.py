@@ -23,8 +23,11 @@ from bundler.api.bundledeployment import DeploymentOptions
 from bundler.api.dependencies import DependsOn
 from bundler.api.health import HealthCheck
 from bundler.core.health import with_namespace
+from bundler.core.images.wanted import ImageQuery, image_queries
 from bundler.core.merge import merge_helm
 from bundler.core.naming import HELM_RELEASE_NAME_MAX, shorten_name
+from bundler.core.planning.version_query import VersionQuery, query_for
+from bundler.core.targeting import TargetDecision
 from bundler.core.templating import has_templates
 from bundler.core.templating.fields import PatchAt, templated_tree
 from bundler.core.templating.reads import ReadPath
@@ -84,6 +87,7 @@ class BundleMemo:
         self._lock = threading.Lock()
         self._merged: dict[Contributing, MergedTargets] = {}
         self._reads: dict[Contributing, tuple[ReadPath, ...] | None] = {}
+        self._needs: dict[Contributing, tuple[VersionQuery | None, tuple[ImageQuery, ...]]] = {}
         self._options: dict[Hashable, DeploymentOptions] = {}
         self._bytes = 0
 
@@ -93,6 +97,21 @@ class BundleMemo:
             found = self._merge(contributing)
             with self._lock:
                 self._merged[contributing] = found
+        return found
+
+    def needs(
+        self, contributing: Contributing, decision: TargetDecision
+    ) -> tuple[VersionQuery | None, tuple[ImageQuery, ...]]:
+        """The range and the images a cluster these targets decide for needs resolved; asked
+        for every cluster, worked out once per set of targets."""
+        found = self._needs.get(contributing)
+        if found is None:
+            found = (
+                query_for(self.merged(contributing).merged),
+                image_queries(self.bundle, decision),
+            )
+            with self._lock:
+                self._needs[contributing] = found
         return found
 
     def reads(

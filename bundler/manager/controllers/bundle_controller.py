@@ -33,18 +33,24 @@ from functools import partial
 from bundler.api.bundle import Bundle
 from bundler.api.bundledeployment import BundleDeployment
 from bundler.api.cluster import Cluster
-from bundler.api.helm import ValuesKind
-from bundler.api.resources import BUNDLE, BUNDLE_DEPLOYMENT, CONFIG_MAP
+from bundler.api.resources import BUNDLE, BUNDLE_DEPLOYMENT
 from bundler.core.deletion_guard import deletion_hold
-from bundler.core.dependencies import has_selectors, resolve_dependencies
 from bundler.core.durations import duration_seconds
 from bundler.core.planning import key as ref
+from bundler.core.planning.bundle_pass import resolve_inputs
+from bundler.core.planning.version_query import query_for
 from bundler.core.rollout import RolloutDecision, RolloutTarget, plan_rollout
 from bundler.core.targeting import missing_references
 from bundler.core.validation import bundle_of, validate_bundle
-from bundler.errors import BundlerError, InvalidInputError, TransientError
+from bundler.errors import BundlerError, InvalidInputError
 from bundler.manager.context import Context, split_ref
 from bundler.manager.controllers import rollout_gates, rollout_memory
+from bundler.manager.controllers.bundle_inputs import (
+    Rejected,
+    ScopeResolvers,
+    bundle_labels,
+    kubeconfig_secrets,
+)
 from bundler.manager.controllers.continued_pass import (
     ContinuedPass,
     FullPass,
@@ -61,7 +67,7 @@ from bundler.manager.copies.credentials import (
 from bundler.manager.copies.secret_copies import SecretCopies, Sources
 from bundler.manager.memo import placements
 from bundler.manager.memo.outcomes import Outcome, Rejection
-from bundler.manager.memo.rows import BundleRows, Decided, Row
+from bundler.manager.memo.rows import BundleRows, Row
 from bundler.manager.observed.scope import Scope
 from bundler.manager.work import Stage
 from bundler.manager.writes import (
@@ -75,28 +81,18 @@ from bundler.manager.writes import (
     update_with_retry,
 )
 from bundler.resolution.image_resolution import first_unavailable
-from bundler.resolution.management_values import (
-    Delivery,
-    ValuesNotFoundError,
-    ValuesRefusedError,
-    read_delivery,
-)
-from bundler.resolution.version_resolution import query_for
+from bundler.resolution.management_values import Delivery
 from bundler.runtime.controller import Result
 from bundler.runtime.key import Key
-from bundler.store.errors import NotFound
 from bundler.store.protocol import Obj
 
 log = logging.getLogger(__name__)
 
 BUNDLE_FINALIZER = "bundler.dev/bundle-cleanup"
 REASON_INVALID = "InvalidSpec"
-REASON_UNRESOLVED = "VersionNotResolved"
 REASON_CREDENTIALS = "CredentialsNotFound"
 REASON_COPY_BLOCKED = "CredentialsCopyBlocked"
 REASON_CREDENTIALS_REFUSED = "CredentialsRefused"
-REASON_VALUES_NOT_FOUND = "ValuesNotFound"
-REASON_VALUES_REFUSED = "ValuesRefused"
 REASON_VALUES_COPY_BLOCKED = "ValuesCopyBlocked"
 REASON_DELETION_HELD = "DeletionHeld"
 
@@ -182,70 +178,24 @@ class BundleController:
         needed = (q.secret for q in decided.queries if q.secret is not None)
         if self._sources(scope, bundle_ref, bundle, needed) is None:
             return None
-        delivery = self._delivery(scope, bundle_ref, bundle, decided)
-        if delivery is None:
+        resolvers = ScopeResolvers(self.ctx, scope, workspace)
+        try:
+            inputs = resolve_inputs(bundle, decided.decisions, resolvers)
+        except Rejected as rejected:
+            if rejected.refused and (
+                withdrawn := self.values.withdraw(workspace, rejected.refused)
+            ):
+                log.info("%s: deleted %d copies of %s", bundle_ref, withdrawn, rejected.refused)
+            self._reject(scope, bundle_ref, generation, rejected.why)
+            if rejected.transient is not None:
+                raise rejected.transient from rejected
             return None
         try:
-            resolved = self.ctx.resolution.resolve(bundle, decided.queries)
-        except (InvalidInputError, TransientError) as failed:
-            self._reject(scope, bundle_ref, generation, Rejection(REASON_UNRESOLVED, str(failed)))
-            if isinstance(failed, TransientError):
-                raise
-            return None
-        kubeconfigs = (
-            kubeconfig_secrets(scope, workspace)
-            if any(image.secretRef for image in bundle.spec.images)
-            else None
-        )
-        images = self.ctx.images.resolve(
-            bundle, decided.image_queries, partial(scope.secrets.get, workspace), kubeconfigs
-        )
-        dependencies = None
-        if has_selectors(bundle):
-            dependencies = resolve_dependencies(bundle, _bundle_labels(scope, workspace))
-        try:
-            rows = self.ctx.memo.render(
-                bundle, decided, resolved, images, dependencies, delivery.digests
-            )
+            rows = self.ctx.memo.render(bundle, decided, inputs)
         except InvalidInputError as invalid:
             self._reject(scope, bundle_ref, generation, Rejection(REASON_INVALID, str(invalid)))
             return None
-        return rows, delivery
-
-    def _delivery(
-        self, scope: Scope, bundle_ref: str, bundle: Bundle, decided: Decided
-    ) -> Delivery | None:
-        """The management values the targeted clusters' options name, or None after rejecting
-        the bundle for one missing, or not meant for delivery (whose copies are withdrawn)."""
-        references = decided.management_references(bundle)
-        if not references:
-            return Delivery()
-        workspace = bundle.metadata.namespace or ""
-        readers = {
-            ValuesKind.SECRET: partial(scope.secrets.get, workspace),
-            ValuesKind.CONFIG_MAP: partial(self._config_map, scope, workspace),
-        }
-        try:
-            return read_delivery(bundle, references, readers, kubeconfig_secrets(scope, workspace))
-        except ValuesRefusedError as refused:
-            why = Rejection(REASON_VALUES_REFUSED, str(refused))
-            if withdrawn := self.values.withdraw(workspace, refused.source):
-                log.info("%s: deleted %d copies of %s", bundle_ref, withdrawn, refused.source)
-        except ValuesNotFoundError as missing:
-            why = Rejection(REASON_VALUES_NOT_FOUND, str(missing))
-        self._reject(scope, bundle_ref, bundle.metadata.generation or 0, why)
-        return None
-
-    def _config_map(self, scope: Scope, workspace: str, name: str) -> Obj | None:
-        """A ConfigMap of the workspace: from the watch of those labelled for delivery, else read
-        (once per pass that names it: to tell one not labelled from one that does not exist)."""
-        found = scope.config_maps.get(workspace, name)
-        if found is not None:
-            return found
-        try:
-            return self.ctx.store.get(CONFIG_MAP, name, workspace)
-        except NotFound:
-            return None
+        return rows, resolvers.delivery
 
     def _sources(
         self, scope: Scope, bundle_ref: str, bundle: Bundle, names: Iterable[str]
@@ -493,15 +443,6 @@ def _cluster_of(scope: Scope, cluster_ref: str) -> Cluster | None:
     return None if cluster is None or cluster.metadata.deletionTimestamp else cluster
 
 
-def kubeconfig_secrets(scope: Scope, workspace: str) -> dict[str, str]:
-    """The kubeconfig Secrets the Clusters of `workspace` name, with the Cluster naming each."""
-    return {
-        cluster.spec.kubeConfigSecret: f"{workspace}/{cluster.metadata.name}"
-        for cluster in scope.cluster_models.in_namespace(workspace)
-        if cluster.spec.kubeConfigSecret
-    }
-
-
 def _poll_again(bundle: Bundle) -> Result | None:
     interval = bundle.spec.helm.pollInterval
     return None if interval is None else Result(requeue_after=duration_seconds(interval))
@@ -624,20 +565,8 @@ def _missing(scope: Scope, bundle: Bundle) -> tuple[str, ...]:
     """The clusterGroups and dependsOn of `bundle` naming (or selecting) nothing in its
     workspace."""
     workspace = bundle.metadata.namespace or ""
-    labels = _bundle_labels(scope, workspace)
+    labels = bundle_labels(scope, workspace)
     return tuple(missing_references(bundle, scope.groups_in(workspace), labels, labels))
-
-
-def _bundle_labels(scope: Scope, workspace: str) -> dict[str, dict[str, str]]:
-    """The Bundles of `workspace` by name, with their labels."""
-    found = {}
-    for key in scope.keys_in(scope.bundles, workspace):
-        obj = scope.bundles.get(key.namespace, key.name)
-        if obj is None:
-            continue
-        labels = obj["metadata"].get("labels") or {}
-        found[key.name] = {str(k): str(v) for k, v in labels.items()}
-    return found
 
 
 @dataclass(frozen=True)

@@ -22,32 +22,29 @@ from bundler.api.bundle import Bundle
 from bundler.api.cluster import Cluster, ClusterGroup
 from bundler.api.dependencies import DependsOn
 from bundler.core.dependencies import has_selectors
-from bundler.core.images.wanted import (
-    ImageAnswer,
-    ImageQuery,
-    ResolvedImages,
-    answers_for,
-    image_queries,
-)
+from bundler.core.images.wanted import ImageAnswer, ImageQuery, ResolvedImages, answers_for
 from bundler.core.management_values import ManagementReference, management_references
 from bundler.core.planning import (
-    Delivered,
-    Dependencies,
     OptionsOrError,
     PlannedDeployment,
-    ResolvedVersions,
     key,
-    merged_helm_view,
     plan_deployment,
     render_many,
 )
+from bundler.core.planning.decide import (
+    ClusterDecision,
+    decide_cluster,
+    deciding_references,
+    version_queries,
+    wanted_images,
+)
 from bundler.core.planning.held import DEFAULT_BUNDLE_HELD_BYTES, HeldBytes
-from bundler.core.targeting import TargetDecision, match_targets
+from bundler.core.planning.inputs import PassInputs, ResolvedVersions
+from bundler.core.planning.version_query import VersionQuery
 from bundler.core.templating.images import ImageNotResolvedError
 from bundler.core.templating.templater import IN_PROCESS, Templater
 from bundler.errors import TemplateError
 from bundler.manager.observed.indexes import LabelsFingerprint, Memberships, labels_fingerprint
-from bundler.resolution.version_resolution import VersionQuery, query_for
 
 _Fingerprint = tuple[str | None, int | None, LabelsFingerprint, LabelsFingerprint, Memberships]
 
@@ -84,28 +81,23 @@ class Decided:
     entries: Mapping[str, _Entry]
 
     @property
+    def decisions(self) -> list[ClusterDecision]:
+        return [e.decided for e in self.entries.values()]
+
+    @property
     def queries(self) -> list[VersionQuery]:
-        return [e.query for e in self.entries.values() if e.query is not None]
+        return version_queries(self.decisions)
 
     @property
     def image_queries(self) -> list[ImageQuery]:
-        """The images the targeted clusters want, each (name, selection) once, in order."""
-        found = {q.key: q for e in self.entries.values() for q in e.images}
-        return list(found.values())
+        return wanted_images(self.decisions)
 
     @property
     def targeted(self) -> frozenset[str]:
-        return frozenset(k for k, e in self.entries.items() if e.decision.deploy)
+        return frozenset(k for k, e in self.entries.items() if e.decided.decision.deploy)
 
     def management_references(self, bundle: Bundle) -> list[ManagementReference]:
-        """The valuesFrom entries with source: Management the targeted clusters' options hold:
-        spec.helm's, and those of the targets that decide for some cluster."""
-        references = management_references(bundle)
-        deciding = [e.decision for e in self.entries.values() if e.decision.deploy]
-        if not references or not deciding:
-            return []
-        used = {result.index for decision in deciding for result in decision.contributing}
-        return [r for r in references if r.target is None or r.target in used]
+        return deciding_references(bundle, self.decisions)
 
 
 # The version, image answers, resolved dependencies and management values digests a row is
@@ -120,11 +112,8 @@ RowInputs = tuple[
 
 @dataclass(frozen=True)
 class _Entry:
-    cluster: Cluster
     fingerprint: _Fingerprint
-    decision: TargetDecision
-    query: VersionQuery | None
-    images: tuple[ImageQuery, ...] = ()
+    decided: ClusterDecision
     row: Row | None = None
     rendered_with: RowInputs | None = None
     #: What this cluster's render holds that no other cluster's shares (bundler.core.planning.held).
@@ -166,30 +155,19 @@ class RowMemo:
             )
         return Decided(ident, entries)
 
-    def render(
-        self,
-        bundle: Bundle,
-        decided: Decided,
-        resolved: ResolvedVersions,
-        images: ResolvedImages | None = None,
-        dependencies: Dependencies | None = None,
-        delivered: Delivered | None = None,
-    ) -> BundleRows:
-        """A row per targeted cluster, rendered unless its inputs are unchanged since last time.
-        `dependencies`: the Bundle's dependsOn resolved against its workspace (None: by name);
-        `delivered`: the digests of its management values objects.
+    def render(self, bundle: Bundle, decided: Decided, inputs: PassInputs) -> BundleRows:
+        """A row per targeted cluster, rendered unless its inputs are unchanged since last time;
+        `inputs`: what the pass resolved (bundler.core.planning.bundle_pass).
 
         Errors other than a TemplateError (confined to its row) mean the bundle is invalid: they
         propagate.
         """
-        images = images or {}
-        entries = self._render(
-            bundle, dict(decided.entries), resolved, images, dependencies, delivered or {}
-        )
+        entries = self._render(bundle, dict(decided.entries), inputs)
         with self._lock:
             self._bundles[_bundle_key(bundle)] = (decided.ident, entries)
         rows = tuple(e.row for e in entries.values() if e.row is not None)
-        return BundleRows(rows, resolved, images, tuple(decided.image_queries))
+        images = inputs.images or {}
+        return BundleRows(rows, inputs.resolved, images, tuple(decided.image_queries))
 
     def one(
         self,
@@ -211,16 +189,17 @@ class RowMemo:
             # values are read there, in a full pass)
             return False, None
         entry = self._decide(bundle, cluster, groups, memberships, entries.get(cluster_key))
-        if entry.query is not None or entry.images:
+        if entry.decided.query is not None or entry.decided.images:
             return False, None
-        if entry.decision.deploy:
+        deploy = entry.decided.decision.deploy
+        if deploy:
             elsewhere = sum(e.held_bytes for k, e in entries.items() if k != cluster_key)
-            rendered = self._render(bundle, {cluster_key: entry}, {}, {}, None, {}, elsewhere)
+            rendered = self._render(bundle, {cluster_key: entry}, PassInputs(), elsewhere)
             entry = rendered[cluster_key]
         with self._lock:
             if self._bundles.get(_bundle_key(bundle), (None, {}))[1] is entries:
                 entries[cluster_key] = entry
-        return True, entry.row if entry.decision.deploy else None
+        return True, entry.row if deploy else None
 
     def forget(self, bundle: str) -> None:
         with self._lock:
@@ -247,7 +226,7 @@ class RowMemo:
     ) -> _Entry:
         if (
             previous is not None
-            and previous.cluster is cluster
+            and previous.decided.cluster is cluster
             and previous.fingerprint[-1] == memberships
         ):
             # The very model the cache held last pass (models are never changed in place): the
@@ -264,54 +243,59 @@ class RowMemo:
         if previous is not None and previous.fingerprint == fingerprint:
             # Same inputs; the newer model only differs in what rendering does not read.
             row = previous.row and replace(previous.row, cluster=cluster)
-            return replace(previous, cluster=cluster, row=row)
+            return replace(previous, decided=replace(previous.decided, cluster=cluster), row=row)
         with self._lock:
             self.decided += 1
-        decision = match_targets(bundle, cluster, groups)
-        if not decision.deploy:
-            return _Entry(cluster, fingerprint, decision, None)
-        query = query_for(merged_helm_view(bundle, decision))
-        return _Entry(cluster, fingerprint, decision, query, image_queries(bundle, decision))
+        return _Entry(fingerprint, decide_cluster(bundle, cluster, groups))
 
     def _render(
         self,
         bundle: Bundle,
         entries: dict[str, _Entry],
-        resolved: ResolvedVersions,
-        images: ResolvedImages,
-        dependencies: Dependencies | None,
-        delivered: Delivered,
+        inputs: PassInputs,
         held_elsewhere: int = 0,
     ) -> dict[str, _Entry]:
         """`entries` with a row for each targeted cluster, rendered in one batch unless its
         inputs are unchanged since last time; `held_elsewhere`: what the Bundle's clusters not
         in `entries` hold (bundler.core.planning.held)."""
-        deps = None if dependencies is None else tuple(dependencies)
-        digests = tuple(sorted(delivered.items()))
+        deps = None if inputs.dependencies is None else tuple(inputs.dependencies)
+        digests = tuple(sorted(inputs.delivered.items()))
+        images = inputs.images or {}
         stale: list[tuple[str, RowInputs]] = []
         for cluster_key, entry in entries.items():
-            if not entry.decision.deploy:
+            decided = entry.decided
+            if not decided.decision.deploy:
                 continue
-            version = resolved.get(entry.query.key) if entry.query is not None else None
-            inputs: RowInputs = (version, answers_for(entry.images, images), deps, digests)
-            if entry.row is None or entry.rendered_with != inputs:
-                stale.append((cluster_key, inputs))
+            query = decided.query
+            version = inputs.resolved.get(query.key) if query is not None else None
+            row_inputs: RowInputs = (version, answers_for(decided.images, images), deps, digests)
+            if entry.row is None or entry.rendered_with != row_inputs:
+                stale.append((cluster_key, row_inputs))
         if not stale:
             return entries
         with self._lock:
             self.rendered += len(stale)
-        targeted = [(entries[k].cluster, entries[k].decision) for k, _ in stale]
+        targeted = [(entries[k].decided.cluster, entries[k].decided.decision) for k, _ in stale]
         again = {k for k, _ in stale}
         kept = sum(e.held_bytes for k, e in entries.items() if k not in again)
         held = HeldBytes(self.bundle_limit_bytes, held_elsewhere + kept)
         answers = render_many(
-            bundle, targeted, resolved, images, deps, self.templater, held, delivered
+            bundle,
+            targeted,
+            inputs.resolved,
+            images,
+            deps,
+            self.templater,
+            held,
+            inputs.delivered,
         )
-        for index, ((cluster_key, inputs), answer) in enumerate(zip(stale, answers, strict=True)):
+        for index, ((cluster_key, row_inputs), answer) in enumerate(
+            zip(stale, answers, strict=True)
+        ):
             entry = entries[cluster_key]
-            row = _row(bundle, entry.cluster, answer)
+            row = _row(bundle, entry.decided.cluster, answer)
             entries[cluster_key] = replace(
-                entry, row=row, rendered_with=inputs, held_bytes=held.charged.get(index, 0)
+                entry, row=row, rendered_with=row_inputs, held_bytes=held.charged.get(index, 0)
             )
         return entries
 

@@ -2,7 +2,9 @@
 
 One etcd; a management cluster and two downstream clusters (`edge-1`, `edge-2`), each a real
 kube-apiserver with its own etcd prefix and a kube-controller-manager; Flux's source-controller and
-helm-controller on every one of them (the management cluster's serve remote mode); bundler's CRDs
+helm-controller on every one of them (the management cluster's serve remote mode), and its
+kustomize-controller on the clusters whose tests ask for it (Flux's CRDs, its own included, are
+installed on every cluster); bundler's CRDs
 and the RBAC its Helm charts render, applied with kubectl; Debian's docker-registry holding the test
 charts as `bundler chart push` writes them, and a Helm HTTP repository.
 
@@ -14,13 +16,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from tests.support.e2e.charts import write_app_chart
 from tests.support.e2e.controlplane import Etcd, TestCluster, start_cluster, start_etcd
-from tests.support.e2e.flux import Flux, install_flux_crds, start_flux
-from tests.support.e2e.processes import Supervisor
+from tests.support.e2e.flux import (
+    Flux,
+    install_flux_crds,
+    start_flux,
+    start_kustomize_controller,
+)
+from tests.support.e2e.processes import Process, Supervisor
 from tests.support.e2e.tools import Tools
 from tests.support.helm_repository import HelmRepository, serve_helm_repository
 from tests.support.registry_fixtures import LocalRegistry, run_registry
@@ -42,6 +49,19 @@ class Environment:
     fluxes: dict[str, Flux]
     registry: LocalRegistry
     helm_repository: HelmRepository
+    kustomize_controllers: dict[str, Process] = field(default_factory=dict)
+
+    def kustomize_controller(self, cluster: str) -> Process:
+        """`cluster`'s kustomize-controller, started on first use and kept for the session: most
+        tests deliver Helm charts only and need not pay for one more process per cluster."""
+        if cluster not in self.kustomize_controllers:
+            target = (
+                self.management if cluster == self.management.name else self.downstream[cluster]
+            )
+            self.kustomize_controllers[cluster] = start_kustomize_controller(
+                self.supervisor, self.tools, target
+            )
+        return self.kustomize_controllers[cluster]
 
     @property
     def clusters(self) -> list[TestCluster]:

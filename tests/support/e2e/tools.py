@@ -21,6 +21,7 @@ BINARIES = (
     "kubectl",
     "source-controller",
     "helm-controller",
+    "kustomize-controller",
 )
 HOW_TO_BUILD = "run `make e2e-tools` (needs Go >= 1.26 and the Go module proxy)"
 
