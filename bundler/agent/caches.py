@@ -1,7 +1,8 @@
 """The agent's view of the world: informer caches on the management and downstream stores.
 
-Management: the BundleDeployments of the cluster namespace. Downstream: the HelmReleases, sources
-and Secrets this agent wrote (selected by its labels) in the Flux namespace. Nothing here owns a
+Management: the BundleDeployments of the cluster namespace. Downstream: the objects of every
+delivery's kinds (bundler.core.delivery: for Helm, HelmReleases and chart sources) and the Secrets
+this agent wrote (selected by its labels) in the Flux namespace. Nothing here owns a
 thread: the caches are started from reconciles (so failures back off like any other work), and
 their events only map objects to BundleDeployment keys.
 
@@ -22,14 +23,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from bundler.agent.config import AgentConfig
-from bundler.api.resources import (
-    BUNDLE_DEPLOYMENT,
-    HELM_RELEASE,
-    HELM_REPOSITORY,
-    OCI_REPOSITORY,
-    SECRET,
-    Resource,
-)
+from bundler.api.resources import BUNDLE_DEPLOYMENT, SECRET, Resource
+from bundler.core.delivery.registry import DELIVERIES, watched_kinds
 from bundler.core.labels import LABEL_BUNDLE_DEPLOYMENT, LABEL_BUNDLE_NAME
 from bundler.errors import TransientError
 from bundler.runtime.informer import Informer
@@ -38,9 +33,12 @@ from bundler.runtime.timers import Timers
 from bundler.store.errors import KindNotServed
 from bundler.store.protocol import Obj, Store
 
-FLUX_KINDS = (HELM_RELEASE, HELM_REPOSITORY, OCI_REPOSITORY)
+# The deliveries' kinds, in apply order: sources before the workloads that read them.
+FLUX_KINDS = watched_kinds()
 # Apply order: credentials before the source that reads them, the source before the release.
-OWNED_KINDS = (SECRET, HELM_REPOSITORY, OCI_REPOSITORY, HELM_RELEASE)
+OWNED_KINDS = (SECRET, *FLUX_KINDS)
+# The kinds readiness is read from; a kept release's is suspended before its deletion.
+WORKLOADS = tuple(dict.fromkeys(delivery.workload for delivery in DELIVERIES))
 
 # An object as a cache holds it: shared, read-only (changing it raises TypeError).
 Cached = Mapping[str, Any]
@@ -133,14 +131,14 @@ class AgentCaches:
         ]
 
     def owned(self) -> list[tuple[Resource, Obj]]:
-        """Every downstream object this agent wrote, HelmReleases first."""
+        """Every downstream object this agent wrote, workloads (HelmReleases) first."""
         found = [
             (res, obj)
             for res, informer in self.downstream.items()
             if informer.has_synced
             for obj in informer.list(self.config.flux_namespace)
         ]
-        return sorted(found, key=lambda pair: pair[0] != HELM_RELEASE)
+        return sorted(found, key=lambda pair: pair[0] not in WORKLOADS)
 
     def live(self, res: Resource, name: str) -> Cached | None:
         return self.downstream[res].view(self.config.flux_namespace, name)

@@ -11,9 +11,10 @@ around them and turns store errors into apply outcomes:
 - options that cannot become Flux objects: InvalidOptions, not retried until the spec changes;
 - anything transient (unreachable, conflict): raised as is, nothing reported, retried.
 
-Once Flux reports the release of the current options Ready, the options' health checks are
-evaluated on the downstream cluster (bundler.agent.health_checks), and `reconcile` says when to
-look at them again.
+The delivery of the BundleDeployment's options (bundler.core.delivery) says which objects to write
+and reads readiness back from its workload object. Once Flux reports the release of the current
+options Ready, the options' health checks are evaluated on the downstream cluster
+(bundler.agent.health_checks), and `reconcile` says when to look at them again.
 
 A BundleDeployment whose last reconcile changed nothing, with nothing it read changed since, is
 settled (bundler.agent.settled): reconciling it again does nothing. One that reads what no cache
@@ -27,7 +28,13 @@ import logging
 
 from pydantic import ValidationError
 
-from bundler.agent.caches import FLUX_KINDS, AgentCaches, Cached, FluxNotInstalledError
+from bundler.agent.caches import (
+    FLUX_KINDS,
+    WORKLOADS,
+    AgentCaches,
+    Cached,
+    FluxNotInstalledError,
+)
 from bundler.agent.config import AgentConfig
 from bundler.agent.desired import (
     Desired,
@@ -46,25 +53,24 @@ from bundler.api.bundledeployment import BundleDeployment
 from bundler.api.cluster import AgentMode
 from bundler.api.health import HealthCheckResult, HealthState
 from bundler.api.meta import ConditionStatus
-from bundler.api.resources import BUNDLE_DEPLOYMENT, HELM_RELEASE, SECRET, Resource
+from bundler.api.resources import BUNDLE_DEPLOYMENT, SECRET, Resource
 from bundler.core.agent.plan import (
     APPLIED,
     ApplyOutcome,
     Decision,
     Observation,
     Reason,
-    ReleaseReport,
     Step,
     decide,
     flux_not_installed_message,
     next_status,
-    read_release,
     release_ready,
     status_changed,
     status_patch,
     unready_dependencies,
 )
-from bundler.core.flux import bundle_name, release_object_name
+from bundler.core.delivery import Delivery, ReleaseReport
+from bundler.core.delivery.registry import delivery_for
 from bundler.core.flux.requirements import unknown_field_hint
 from bundler.core.health import with_namespace
 from bundler.core.state import ConditionType, condition
@@ -131,21 +137,23 @@ class Deployer:
             return None
         self.settled.forget(observed["metadata"]["name"])
         bd = BundleDeployment.model_validate(json_copy(observed))
+        delivery = delivery_for(bd.spec.options)
         reads = Reads(
             bd.metadata.name,
             bd.metadata.resourceVersion,
             tuple(sorted({dep.name for dep in bd.spec.options.dependsOn if dep.name})),
-            release_object_name(bundle_name(bd)),
+            delivery.workload,
+            delivery.workload_name(bd),
         )
         seen = self.settled.look(reads)
         decision = decide(bd, unready_dependencies(bd, self._dependencies(reads)))
         outcome: ApplyOutcome | None = None
         changed = False
-        release = self._cached_release(bd)
+        release = self._cached_release(bd, delivery)
         if decision.step is Step.APPLY:
-            outcome, written, changed = self._apply(bd)
+            outcome, written, changed = self._apply(bd, delivery)
             release = written or release
-        report = read_release(release)
+        report = delivery.read(release)
         health = None
         if bd.spec.options.healthChecks and release_ready(bd, decision, outcome, report):
             health = self._health(bd)
@@ -194,19 +202,22 @@ class Deployer:
             return True
         if self.config.mode is AgentMode.REMOTE:
             return bool(downstream_values(bd))
-        return options.helm.secretRef is not None or bool(options.managementValues)
+        has_credentials = delivery_for(options).secret_ref(options) is not None
+        return has_credentials or bool(options.managementValues)
 
-    def _cached_release(self, bd: BundleDeployment) -> Cached | None:
+    def _cached_release(self, bd: BundleDeployment, delivery: Delivery) -> Cached | None:
         # Not yet filled (a reconcile before the housekeeping one), the cache would report a
-        # running release as missing; without the Flux kinds there is no HelmRelease to find.
+        # running release as missing; without the Flux kinds there is no workload to find.
         with contextlib.suppress(FluxNotInstalledError):
             self.caches.ensure_downstream()
-        if not self.caches.downstream[HELM_RELEASE].has_synced:
+        if not self.caches.downstream[delivery.workload].has_synced:
             return None
-        return self.caches.live(HELM_RELEASE, release_object_name(bundle_name(bd)))
+        return self.caches.live(delivery.workload, delivery.workload_name(bd))
 
-    def _apply(self, bd: BundleDeployment) -> tuple[ApplyOutcome, Cached | None, bool]:
-        """The outcome, the HelmRelease as written, and whether anything had to change
+    def _apply(
+        self, bd: BundleDeployment, delivery: Delivery
+    ) -> tuple[ApplyOutcome, Cached | None, bool]:
+        """The outcome, the workload object as written, and whether anything had to change
         downstream (True also when the apply failed: nothing settles on a failure)."""
         try:
             values = self._values_copies(bd)
@@ -223,7 +234,7 @@ class Deployer:
             written, changed = self._write(bd, desired)
         except (FluxNotInstalledError, KindNotServed) as err:
             kinds = err.kinds if isinstance(err, FluxNotInstalledError) else FLUX_KIND_NAMES
-            message = flux_not_installed_message(kinds)
+            message = flux_not_installed_message(kinds, delivery.install_hint)
             return ApplyOutcome(Reason.FLUX_NOT_INSTALLED, message), None, True
         except (Invalid, Forbidden, NotFound) as err:
             hint = unknown_field_hint(str(err)) if isinstance(err, Invalid) else None
@@ -255,19 +266,19 @@ class Deployer:
             return None
 
     def _credentials(self, bd: BundleDeployment) -> Obj | None:
-        ref = bd.spec.options.helm.secretRef
+        ref = delivery_for(bd.spec.options).secret_ref(bd.spec.options)
         if ref is None or self.config.mode is AgentMode.REMOTE:
             return None
-        return self.management.get(SECRET, ref.name, self.config.cluster_namespace)
+        return self.management.get(SECRET, ref, self.config.cluster_namespace)
 
     def _write(self, bd: BundleDeployment, desired: Desired) -> tuple[Cached, bool]:
-        """The HelmRelease as written, and whether anything had to change."""
+        """The workload object as written, and whether anything had to change."""
         release: Cached | None = None
         changed = False
         for res, obj in desired.objects:
             written, wrote = self.writer.put(res, obj)
             changed = changed or wrote
-            if res == HELM_RELEASE:
+            if res == desired.workload:
                 release = written
         wanted = desired.names()
         for res, live in self.caches.owned_by(bd.metadata.name):
@@ -330,9 +341,9 @@ class Deployer:
             self._remove(res, live, keep_from_spec=keep_from_spec)
 
     def hand_over(self) -> bool:
-        """Let go of every release: suspend and delete the HelmReleases (Flux leaves their
-        releases installed), then delete their sources and Secrets. True once no HelmRelease is
-        left, not even one whose finalizer Flux has yet to remove."""
+        """Let go of every release: suspend and delete the workload objects (Flux leaves their
+        releases installed), then delete their sources and Secrets. True once no workload object
+        is left, not even one whose finalizer Flux has yet to remove."""
         self.settled.forget_all()
         try:
             self.caches.ensure_downstream()
@@ -343,10 +354,10 @@ class Deployer:
         return not self.writer.releases_left()
 
     def _remove(self, res: Resource, cached: Cached, *, keep_from_spec: bool | None) -> None:
-        """Delete `cached`; a HelmRelease stays installed when the spec (if known) or else its
-        keep-resources annotation says so. The annotation is read fresh: the cache may not hold
-        the agent's latest write yet, and a stale copy must not decide an uninstall."""
-        live = self.writer.current(res, cached) if res == HELM_RELEASE else cached
+        """Delete `cached`; a workload's release stays installed when the spec (if known) or else
+        its keep-resources annotation says so. The annotation is read fresh: the cache may not
+        hold the agent's latest write yet, and a stale copy must not decide an uninstall."""
+        live = self.writer.current(res, cached) if res in WORKLOADS else cached
         if live is None:
             return
         keep = keep_from_spec if keep_from_spec is not None else keeps_release(live)

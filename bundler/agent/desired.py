@@ -1,7 +1,8 @@
-"""The downstream objects one BundleDeployment needs: Flux source, HelmRelease, Secrets.
+"""The downstream objects one BundleDeployment needs: its delivery's Flux objects, and Secrets.
 
-The Flux objects come from bundler.core.flux. The agent adds its identity labels (so its caches see
-exactly what it wrote), the keep-resources annotation on the HelmRelease (so an undeploy after the
+The Flux objects come from the BundleDeployment's delivery (bundler.core.delivery: for Helm a chart
+source and a HelmRelease). The agent adds its identity labels (so its caches see exactly what it
+wrote), the keep-resources annotation on the workload object (so an undeploy after the
 BundleDeployment is gone still knows to leave the release installed), and the Secrets Flux reads:
 - pull mode: a copy of the repository credentials Secret (the manager copies it into the cluster
   namespace, the agent next to the source on its cluster), and a copy of each delivered management
@@ -22,10 +23,11 @@ from bundler.agent.config import AgentConfig
 from bundler.api.bundledeployment import BundleDeployment
 from bundler.api.cluster import AgentMode
 from bundler.api.helm import ValuesReference, ValuesSource
-from bundler.api.resources import HELM_RELEASE, HELM_REPOSITORY, OCI_REPOSITORY, SECRET, Resource
+from bundler.api.resources import SECRET, Resource
 from bundler.core.agent.plan import ANNOTATION_KEEP_RESOURCES
-from bundler.core.flux import build_flux_objects, flux_labels, release_object_name
+from bundler.core.delivery.registry import delivery_for
 from bundler.core.flux import bundle_name as bundle_of
+from bundler.core.flux import flux_labels, release_object_name
 from bundler.core.flux.values_copies import (
     CopyTooLargeError,
     copy_name,
@@ -42,18 +44,18 @@ ValuesReader = Callable[[str, str], Obj | None]
 # Reads a Secret of the cluster namespace by name; None when it does not exist.
 CopyReader = Callable[[str], Obj | None]
 
-_KIND_RESOURCES = {res.kind: res for res in (HELM_RELEASE, HELM_REPOSITORY, OCI_REPOSITORY)}
-
 
 @dataclass(frozen=True)
 class Desired:
-    """The objects to write, in apply order."""
+    """The objects to write, in apply order; `workload` the kind readiness is read from."""
 
     objects: list[tuple[Resource, Obj]]
+    workload: Resource
 
     @property
     def release(self) -> Obj:
-        return next(obj for res, obj in self.objects if res == HELM_RELEASE)
+        """The workload object (for Helm, the HelmRelease)."""
+        return next(obj for res, obj in self.objects if res == self.workload)
 
     def names(self) -> set[tuple[str, str]]:
         return {(res.plural, obj["metadata"]["name"]) for res, obj in self.objects}
@@ -65,11 +67,11 @@ def credentials_secret_name(bundle: str) -> str:
 
 def registry_secret_name(bd: BundleDeployment, config: AgentConfig) -> str | None:
     """The Secret the source reads credentials from, in the Flux namespace (None: no secretRef)."""
-    ref = bd.spec.options.helm.secretRef
+    ref = delivery_for(bd.spec.options).secret_ref(bd.spec.options)
     if ref is None:
         return None
     if config.mode is AgentMode.REMOTE:
-        return ref.name
+        return ref
     return credentials_secret_name(bundle_of(bd))
 
 
@@ -88,17 +90,18 @@ def desired_objects(
     """Everything to write for `bd`; `credentials` is the management copy of the secretRef
     Secret (pull mode only), `values` the copies of its valuesFrom objects (values_copies,
     management_copies). InvalidInputError when the options cannot become Flux objects."""
-    flux = build_flux_objects(bd, config.target(registry_secret_name(bd, config)))
+    delivery = delivery_for(bd.spec.options)
+    flux = delivery.build(bd, config.target(registry_secret_name(bd, config)))
     identity = config.owned_labels()
     objects: list[tuple[Resource, Obj]] = [(SECRET, copy) for copy in values]
     if credentials is not None:
         objects.append((SECRET, _credentials_copy(bd, config, credentials)))
-    for obj in flux.all():
+    for res, obj in flux:
         obj["metadata"]["labels"].update(identity)
-        objects.append((_KIND_RESOURCES[obj["kind"]], obj))
-    if bd.spec.options.keepResources:
-        flux.release["metadata"]["annotations"][ANNOTATION_KEEP_RESOURCES] = "true"
-    return Desired(objects)
+        if res == delivery.workload and bd.spec.options.keepResources:
+            obj["metadata"]["annotations"][ANNOTATION_KEEP_RESOURCES] = "true"
+        objects.append((res, obj))
+    return Desired(objects, delivery.workload)
 
 
 def _credentials_copy(bd: BundleDeployment, config: AgentConfig, source: Obj) -> Obj:

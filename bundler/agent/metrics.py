@@ -14,7 +14,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from bundler.agent.agent import Agent
-from bundler.api.resources import HELM_RELEASE
+from bundler.agent.caches import WORKLOADS
 from bundler.core.state import ConditionType
 
 RELEASE_STATES = ("ready", "not_ready", "unknown")
@@ -49,15 +49,17 @@ class AgentState(Collector):
         )
         for agent in agents:
             cluster = [agent.config.workspace, agent.config.cluster]
-            informer = agent.caches.downstream[HELM_RELEASE]
+            informers = [agent.caches.downstream[res] for res in WORKLOADS]
             counts = dict.fromkeys(RELEASE_STATES, 0)
-            for release in informer.list() if informer.has_synced else []:
-                counts[_release_state(release)] += 1
+            for informer in informers:
+                for release in informer.list() if informer.has_synced else []:
+                    counts[_release_state(release)] += 1
             for state, count in counts.items():
                 releases.add_metric([*cluster, state], count)
             if agent.last_heartbeat is not None:
                 heartbeat.add_metric(cluster, agent.last_heartbeat.timestamp())
-            flux.add_metric(cluster, 1.0 if informer.has_synced else 0.0)
+            installed = all(informer.has_synced for informer in informers)
+            flux.add_metric(cluster, 1.0 if installed else 0.0)
         return [releases, heartbeat, flux]
 
 

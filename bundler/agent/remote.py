@@ -38,17 +38,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bundler.agent.agent import Agent
+from bundler.agent.caches import FLUX_KINDS, WORKLOADS
 from bundler.agent.config import DEFAULT_HEARTBEAT_INTERVAL, DEFAULT_RESYNC_PERIOD, AgentConfig
 from bundler.agent.ownership import merged, needs_write
 from bundler.agent.remote_values import DownstreamValues, StoreOpener
 from bundler.api.cluster import AgentMode
-from bundler.api.resources import (
-    CLUSTER,
-    HELM_RELEASE,
-    HELM_REPOSITORY,
-    OCI_REPOSITORY,
-    SECRET,
-)
+from bundler.api.resources import CLUSTER, SECRET
 from bundler.core.flux import DEFAULT_AGENT_NAMESPACE
 from bundler.core.handover import (
     KUBECONFIG_COPY_MARK,
@@ -106,7 +101,7 @@ class RemoteAgents:
         self.opener = opener
         self._agents: dict[Key, Agent] = {}
         # Clusters not in remote mode whose cluster namespace holds no kubeconfig copy and no
-        # remote agent HelmRelease any more.
+        # remote agent workload object (HelmRelease) any more.
         self._without_copy: set[Key] = set()
         self._lock = threading.Lock()
         self._informers: Sequence[Informer] = ()
@@ -178,17 +173,21 @@ class RemoteAgents:
             self._without_copy.add(key)
 
     def _hand_over_releases(self, config: AgentConfig) -> None:
-        """Suspend and delete the remote agent's HelmReleases (leaving the releases installed),
-        then its chart sources."""
+        """Suspend and delete the remote agent's workload objects (leaving the releases
+        installed), then their sources."""
         namespace, owned = config.cluster_namespace, config.owned_labels()
-        for release in self.store.list(HELM_RELEASE, namespace=namespace, labels=owned).items:
-            name = release["metadata"]["name"]
-            with contextlib.suppress(NotFound):
-                if not (release.get("spec") or {}).get("suspend"):
-                    self.store.patch(HELM_RELEASE, name, {"spec": {"suspend": True}}, namespace)
-                self.store.delete(HELM_RELEASE, name, namespace)
-            log.info("remote agents: handed over the release of HelmRelease %s/%s", namespace, name)
-        for res in (HELM_REPOSITORY, OCI_REPOSITORY):
+        for workload in WORKLOADS:
+            for release in self.store.list(workload, namespace=namespace, labels=owned).items:
+                name = release["metadata"]["name"]
+                with contextlib.suppress(NotFound):
+                    if not (release.get("spec") or {}).get("suspend"):
+                        self.store.patch(workload, name, {"spec": {"suspend": True}}, namespace)
+                    self.store.delete(workload, name, namespace)
+                log.info(
+                    "remote agents: handed over the release of %s %s/%s",
+                    workload.kind, namespace, name,
+                )  # fmt: skip
+        for res in (kind for kind in FLUX_KINDS if kind not in WORKLOADS):
             for source in self.store.list(res, namespace=namespace, labels=owned).items:
                 with contextlib.suppress(NotFound):
                     self.store.delete(res, source["metadata"]["name"], namespace)

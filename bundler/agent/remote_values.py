@@ -19,7 +19,7 @@ from typing import Protocol
 from bundler.agent.config import AgentConfig
 from bundler.api.helm import ValuesKind
 from bundler.api.resources import CONFIG_MAP, SECRET, Resource
-from bundler.core.flux.release import KUBECONFIG_SECRET_KEY
+from bundler.core.flux import KUBECONFIG_SECRET_KEY
 from bundler.errors import TransientError
 from bundler.store.errors import NotFound
 from bundler.store.protocol import Obj, Store

@@ -2,7 +2,8 @@
 has changed since, so reconciling them again would change nothing again.
 
 A reconcile reads, from the agent's caches, the BundleDeployment, the BundleDeployments of the
-bundles it depends on, and the downstream objects written for it or named like its HelmRelease;
+bundles it depends on, and the downstream objects written for it or named like its workload object
+(bundler.core.delivery: the HelmRelease, for Helm);
 what it decides, writes and reports follows from those (the clock only stamps conditions that
 change). When it writes nothing and fails on nothing, the resourceVersions of what it read are
 remembered, as they were before it read them (a change during the pass is a difference next time).
@@ -19,7 +20,7 @@ import threading
 from dataclasses import dataclass
 
 from bundler.agent.caches import AgentCaches, Cached
-from bundler.api.resources import HELM_RELEASE
+from bundler.api.resources import Resource
 
 # (what, name, resourceVersion) of every object a reconcile read, in the order read.
 Seen = tuple[tuple[str, str, str | None], ...]
@@ -28,11 +29,12 @@ Seen = tuple[tuple[str, str, str | None], ...]
 @dataclass(frozen=True)
 class Reads:
     """What one reconcile of a BundleDeployment reads, named: its name and resourceVersion, the
-    bundles it depends on, and the name of its HelmRelease."""
+    bundles it depends on, and the kind and name of its workload object."""
 
     name: str
     version: str | None
     dependencies: tuple[str, ...]
+    workload: Resource
     release: str
 
 
@@ -49,7 +51,7 @@ class SettledDeployments:
             seen.append(("dependency", bundle, None))
             seen.extend(("dependency", *_version(bd)) for bd in self.caches.deployments_of(bundle))
         seen.extend((res.plural, *_version(obj)) for res, obj in self.caches.owned_by(reads.name))
-        release = self.caches.live(HELM_RELEASE, reads.release)
+        release = self.caches.live(reads.workload, reads.release)
         seen.append(("release", reads.release, None if release is None else _version(release)[1]))
         return tuple(seen)
 

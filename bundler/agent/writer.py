@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import logging
 
-from bundler.agent.caches import AgentCaches, Cached
+from bundler.agent.caches import WORKLOADS, AgentCaches, Cached
 from bundler.agent.ownership import merged, needs_write
-from bundler.api.resources import HELM_RELEASE, Resource
+from bundler.api.resources import Resource
 from bundler.store.errors import AlreadyExists, Conflict, NotFound
 from bundler.store.memory_meta import describe
 from bundler.store.protocol import Obj, Store
@@ -65,22 +65,22 @@ class DownstreamWriter:
             return None
 
     def releases_left(self) -> bool:
-        """Whether any HelmRelease of this agent still exists, terminating or not (read fresh)."""
-        config = self.caches.config
-        found = self.store.list(
-            HELM_RELEASE, namespace=config.flux_namespace, labels=config.owned_labels()
+        """Whether any workload object (HelmRelease) of this agent still exists, terminating or
+        not (read fresh)."""
+        namespace, labels = self.caches.config.flux_namespace, self.caches.config.owned_labels()
+        return any(
+            self.store.list(res, namespace=namespace, labels=labels).items for res in WORKLOADS
         )
-        return bool(found.items)
 
     def remove(self, res: Resource, obj: Cached, *, keep_release: bool) -> None:
-        """Delete `obj`; a HelmRelease whose release must stay is suspended first, so Flux
+        """Delete `obj`; a workload object whose release must stay is suspended first, so Flux
         removes its finalizer without uninstalling."""
         meta = obj["metadata"]
         if meta.get("deletionTimestamp"):
             return
         name, namespace = meta["name"], meta.get("namespace")
         try:
-            if res == HELM_RELEASE and keep_release and not obj.get("spec", {}).get("suspend"):
+            if res in WORKLOADS and keep_release and not obj.get("spec", {}).get("suspend"):
                 self.store.patch(res, name, {"spec": {"suspend": True}}, namespace)
             self.store.delete(res, name, namespace)
         except NotFound:

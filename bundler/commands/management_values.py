@@ -4,10 +4,10 @@ Management`).
 The manager reads those objects in the Bundle's workspace on the management cluster. `render`,
 `explain` and `diff` read their inputs: an object among them (a v1 Secret or ConfigMap document,
 never printed) is delivered exactly as the manager delivers it (the same rule,
-bundler.core.delivery, and the same digest, so the same options and deploymentID); one that is not
-is left out of the options, with a warning naming the Bundle, the field and the object, since the
-deploymentID printed then differs from the manager's. `diff --live`, which has the management
-cluster at hand, reads them there as the manager does.
+bundler.core.management_values, and the same digest, so the same options and deploymentID); one
+that is not is left out of the options, with a warning naming the Bundle, the field and the
+object, since the deploymentID printed then differs from the manager's. `diff --live`, which has
+the management cluster at hand, reads them there as the manager does.
 
 Neither the chart renders of `--manifests` nor any output show the objects' data: Flux merges
 them into the values on the cluster (entries in order, then the inline values over them).
@@ -23,7 +23,7 @@ from bundler.api.bundle import Bundle
 from bundler.api.cluster import Cluster
 from bundler.api.helm import ValuesKind
 from bundler.api.resources import CONFIG_MAP, SECRET
-from bundler.core.delivery import ManagementReference
+from bundler.core.management_values import ManagementReference
 from bundler.core.planning.inputs import Delivered
 from bundler.core.validation import bundle_ref
 from bundler.inputs import World

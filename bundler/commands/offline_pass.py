@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from bundler.api.bundle import Bundle
 from bundler.commands.management_values import ObjectSource, deliver, in_inputs
 from bundler.commands.render_images import image_lines, resolve_images
-from bundler.core.delivery import ManagementReference
 from bundler.core.dependencies import has_selectors, resolve_dependencies, workspace_bundles
 from bundler.core.images.wanted import ImageQuery, ResolvedImages
+from bundler.core.management_values import ManagementReference
 from bundler.core.planning import BundlePlan
 from bundler.core.planning.bundle_pass import plan_pass
 from bundler.core.planning.inputs import Delivered, Dependencies, ResolvedVersions

@@ -32,7 +32,6 @@ from bundler.agent.desired import desired_objects
 from bundler.api.bundledeployment import BundleDeployment
 from bundler.api.cluster import AgentMode, Cluster
 from bundler.api.crdgen import all_crds
-from bundler.api.resources import SECRET
 from bundler.commands.arguments import (
     add_input_paths,
     add_registry_arguments,
@@ -56,6 +55,7 @@ from bundler.commands.output import (
     format_objects,
     to_yaml,
 )
+from bundler.core.delivery.registry import delivery_for
 from bundler.core.dependencies import workspace_bundles
 from bundler.core.explain import Explanation, explain, target_lines, target_state, verdict
 from bundler.core.labels import ANNOTATION_CLUSTER
@@ -137,12 +137,14 @@ def agent_config(cluster: Cluster) -> AgentConfig:
 
 def _flux_objects(planned: PlannedDeployment, cluster: Cluster) -> list[dict[str, Any]]:
     """The Flux objects the cluster's agent writes for `planned`, by the agent's own function
-    (bundler.agent.desired): the same source (its credentials secretRef included), HelmRelease,
-    labels and annotations. The Secrets it writes beside them (a credentials copy, remote-mode
-    valuesFrom copies) are named by the source and the HelmRelease, never printed."""
+    (bundler.agent.desired): the kinds of its delivery (bundler.core.delivery; for Helm the same
+    source, its credentials secretRef included, and HelmRelease), labels and annotations. The
+    Secrets it writes beside them (a credentials copy, remote-mode valuesFrom copies) are named by
+    those objects, never printed."""
     bd = BundleDeployment.model_validate(planned.to_object())
+    delivery = delivery_for(bd.spec.options)
     desired = desired_objects(bd, agent_config(cluster), credentials=None)
-    objects = [obj for res, obj in desired.objects if res != SECRET]
+    objects = [obj for res, obj in desired.objects if res in delivery.kinds]
     for obj in objects:
         obj["metadata"].setdefault("annotations", {})[ANNOTATION_CLUSTER] = planned.cluster
     return objects

@@ -29,7 +29,8 @@ from typing import Any
 from bundler.api.bootstrap import BootstrapChart, BootstrapConfig
 from bundler.api.cluster import AgentMode, Cluster
 from bundler.api.meta import IntOrPercent
-from bundler.core.flux.release import HELM_RELEASE_API_VERSION, KUBECONFIG_SECRET_KEY
+from bundler.core.flux import KUBECONFIG_SECRET_KEY
+from bundler.core.flux.release import HELM_RELEASE_API_VERSION
 from bundler.core.flux.source import SOURCE_API_VERSION
 from bundler.core.labels import LABEL_CLUSTER_NAME, LABEL_MANAGED_BY
 from bundler.core.naming import DNS1123_LABEL_MAX, shorten_name

@@ -49,7 +49,6 @@ from bundler.api.resources import (
     JOB,
     LEASE,
     NAMESPACE,
-    OCI_REPOSITORY,
     ROLE,
     ROLE_BINDING,
     SECRET,
@@ -57,6 +56,8 @@ from bundler.api.resources import (
     Resource,
 )
 from bundler.core.capi_import import CAPI_REFERENCE_GROUPS, CAPI_REFERENCE_KINDS
+from bundler.core.delivery import Delivery
+from bundler.core.delivery.registry import DELIVERIES
 from bundler.core.shards import Shard
 
 RBAC_GROUP = ROLE.group
@@ -191,14 +192,22 @@ AGENT_NAMESPACE_RULES: tuple[PolicyRule, ...] = (
 )
 
 
+def delivery_rules(delivery: Delivery) -> tuple[PolicyRule, ...]:
+    """What an agent does with the kinds of `delivery` (bundler.core.delivery): watched by label,
+    created, updated and deleted (bundler.agent.writer); a workload object whose release is kept
+    is patched to suspend before its deletion."""
+    return (
+        rule((*READ, *WRITE), delivery.sources),
+        rule((*READ, *WRITE, "patch"), [delivery.workload]),
+    )
+
+
 # What a pull agent does on its own (downstream) cluster, in the namespace of its Flux objects
-# (`bundler agent --namespace`, where the agent itself runs): the objects of bundler.agent.caches
-# OWNED_KINDS, watched by label, created, updated and deleted (bundler.agent.writer); a HelmRelease
-# whose release is kept is patched to suspend before its deletion.
+# (`bundler agent --namespace`, where the agent itself runs): the Secrets its sources and releases
+# read, and every delivery's kinds (bundler.agent.caches OWNED_KINDS).
 AGENT_DOWNSTREAM_RULES: tuple[PolicyRule, ...] = (
     rule((*READ, *WRITE), [SECRET]),
-    rule((*READ, *WRITE), [HELM_REPOSITORY, OCI_REPOSITORY]),
-    rule((*READ, *WRITE, "patch"), [HELM_RELEASE]),
+    *(r for delivery in DELIVERIES for r in delivery_rules(delivery)),
 )
 
 
@@ -237,7 +246,13 @@ REMOTE_AGENT_RULES: tuple[PolicyRule, ...] = (
     rule(("patch",), [CLUSTER, BUNDLE_DEPLOYMENT], STATUS),
     rule(READ, [BUNDLE_DEPLOYMENT]),
     rule((*READ, *WRITE), [SECRET]),
-    rule((*READ, *WRITE, "patch"), FLUX_KINDS),
+    # every delivery's kinds, workloads first; a kept release's workload is patched to suspend
+    rule(
+        (*READ, *WRITE, "patch"),
+        dict.fromkeys(
+            [d.workload for d in DELIVERIES] + [res for d in DELIVERIES for res in d.sources]
+        ),
+    ),
 )
 
 

@@ -3,9 +3,9 @@
 
 `read_delivery` reads the objects a Bundle's references name with the readers it is given (the
 manager's caches of the workspace, or a command's store). Each must be meant for delivery
-(bundler.core.delivery) and fit a copy (bundler.core.flux.values_copies.COPY_MAX_BYTES); its
-copy's data and digest go to planning, which writes the digest into the options (so a change is a
-new deploymentID and rolls out under the strategy).
+(bundler.core.management_values) and fit a copy (bundler.core.flux.values_copies.COPY_MAX_BYTES);
+its copy's data and digest go to planning, which writes the digest into the options (so a change
+is a new deploymentID and rolls out under the strategy).
 
 A missing object that is not `optional` rejects the Bundle (ValuesNotFoundError, naming the
 object and the field); one not meant for delivery, or too large, rejects it too
@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 
 from bundler.api.bundle import Bundle
 from bundler.api.helm import ValuesKind
-from bundler.core.delivery import ManagementReference, delivery_refusal, refusal_message
 from bundler.core.flux.values_copies import CopyTooLargeError, copy_data, data_digest
+from bundler.core.management_values import ManagementReference, delivery_refusal, refusal_message
 from bundler.core.validation import bundle_ref
 from bundler.errors import InvalidInputError
 from bundler.store.protocol import Obj

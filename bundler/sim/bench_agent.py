@@ -46,7 +46,7 @@ from bundler.runtime.collector import tune_collector
 from bundler.runtime.host import Host
 from bundler.runtime.metrics import RuntimeMetrics, controller_label
 from bundler.sim.counted_store import CountedStore
-from bundler.sim.flux import SimulatedFlux
+from bundler.sim.helm_controller import SimulatedHelmController
 from bundler.sim.realistic import realistic_bundles, realistic_clusters, realistic_groups
 from bundler.store.memory import MemoryStore
 from bundler.store.protocol import Obj
@@ -115,7 +115,9 @@ class AgentBench:
             resync_period=RESYNC_PERIOD,
         )
         self.agent = Agent(self.host, self.management, self.downstream, self.config)
-        self.flux = SimulatedFlux(self.host, self.downstream.inner, lambda _: (self.config.ref, {}))
+        self.flux = SimulatedHelmController(
+            self.host, self.downstream.inner, lambda _: (self.config.ref, {})
+        )
 
     def rows(self) -> list[Row]:
         rows: list[Row] = []

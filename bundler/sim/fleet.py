@@ -1,16 +1,17 @@
 """A whole fleet in one process: the manager, one agent per cluster and a simulated Flux per
-cluster, all over in-memory stores, with the production controllers.
+cluster (one simulated controller per delivery, bundler.sim.controllers), all over in-memory
+stores, with the production controllers.
 
 Layout:
 - the management cluster is one MemoryStore holding the inputs (Bundles, Clusters, ClusterGroups
   and Secrets, such as a Bundle's `helm.secretRef` credentials); the manager runs on it exactly as
   it would on a real management cluster;
 - every pull-mode cluster is its own MemoryStore (isolated like a real cluster: its agent writes
-  into `bundler-system` there and its Flux sees only its own objects), with an Agent and a
-  SimulatedFlux;
-- remote-mode clusters are served by RemoteAgents on the management store, with one SimulatedFlux
-  there standing in for Flux on the management cluster; each gets a placeholder kubeconfig Secret
-  when the inputs do not carry one.
+  into `bundler-system` there and its Flux sees only its own objects), with an Agent and the
+  simulated Flux controllers;
+- remote-mode clusters are served by RemoteAgents on the management store, with one set of
+  simulated Flux controllers there standing in for Flux on the management cluster; each gets a
+  placeholder kubeconfig Secret when the inputs do not carry one.
 
 Agents and Flux instances share one runtime Host (a few workers, one timer thread), so a thousand
 clusters cost a thousand small caches and no thread each. With a `registry`, the fleet exports the
@@ -53,8 +54,9 @@ from bundler.runtime.clock import Clock
 from bundler.runtime.host import DEFAULT_STOP_TIMEOUT, Host
 from bundler.runtime.metrics import RuntimeMetrics
 from bundler.sim.bootstrap import BootstrapSide
+from bundler.sim.controllers import SimulatedController, simulated_flux
 from bundler.sim.failures import FailurePolicy
-from bundler.sim.flux import FluxSettings, SimulatedFlux
+from bundler.sim.helm_controller import FluxSettings
 from bundler.store.errors import AlreadyExists
 from bundler.store.memory import MemoryStore
 from bundler.store.protocol import Obj
@@ -90,7 +92,8 @@ class SimCluster:
     cluster: Cluster
     store: MemoryStore | None = None
     agent: Agent | None = None
-    flux: SimulatedFlux | None = None
+    # The simulated Flux controllers on `store`, one per delivery (empty until wired).
+    flux: list[SimulatedController] = field(default_factory=list)
 
     @property
     def ref(self) -> str:
@@ -132,8 +135,8 @@ class Fleet:
         self._draw = random.Random(options.seed)
         self._lock = threading.Lock()
         self.remote = RemoteAgents(self.host, self.store)
-        self.remote_flux = SimulatedFlux(
-            self.host, self.store, self._remote_cluster_of, self._settings(), name="flux:remote"
+        self.remote_flux = simulated_flux(
+            self.host, self.store, self._remote_cluster_of, self._settings(), "flux:remote"
         )
         self._labels = {
             _label_key(c.cluster): dict(c.cluster.metadata.labels) for c in self.clusters
@@ -157,7 +160,8 @@ class Fleet:
             if sim.cluster.spec.agentMode is AgentMode.PULL:
                 self._wire_pull(sim)
         self.remote.start()
-        self.remote_flux.start()
+        for controller in self.remote_flux:
+            controller.start()
         if self._bootstrap is not None:
             self._bootstrap.start()
         self.host.start()
@@ -172,9 +176,10 @@ class Fleet:
         for sim in self.clusters:
             if sim.agent is not None:
                 sim.agent.stop()
-            if sim.flux is not None:
-                sim.flux.stop()
-        self.remote_flux.stop()
+            for controller in sim.flux:
+                controller.stop()
+        for controller in self.remote_flux:
+            controller.stop()
 
     def add_cluster(self, cluster: Cluster) -> None:
         """Give a Cluster written after start its downstream side: an agent and a simulated Flux
@@ -225,11 +230,12 @@ class Fleet:
         sim.agent = Agent(self.host, self.store, sim.store, config)
         labels = dict(meta.labels)
         ref = sim.ref
-        sim.flux = SimulatedFlux(
-            self.host, sim.store, lambda _: (ref, labels), self._settings(), name=f"flux:{ref}"
+        sim.flux = simulated_flux(
+            self.host, sim.store, lambda _: (ref, labels), self._settings(), f"flux:{ref}"
         )
         sim.agent.start()
-        sim.flux.start()
+        for controller in sim.flux:
+            controller.start()
 
     def _start_bootstrapped_agent(self, workspace: str, name: str) -> None:
         """The bootstrap installed the agent chart: its pull agent and Flux start (once)."""
@@ -266,12 +272,12 @@ class Fleet:
         return [self.store, *(sim.store for sim in self.clusters if sim.store is not None)]
 
     def is_quiet(self) -> bool:
-        """No work queued or due soon on any host, and no Helm action running."""
-        fluxes = [self.remote_flux, *(s.flux for s in self.clusters if s.flux is not None)]
+        """No work queued or due soon on any host, and no Flux action (Helm's) running."""
+        controllers = [*self.remote_flux, *(c for s in self.clusters for c in s.flux)]
         return (
             self.host.is_idle(QUIET_HORIZON)
             and self.manager.host.is_idle(QUIET_HORIZON)
-            and not any(flux.busy() for flux in fluxes)
+            and not any(controller.busy() for controller in controllers)
         )
 
     def converged(self) -> bool:

@@ -15,7 +15,7 @@ from bundler.apiserver import ApiServer
 from bundler.core.naming import cluster_namespace
 from bundler.errors import InvalidInputError
 from bundler.runtime.host import Host
-from bundler.sim.flux import SimulatedFlux
+from bundler.sim.helm_controller import SimulatedHelmController
 from tests.support.agent.http_fleet import eventually
 from tests.support.agent.objects import bd_object
 from tests.support.builders import WS, cluster
@@ -44,7 +44,7 @@ def test_pull_agent_deploys_reports_and_stops_on_sigterm(
     agent_kubeconfig = agent_identity_by_hand(management, tmp_path, WS, "c1")
     management.store.create(BUNDLE_DEPLOYMENT, bd_object())
     flux_host = Host(downstream.store, workers=1)
-    flux = SimulatedFlux(flux_host, downstream.store, lambda _: (f"{WS}/c1", {}))
+    flux = SimulatedHelmController(flux_host, downstream.store, lambda _: (f"{WS}/c1", {}))
     flux.start()
     flux_host.start()
     argv = [

@@ -25,7 +25,7 @@ from bundler.api.resources import (
 from bundler.core.labels import ANNOTATION_DEPLOYMENT_ID
 from bundler.core.naming import cluster_namespace
 from bundler.sim.failures import FailurePolicy
-from bundler.sim.flux import FluxSettings
+from bundler.sim.helm_controller import FluxSettings
 from bundler.store.errors import NotFound
 from bundler.store.protocol import WatchEvent
 from tests.support.agent.http_fleet import AGENT_NAMESPACE, HttpFleet, eventually

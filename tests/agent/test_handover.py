@@ -19,7 +19,7 @@ from bundler.core.agent.identity import agent_identity
 from bundler.core.handover import ANNOTATION_FORCE_HANDOVER, ANNOTATION_PULL_IDENTITY_REMOVED
 from bundler.core.naming import cluster_namespace
 from bundler.kube.store import KubeStore
-from bundler.sim.flux import SimulatedFlux
+from bundler.sim.helm_controller import SimulatedHelmController
 from bundler.store.errors import NotFound, StoreError
 from bundler.store.protocol import EventType, Obj
 from tests.support.agent.http_fleet import Downstream, HttpFleet, eventually
@@ -41,7 +41,7 @@ class Handover:
 
     def __init__(self, fleet: HttpFleet) -> None:
         self.fleet = fleet
-        self.remote_flux: SimulatedFlux = fleet.serve_remote()
+        self.remote_flux: SimulatedHelmController = fleet.serve_remote()
         self.downstream: Downstream = fleet.add_cluster(EDGE)
         kubeconfig = base64.b64encode(b"apiVersion: v1\nkind: Config\n").decode()
         secret = {"metadata": {"name": f"{EDGE}-kubeconfig", "namespace": WS}}

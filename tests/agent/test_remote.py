@@ -27,7 +27,7 @@ from bundler.core.naming import cluster_namespace
 from bundler.runtime.clock import ManualClock
 from bundler.runtime.host import Host
 from bundler.runtime.key import Key
-from bundler.sim.flux import SimulatedFlux
+from bundler.sim.helm_controller import SimulatedHelmController
 from bundler.store.errors import NotFound
 from bundler.store.memory import MemoryStore
 from bundler.store.protocol import Obj
@@ -65,7 +65,7 @@ class RemoteWorld:
         self.downstream = DownstreamCluster()
         opener = self.downstream.open if reach_clusters else None
         self.remote = RemoteAgents(self.host, self.store, RemoteSettings(workspaces=(WS,)), opener)
-        self.flux = SimulatedFlux(self.host, self.store, lambda _: ("remote", {}))
+        self.flux = SimulatedHelmController(self.host, self.store, lambda _: ("remote", {}))
 
     def add_cluster(self, name: str, **spec: Any) -> None:
         self.store.create(

@@ -17,7 +17,7 @@ from bundler.api.documents import Document, split_documents
 from bundler.capi.render_inputs import ImportedInputs, import_documents, is_capi_input
 from bundler.commands.render import agent_config
 from bundler.core.capi_import import ImportGate, ImportMode, is_gated
-from bundler.core.flux import build_flux_objects
+from bundler.core.flux.helm_objects import build_flux_objects
 from bundler.core.labels import LABEL_CLUSTER_CLASS, LABEL_IMPORT
 from bundler.core.planning import plan_bundle
 from bundler.errors import InvalidInputError

@@ -33,7 +33,7 @@ from tests.support.builders import WS, bundle, cluster
 from tests.support.cli_helpers import run_cli
 from tests.support.manager.registry_charts import CHART, dockerconfig_secret, push, unique_path
 from tests.support.manager.registry_rollout import Rollout, chart_version, is_unavailable
-from tests.support.manager.sim_driver import run_until, running_fleet
+from tests.support.manager.sim_driver import helm_controller, run_until, running_fleet
 from tests.support.manager.world import world
 from tests.support.registry_fixtures import LocalRegistry
 
@@ -112,7 +112,7 @@ def test_a_pushed_chart_rolls_out_from_an_oci_registry(
         assert rollout.staged and rollout.most_unavailable == 1
         assert rollout.waited_for_release and not rollout.ready_before_released
         for sim in fleet.clusters:
-            assert sim.store is not None and sim.flux is not None
+            assert sim.store is not None
             source = sim.store.get(OCI_REPOSITORY, "app", AGENT_NAMESPACE)
             assert source["spec"]["ref"]["tag"] == "6.1.0"
             release = sim.store.get(HELM_RELEASE, "app", AGENT_NAMESPACE)
@@ -121,7 +121,7 @@ def test_a_pushed_chart_rolls_out_from_an_oci_registry(
             assert release["metadata"]["generation"] == release["status"]["observedGeneration"]
             history = release["status"]["history"]
             assert [h["chartVersion"] for h in history[:2]] == ["6.1.0", "6.0.0"]
-            installed = sim.flux.releases()[("apps", "app")]
+            installed = helm_controller(sim).releases()[("apps", "app")]
             assert (installed.chart_version, installed.revision) == ("6.1.0", 2)
 
 
@@ -182,12 +182,12 @@ def test_a_published_chart_rolls_out_from_an_index_yaml_repository(
         assert rollout.staged and rollout.most_unavailable == 1
         assert rollout.waited_for_release and not rollout.ready_before_released
         for sim in fleet.clusters:
-            assert sim.store is not None and sim.flux is not None
+            assert sim.store is not None
             release = sim.store.get(HELM_RELEASE, "app", AGENT_NAMESPACE)
             assert release["spec"]["chart"]["spec"]["version"] == "6.1.0"
             history = release["status"]["history"]
             assert [h["chartVersion"] for h in history[:2]] == ["6.1.0", "6.0.0"]
-            installed = sim.flux.releases()[("apps", "app")]
+            installed = helm_controller(sim).releases()[("apps", "app")]
             assert (installed.chart_version, installed.revision) == ("6.1.0", 2)
 
 

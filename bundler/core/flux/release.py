@@ -14,13 +14,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from bundler.core.flux import KUBECONFIG_SECRET_KEY
+
 HELM_RELEASE_API_VERSION = "helm.toolkit.fluxcd.io/v2"
 DEFAULT_INTERVAL = "10m"
 # Unless a Bundle says otherwise, Flux checks each release for changes made on the cluster and
 # reports them (Drifted), changing nothing: that report is the BundleDeployment's Modified state,
 # which Fleet users expect without asking. `mode: enabled` also corrects; `disabled` turns it off.
 DEFAULT_DRIFT_DETECTION = {"mode": "warn"}
-KUBECONFIG_SECRET_KEY = "value"
 
 # options.helm fields copied to the HelmRelease spec as they are: their names are Flux's.
 PASS_THROUGH = (

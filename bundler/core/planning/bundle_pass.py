@@ -19,8 +19,8 @@ from typing import Protocol
 
 from bundler.api.bundle import Bundle
 from bundler.api.cluster import Cluster, ClusterGroup
-from bundler.core.delivery import ManagementReference
 from bundler.core.images.wanted import ImageQuery, ResolvedImages
+from bundler.core.management_values import ManagementReference
 from bundler.core.planning import BundlePlan, plan_decided
 from bundler.core.planning.decide import (
     ClusterDecision,

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 from bundler.api.bundle import Bundle
 from bundler.api.cluster import Cluster, ClusterGroup
-from bundler.core.delivery import ManagementReference, management_references
 from bundler.core.images.wanted import ImageKey, ImageQuery
+from bundler.core.management_values import ManagementReference, management_references
 from bundler.core.planning.memo import memo_of
 from bundler.core.planning.version_query import VersionQuery
 from bundler.core.targeting import TargetDecision, match_targets

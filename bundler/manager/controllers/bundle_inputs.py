@@ -18,9 +18,9 @@ from functools import partial
 from bundler.api.bundle import Bundle
 from bundler.api.helm import ValuesKind
 from bundler.api.resources import CONFIG_MAP
-from bundler.core.delivery import ManagementReference
 from bundler.core.dependencies import has_selectors, resolve_dependencies
 from bundler.core.images.wanted import ImageQuery, ResolvedImages
+from bundler.core.management_values import ManagementReference
 from bundler.core.planning.inputs import Delivered, Dependencies, ResolvedVersions
 from bundler.core.planning.version_query import VersionQuery
 from bundler.errors import InvalidInputError, TransientError

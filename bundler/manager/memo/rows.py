@@ -21,9 +21,9 @@ from dataclasses import dataclass, field, replace
 from bundler.api.bundle import Bundle
 from bundler.api.cluster import Cluster, ClusterGroup
 from bundler.api.dependencies import DependsOn
-from bundler.core.delivery import ManagementReference, management_references
 from bundler.core.dependencies import has_selectors
 from bundler.core.images.wanted import ImageAnswer, ImageQuery, ResolvedImages, answers_for
+from bundler.core.management_values import ManagementReference, management_references
 from bundler.core.planning import (
     OptionsOrError,
     PlannedDeployment,

@@ -29,7 +29,6 @@ from bundler.api.resources import (
     SERVICE_ACCOUNT,
 )
 from bundler.core.agent.identity import AGENT_TOKEN_MARK, LABEL_AGENT_TOKEN
-from bundler.core.delivery import DELIVER_MARK, LABEL_DELIVER
 from bundler.core.handover import KUBECONFIG_COPY_MARK, LABEL_KUBECONFIG_COPY
 from bundler.core.labels import (
     LABEL_BUNDLE_NAMESPACE,
@@ -37,6 +36,7 @@ from bundler.core.labels import (
     LABEL_MANAGED_BY,
     MANAGED_BY_BUNDLER,
 )
+from bundler.core.management_values import DELIVER_MARK, LABEL_DELIVER
 from bundler.core.selectors import selector_matches
 from bundler.manager.observed.indexes import (
     AgentCheckIns,

@@ -12,7 +12,8 @@ import pytest
 
 from bundler.api.bundledeployment import BundleDeployment
 from bundler.api.cluster import AgentMode
-from bundler.core.flux import FluxTarget, build_flux_objects, flux_labels, release_object_name
+from bundler.core.flux import FluxTarget, flux_labels, release_object_name
+from bundler.core.flux.helm_objects import build_flux_objects
 from bundler.errors import InvalidInputError
 from tests.support.core.flux.objects import (
     CLUSTER_NAMESPACE,

@@ -11,7 +11,7 @@ import pytest
 
 from bundler.api.flux_source import SourceOptions
 from bundler.api.helm import HelmOptions
-from bundler.core.flux import CHART_FIELDS, build_flux_objects
+from bundler.core.flux.helm_objects import CHART_FIELDS, build_flux_objects
 from bundler.core.flux.release import PASS_THROUGH, WRITTEN
 from bundler.core.flux.source import SOURCE_FIELDS
 from bundler.errors import InvalidInputError

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 import pytest
 
 from bundler.api.bundle import Bundle
-from bundler.core.delivery import ManagementReference
 from bundler.core.images.wanted import ImageQuery, ResolvedImages
+from bundler.core.management_values import ManagementReference
 from bundler.core.planning.bundle_pass import plan_pass
 from bundler.core.planning.inputs import Delivered, Dependencies, ResolvedVersions
 from bundler.core.planning.version_query import VersionQuery

@@ -42,7 +42,7 @@ from bundler.kube.store import KubeStore
 from bundler.manager.app import Manager
 from bundler.manager.options import ManagerOptions
 from bundler.runtime.host import Host
-from bundler.sim.flux import SimulatedFlux
+from bundler.sim.helm_controller import SimulatedHelmController
 from bundler.store.errors import Forbidden, NotFound
 from bundler.store.protocol import Obj
 from tests.support.builders import bundle
@@ -88,7 +88,7 @@ class Workload:
         self.server = ApiServer().start()
         self.admin = KubeStore.from_kubeconfig(self.server.kubeconfig(tmp_path / "w.kubeconfig"))
         self.host = Host(self.admin, workers=2, backoff_cap=0.5, name="workload")
-        self.flux = SimulatedFlux(
+        self.flux = SimulatedHelmController(
             self.host, self.server.store, lambda _: (f"{WS}/{NAME}", {}), name="flux:workload"
         )
         self.agent: Agent | None = None

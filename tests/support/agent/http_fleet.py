@@ -36,7 +36,7 @@ from bundler.kube.store import KubeOptions, KubeStore
 from bundler.manager.app import Manager
 from bundler.manager.options import ManagerOptions
 from bundler.runtime.host import Host
-from bundler.sim.flux import FluxSettings, SimulatedFlux
+from bundler.sim.helm_controller import FluxSettings, SimulatedHelmController
 from bundler.store.errors import NotFound
 from bundler.store.protocol import Obj
 from tests.support.builders import WS, cluster
@@ -52,7 +52,9 @@ AGENT_NAMESPACE = "bundler-system"
 class Downstream:
     """One simulated cluster: its API server, the agent's store on it, its Flux."""
 
-    def __init__(self, name: str, server: ApiServer, store: KubeStore, flux: SimulatedFlux) -> None:
+    def __init__(
+        self, name: str, server: ApiServer, store: KubeStore, flux: SimulatedHelmController
+    ) -> None:
         self.name = name
         self.server = server
         self.store = store
@@ -97,7 +99,7 @@ class HttpFleet:
         self.manager = Manager(self.manager_store, options)
         self.clusters: dict[str, Downstream] = {}
         self.remote: RemoteAgents | None = None
-        self.extra_fluxes: list[SimulatedFlux] = []
+        self.extra_fluxes: list[SimulatedHelmController] = []
         self._started = False
 
     # -- building -----------------------------------------------------------------------------
@@ -117,7 +119,7 @@ class HttpFleet:
                 server.remove_resource(res)
         store = self._connect(server, name)
         ref = f"{WS}/{name}"
-        flux = SimulatedFlux(
+        flux = SimulatedHelmController(
             self.host, server.store, lambda _: (ref, labels or {}), settings, name=f"flux:{name}"
         )
         downstream = Downstream(name, server, store, flux)
@@ -125,12 +127,14 @@ class HttpFleet:
         self.clusters[name] = downstream
         return downstream
 
-    def serve_remote(self, rules: Iterable[PolicyRule] = REMOTE_AGENT_RULES) -> SimulatedFlux:
+    def serve_remote(
+        self, rules: Iterable[PolicyRule] = REMOTE_AGENT_RULES
+    ) -> SimulatedHelmController:
         """Remote mode: the agents of remote Clusters and Flux both on the management cluster."""
         remote = self._open(remote_agent_kubeconfig(self.management, self.tmp_path, rules))
         self.remote_host = Host(remote, workers=2, backoff_cap=0.5, name="remote-agents")
         self.remote = RemoteAgents(self.remote_host, remote, RemoteSettings(workspaces=(WS,)))
-        flux = SimulatedFlux(
+        flux = SimulatedHelmController(
             self.host, self.management.store, lambda _: ("remote", {}), name="flux:management"
         )
         self.extra_fluxes.append(flux)
@@ -144,7 +148,7 @@ class HttpFleet:
         remote = cluster(name, agentMode="remote", kubeConfigSecret=f"{name}-kubeconfig")
         self.management.store.create(CLUSTER, remote.to_wire())
 
-    def start(self, *fluxes: SimulatedFlux, agents: bool = True) -> None:
+    def start(self, *fluxes: SimulatedHelmController, agents: bool = True) -> None:
         """Start Flux, the manager, then (unless told) each pull agent with the kubeconfig made
         for it."""
         for downstream in self.clusters.values():

@@ -12,6 +12,13 @@ from bundler.store.protocol import Obj
 from tests.support.builders import bundle, cluster
 
 CLUSTER_NAME = "c1"
+# Condition timestamps, and a HelmRelease history newest first, for the readings of releases.
+NOW = "2024-01-01T00:00:00Z"
+LATER = "2024-01-01T00:05:00Z"
+HISTORY = [
+    {"name": "app", "namespace": "apps", "chartVersion": "1.2.0", "version": 3},
+    {"name": "app", "namespace": "apps", "chartVersion": "1.1.0", "version": 2},
+]
 
 
 def bd_object(

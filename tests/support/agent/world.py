@@ -21,7 +21,7 @@ from bundler.api.resources import (
 )
 from bundler.runtime.clock import ManualClock
 from bundler.runtime.host import Host
-from bundler.sim.flux import FluxSettings, SimulatedFlux
+from bundler.sim.helm_controller import FluxSettings, SimulatedHelmController
 from bundler.store.errors import NotFound
 from bundler.store.memory import MemoryStore
 from bundler.store.protocol import Obj, Store
@@ -57,7 +57,9 @@ class AgentWorld:
         self.config = AgentConfig(workspace=WS, cluster=CLUSTER_NAME)
         self.agent = Agent(self.host, self.management, self.downstream, self.config)
         self.flux = (
-            SimulatedFlux(self.host, self.downstream, lambda _: (self.config.ref, {}), settings)
+            SimulatedHelmController(
+                self.host, self.downstream, lambda _: (self.config.ref, {}), settings
+            )
             if flux
             else None
         )

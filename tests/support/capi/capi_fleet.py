@@ -30,7 +30,7 @@ from bundler.manager.app import Manager
 from bundler.manager.options import ManagerOptions
 from bundler.runtime.clock import ManualClock
 from bundler.runtime.host import Host
-from bundler.sim.flux import SimulatedFlux
+from bundler.sim.helm_controller import SimulatedHelmController
 from bundler.store.errors import NotFound
 from bundler.store.protocol import Obj
 from tests.support.identities import manager_kubeconfig, remote_agent_kubeconfig
@@ -61,7 +61,7 @@ class CapiFleet:
         self.agents = Host(self.remote_client, workers=4, backoff_cap=0.5, name="agents")
         settings = RemoteSettings(workspaces=(WS,))
         self.remote = RemoteAgents(self.agents, self.remote_client, settings)
-        self.flux = SimulatedFlux(
+        self.flux = SimulatedHelmController(
             self.agents, self.server.store, lambda _: ("remote", {}), name="flux:management"
         )
         # The importer on its own host and a manual clock, so the cleanup bound can be crossed.

@@ -8,7 +8,7 @@ from bundler.manager.app import Manager
 from bundler.manager.options import ManagerOptions
 from bundler.runtime.clock import ManualClock
 from bundler.runtime.host import Host
-from bundler.sim.flux import FluxSettings, SimulatedFlux
+from bundler.sim.helm_controller import FluxSettings, SimulatedHelmController
 from bundler.store.memory import MemoryStore
 from bundler.store.protocol import Obj
 
@@ -24,7 +24,7 @@ class World:
         self.store = MemoryStore(clock=self.clock.now)
         self.store.create(NAMESPACE, {"metadata": {"name": WS}})
         self.host = Host(self.store, clock=self.clock, workers=2)
-        self.flux = SimulatedFlux(
+        self.flux = SimulatedHelmController(
             self.host, self.store, lambda _: ("remote", {}), FluxSettings(delay=DELAY)
         )
         options = ManagerOptions(namespaces=(WS,), workers=2, bootstrap=True)

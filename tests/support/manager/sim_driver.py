@@ -10,7 +10,8 @@ from contextlib import contextmanager
 from bundler.inputs import World
 from bundler.runtime.clock import ManualClock
 from bundler.runtime.host import Host
-from bundler.sim.fleet import Fleet, FleetOptions
+from bundler.sim.fleet import Fleet, FleetOptions, SimCluster
+from bundler.sim.helm_controller import SimulatedHelmController
 
 # Upper bound (real seconds) on waits for other threads; tests never assert on durations.
 WAIT = 15.0
@@ -24,6 +25,11 @@ def running_fleet(world: World, options: FleetOptions, clock: ManualClock) -> It
         yield fleet
     finally:
         fleet.stop(WAIT)
+
+
+def helm_controller(sim: SimCluster) -> SimulatedHelmController:
+    """The simulated helm-controller among a wired cluster's simulated Flux controllers."""
+    return next(c for c in sim.flux if isinstance(c, SimulatedHelmController))
 
 
 def settle(hosts: tuple[Host, ...]) -> None:

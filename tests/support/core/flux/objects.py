@@ -7,7 +7,8 @@ from typing import Any
 
 from bundler.api.bundledeployment import BundleDeployment
 from bundler.api.cluster import AgentMode
-from bundler.core.flux import FluxObjects, FluxTarget, build_flux_objects
+from bundler.core.flux import FluxTarget
+from bundler.core.flux.helm_objects import FluxObjects, build_flux_objects
 from tests.support.schemas import validate
 
 PULL = FluxTarget(cluster="fleet-default/prod-eu-1")

@@ -1,5 +1,8 @@
 """A simulated Flux helm-controller: treats HelmReleases the way Flux does where bundler looks.
 
+It serves the kinds of the Helm delivery (bundler.core.delivery.helm.HELM): its workload, the
+HelmRelease, and its chart sources; bundler.sim.controllers registers it for that delivery.
+
 Per HelmRelease, as Flux's reconciler does:
 - adds its finalizer `finalizers.fluxcd.io` first;
 - on deletion uninstalls the release and removes the finalizer, unless the HelmRelease is suspended:
@@ -29,14 +32,15 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from bundler.api.resources import HELM_RELEASE, HELM_REPOSITORY, OCI_REPOSITORY, SECRET, Resource
+from bundler.api.resources import SECRET, Resource
+from bundler.core.delivery.helm import HELM
 from bundler.core.versions import tag_to_version
 from bundler.runtime.controller import Result
 from bundler.runtime.host import Host
 from bundler.runtime.informer import Informer
 from bundler.runtime.key import Key
 from bundler.sim.failures import FailurePolicy, ReleaseIdentity
-from bundler.sim.flux_status import (
+from bundler.sim.helm_controller_status import (
     DEFAULT_MAX_HISTORY,
     READY,
     FluxReason,
@@ -53,7 +57,8 @@ from bundler.store.protocol import EventType, Obj, Store
 log = logging.getLogger(__name__)
 
 FLUX_FINALIZER = "finalizers.fluxcd.io"
-_SOURCES: dict[str, Resource] = {r.kind: r for r in (HELM_REPOSITORY, OCI_REPOSITORY)}
+_RELEASE = HELM.workload
+_SOURCES: dict[str, Resource] = {r.kind: r for r in HELM.sources}
 
 # (workspace/cluster, cluster labels) of the cluster a HelmRelease deploys to.
 ClusterOf = Callable[[Obj], tuple[str, Mapping[str, str]]]
@@ -97,7 +102,7 @@ class _Running:
     due: float
 
 
-class SimulatedFlux:
+class SimulatedHelmController:
     def __init__(
         self,
         host: Host,
@@ -112,7 +117,7 @@ class SimulatedFlux:
         self.cluster_of = cluster_of
         self.settings = settings or FluxSettings()
         self.name = name
-        self.informer = Informer(store, HELM_RELEASE, host.timers)
+        self.informer = Informer(store, _RELEASE, host.timers)
         self.sources = {kind: Informer(store, res, host.timers) for kind, res in _SOURCES.items()}
         self._installed: dict[tuple[str, str], InstalledRelease] = {}
         self._running: dict[Key, _Running] = {}
@@ -164,7 +169,7 @@ class SimulatedFlux:
             return None
         if FLUX_FINALIZER not in finalizers:
             patch = {"metadata": {"finalizers": [*finalizers, FLUX_FINALIZER]}}
-            self.store.patch(HELM_RELEASE, key.name, patch, key.namespace)
+            self.store.patch(_RELEASE, key.name, patch, key.namespace)
             return None
         if (obj.get("spec") or {}).get("suspend"):
             self._forget(key)
@@ -245,7 +250,7 @@ class SimulatedFlux:
                 self._installed.pop((namespace, name), None)
         self._forget(key)
         kept = [f for f in finalizers if f != FLUX_FINALIZER]
-        self.store.patch(HELM_RELEASE, key.name, {"metadata": {"finalizers": kept}}, key.namespace)
+        self.store.patch(_RELEASE, key.name, {"metadata": {"finalizers": kept}}, key.namespace)
 
     def _forget(self, key: Key) -> None:
         with self._lock:
@@ -336,7 +341,7 @@ class SimulatedFlux:
         return keys
 
     def _write(self, key: Key, status: Mapping[str, Any]) -> None:
-        self.store.patch_status(HELM_RELEASE, key.name, {"status": dict(status)}, key.namespace)
+        self.store.patch_status(_RELEASE, key.name, {"status": dict(status)}, key.namespace)
 
     def _now(self) -> str:
         return rfc3339(self.host.clock.now())

@@ -11,7 +11,12 @@ from bundler.api.resources import HELM_RELEASE, HELM_REPOSITORY, OCI_REPOSITORY,
 from bundler.runtime.clock import ManualClock
 from bundler.runtime.host import Host
 from bundler.sim.failures import FailurePolicy
-from bundler.sim.flux import FLUX_FINALIZER, FluxSettings, InstalledRelease, SimulatedFlux
+from bundler.sim.helm_controller import (
+    FLUX_FINALIZER,
+    FluxSettings,
+    InstalledRelease,
+    SimulatedHelmController,
+)
 from bundler.store.errors import NotFound
 from bundler.store.memory import MemoryStore
 from bundler.store.protocol import Obj
@@ -27,7 +32,7 @@ class FluxWorld:
         self.clock = ManualClock()
         self.store = MemoryStore(clock=self.clock.now)
         self.host = Host(self.store, clock=self.clock, workers=2)
-        self.flux = SimulatedFlux(
+        self.flux = SimulatedHelmController(
             self.host, self.store, lambda _: ("ws/c1", {"env": "prod"}), settings
         )
 

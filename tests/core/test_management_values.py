@@ -1,6 +1,6 @@
-"""Which workspace objects are delivered to clusters as values: the rule of bundler.core.delivery,
-over the same table the manager's tests run end to end, and which valuesFrom entries of a Bundle
-name them."""
+"""Which workspace objects are delivered to clusters as values: the rule of
+bundler.core.management_values, over the same table the manager's tests run end to end, and which
+valuesFrom entries of a Bundle name them."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from bundler.api.helm import ValuesKind
-from bundler.core.delivery import delivery_refusal, management_references, refusal_message
+from bundler.core.management_values import delivery_refusal, management_references, refusal_message
 from tests.support.builders import WS, bundle
 from tests.support.values_objects import DELIVERY_RULE_CASES, management
 

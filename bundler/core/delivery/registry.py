@@ -1,0 +1,23 @@
+"""Which delivery a BundleDeployment's options take: the registry of bundler.core.delivery. Pure."""
+
+from __future__ import annotations
+
+from bundler.api.bundledeployment import DeploymentOptions
+from bundler.api.resources import Resource
+from bundler.core.delivery import Delivery
+from bundler.core.delivery.helm import HELM
+
+# Every delivery, in the order they are tried; the agent watches the kinds of all of them.
+DELIVERIES: tuple[Delivery, ...] = (HELM,)
+
+
+def delivery_for(options: DeploymentOptions) -> Delivery:
+    """The delivery of `options`: the first that serves them (the API admits one kind each)."""
+    return next(delivery for delivery in DELIVERIES if delivery.serves(options))
+
+
+def watched_kinds(deliveries: tuple[Delivery, ...] = DELIVERIES) -> tuple[Resource, ...]:
+    """The kinds of `deliveries` in apply order: every source before any workload."""
+    sources = [res for delivery in deliveries for res in delivery.sources]
+    workloads = [delivery.workload for delivery in deliveries]
+    return tuple(dict.fromkeys([*sources, *workloads]))
