@@ -348,9 +348,7 @@ class GroupStatusController:
         if placements.awaiting_creations(self.ctx, Stage.GROUP_STATUS, key):
             return
         clusters = scope.live_clusters(key.namespace)
-        self.members.keep_only(
-            key.namespace, {ref(c.metadata.namespace, c.metadata.name) for c in clusters}
-        )
+        self.members.keep_only(key.namespace, clusters)
         members = sorted(self.members.matching(group, clusters), key=lambda c: c.metadata.name)
         offline = [(c, placements.is_offline(self.ctx, scope, c)) for c in members]
         status = group_status(

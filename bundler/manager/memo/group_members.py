@@ -31,7 +31,8 @@ from bundler.manager.observed.scope import Scope
 class GroupMembers:
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._kept: dict[str, tuple[tuple[Any, ...], GroupMember]] = {}
+        # Per workspace, per cluster: what its member was made from, and the member.
+        self._kept: dict[str, dict[str, tuple[tuple[Any, ...], GroupMember]]] = {}
         # Per workspace: its Bundles, the outcome object each Bundle's kept members were made
         # from, and the number standing for both. A pass records a new outcome object even when
         # nothing changed, so an equal one stands in for it.
@@ -84,19 +85,21 @@ class GroupMembers:
             return []
         workspace = clusters[0][0].metadata.namespace or ""
         stamp = self._outcomes_stamp(ctx, scope, workspace)
+        with self._lock:
+            in_workspace = self._kept.setdefault(workspace, {})
         found = []
         for cluster, offline in clusters:
             cluster_ref = ref(workspace, cluster.metadata.name)
             change = scope.deployment_models.change_of(cluster_ref)
             inputs = (offline, cluster.spec.paused, stamp, change)
-            kept = self._kept.get(cluster_ref)
+            kept = in_workspace.get(cluster_ref)
             if kept is not None and kept[0] == inputs:
                 found.append(kept[1])
                 continue
             placed = placements.of_cluster(ctx, scope, cluster, offline)
             made = group_member(cluster_ref, placed)
             with self._lock:
-                self._kept[cluster_ref] = (inputs, made)
+                in_workspace[cluster_ref] = (inputs, made)
                 self._made[cluster_ref] += 1
             found.append(made)
         return found
@@ -115,10 +118,13 @@ class GroupMembers:
             self._outcomes[workspace] = (bundles, outcomes, stamp)
             return stamp
 
-    def keep_only(self, workspace: str, clusters: set[str]) -> None:
-        """Forget the clusters of `workspace` not in `clusters` (deleted ones)."""
-        prefix = f"{workspace}/"
+    def keep_only(self, workspace: str, clusters: Sequence[Cluster]) -> None:
+        """Forget the clusters of `workspace` not among `clusters` (deleted ones)."""
         with self._lock:
-            gone = [k for k in self._kept if k.startswith(prefix) and k not in clusters]
-            for cluster_ref in gone:
-                del self._kept[cluster_ref]
+            kept = self._kept.get(workspace, {})
+            if len(kept) <= len(clusters):
+                # nothing to forget yet: a deleted one goes once more are kept than are live
+                return
+            live = {ref(c.metadata.namespace, c.metadata.name) for c in clusters}
+            for cluster_ref in [k for k in kept if k not in live]:
+                del kept[cluster_ref]

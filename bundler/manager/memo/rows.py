@@ -132,6 +132,9 @@ class RowMemo:
         self.bundle_limit_bytes = bundle_limit_bytes
         self._lock = threading.Lock()
         self._bundles: dict[str, tuple[tuple[str, int], dict[str, _Entry]]] = {}
+        # What each Bundle's rows hold in all (their held_bytes summed), so one cluster's row
+        # again does not add up the whole fleet's.
+        self._held: dict[str, int] = {}
         self.rendered = 0
         self.decided = 0
 
@@ -165,6 +168,7 @@ class RowMemo:
         entries = self._render(bundle, dict(decided.entries), inputs)
         with self._lock:
             self._bundles[_bundle_key(bundle)] = (decided.ident, entries)
+            self._held[_bundle_key(bundle)] = sum(e.held_bytes for e in entries.values())
         rows = tuple(e.row for e in entries.values() if e.row is not None)
         images = inputs.images or {}
         return BundleRows(rows, inputs.resolved, images, tuple(decided.image_queries))
@@ -192,18 +196,23 @@ class RowMemo:
         if entry.decided.query is not None or entry.decided.images:
             return False, None
         deploy = entry.decided.decision.deploy
+        before = entries[cluster_key].held_bytes if cluster_key in entries else 0
         if deploy:
-            elsewhere = sum(e.held_bytes for k, e in entries.items() if k != cluster_key)
+            with self._lock:
+                elsewhere = self._held.get(_bundle_key(bundle), 0) - before
             rendered = self._render(bundle, {cluster_key: entry}, PassInputs(), elsewhere)
             entry = rendered[cluster_key]
         with self._lock:
             if self._bundles.get(_bundle_key(bundle), (None, {}))[1] is entries:
                 entries[cluster_key] = entry
+                held = self._held.get(_bundle_key(bundle), 0)
+                self._held[_bundle_key(bundle)] = held - before + entry.held_bytes
         return True, entry.row if deploy else None
 
     def forget(self, bundle: str) -> None:
         with self._lock:
             self._bundles.pop(bundle, None)
+            self._held.pop(bundle, None)
 
     def template_errors(self) -> dict[str, int]:
         """How many targeted clusters' values fail to render, for each Bundle with any."""
