@@ -227,7 +227,9 @@ def _values_of(store: Store, bundle_ref: str) -> dict[str, Any]:
     labels = {LABEL_BUNDLE_NAMESPACE: namespace, LABEL_BUNDLE_NAME: name}
     deployments = store.list(BUNDLE_DEPLOYMENT, labels=labels).items
     return {
-        bd["metadata"]["labels"][LABEL_CLUSTER_NAME]: bd["spec"]["options"]["helm"].get("values")
+        bd["metadata"]["labels"][LABEL_CLUSTER_NAME]: (bd["spec"]["options"].get("helm") or {}).get(
+            "values"
+        )
         or {}
         for bd in sorted(deployments, key=lambda bd: bd["metadata"]["labels"][LABEL_CLUSTER_NAME])
     }

@@ -27,6 +27,7 @@ from bundler.api.bundledeployment import BundleDeployment, DeploymentOptions, Re
 from bundler.api.meta import ConditionStatus
 from bundler.api.resources import HELM_RELEASE, HELM_REPOSITORY, OCI_REPOSITORY, Resource
 from bundler.api.summary import NON_READY_OBJECT_MESSAGE_MAX, NON_READY_OBJECTS_MAX, NonReadyStatus
+from bundler.core.content import credentials_secret, helm_options
 from bundler.core.delivery import Delivery, Obj, ReleaseReport, ReportReason
 from bundler.core.flux import FluxTarget, bundle_name, release_object_name
 from bundler.core.flux.helm_objects import build_flux_objects
@@ -51,12 +52,11 @@ def workload_name(bd: BundleDeployment) -> str:
 
 
 def current(report: ReleaseReport, options: DeploymentOptions) -> ReleaseReport:
-    return for_chart_version(report, options.helm.version)
+    return for_chart_version(report, helm_options(options).version)
 
 
 def secret_ref(options: DeploymentOptions) -> str | None:
-    ref = options.helm.secretRef
-    return None if ref is None else ref.name
+    return credentials_secret(options)
 
 
 def read_release(release: Mapping[str, Any] | None) -> ReleaseReport:

@@ -1,10 +1,12 @@
-"""The version range a merged `helm` names, as a query to resolve (None: an exact version)."""
+"""The version range a merged content names, as a query to resolve (None: an exact version)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
+from bundler.core.content import ContentKind
 from bundler.core.versions import is_exact_version, wanted_version
 
 
@@ -22,14 +24,30 @@ class VersionQuery:
         return (self.repo, self.chart, self.constraint)
 
 
-def query_for(helm: Mapping[str, object]) -> VersionQuery | None:
-    """The query a merged `helm` needs, or None when its version is exact; no version at all is
-    the range LATEST_STABLE."""
-    repo, chart = helm.get("repo"), helm.get("chart")
-    raw = helm.get("version")
+def version_key(content: Mapping[str, Any], kind: ContentKind) -> tuple[str, str, str]:
+    """(repo, chart, wanted version) of a merged content: how its resolved version is looked up.
+    A Kustomize OCI artifact is (url, "", its tag, else its version); Git has none (empty)."""
+    if kind is ContentKind.HELM:
+        return (content["repo"], content["chart"], wanted_version(content.get("version")))
+    oci = (content.get("source") or {}).get("oci")
+    if oci is None:
+        return ("", "", "")
+    return (oci.get("url") or "", "", oci.get("tag") or wanted_version(oci.get("version")))
+
+
+def query_for(
+    content: Mapping[str, object], kind: ContentKind = ContentKind.HELM
+) -> VersionQuery | None:
+    """The query a merged content needs, or None when its version is exact; a chart with no
+    version at all is the range LATEST_STABLE. Kustomize sources are not resolved by the
+    manager."""
+    if kind is not ContentKind.HELM:
+        return None
+    repo, chart = content.get("repo"), content.get("chart")
+    raw = content.get("version")
     version = wanted_version(raw if isinstance(raw, str) else None)
     if is_exact_version(version):
         return None
-    secret_ref = helm.get("secretRef")
+    secret_ref = content.get("secretRef")
     secret = secret_ref.get("name") if isinstance(secret_ref, Mapping) else None
     return VersionQuery(str(repo), str(chart), version, secret)
