@@ -17,7 +17,7 @@ from bundler.api.bundledeployment import DeploymentOptions
 from bundler.api.helm import HelmOptions
 from bundler.api.kustomize import KustomizeOptions
 from bundler.core.merge import deep_merge, merge_helm
-from bundler.core.versions import is_exact_version
+from bundler.core.versions import is_exact_version, version_to_tag
 from bundler.errors import InvalidInputError
 
 
@@ -79,10 +79,8 @@ def with_artifact_tag(kustomize: Mapping[str, Any], version: str) -> dict[str, A
     oci = source.get("oci")
     if oci is None or oci.get("tag") is not None or not is_exact_version(version):
         return out
-    out["source"] = {
-        **source,
-        "oci": {**{k: v for k, v in oci.items() if k != "version"}, "tag": version},
-    }
+    pinned = {k: v for k, v in oci.items() if k != "version"}
+    out["source"] = {**source, "oci": {**pinned, "tag": version_to_tag(version)}}
     return out
 
 
@@ -121,6 +119,13 @@ def credentials_field(spec: BundleSpec) -> str:
     if source is None:
         return "spec.helm.secretRef"
     return f"spec.kustomize.source.{'git' if source.git is not None else 'oci'}.secretRef"
+
+
+def version_field(spec: BundleSpec) -> str:
+    """Where the Bundle names the version it deploys, for messages about resolving it."""
+    return (
+        "spec.kustomize.source.oci.version" if spec.kustomize is not None else "spec.helm.version"
+    )
 
 
 def content_version(options: DeploymentOptions) -> str | None:

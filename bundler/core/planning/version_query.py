@@ -9,6 +9,10 @@ from typing import Any
 from bundler.core.content import ContentKind
 from bundler.core.versions import is_exact_version, wanted_version
 
+#: `VersionQuery.chart` of a Kustomize OCI artifact: its repository URL names it whole, and its
+#: tags are read as versions like a chart's.
+ARTIFACT = ""
+
 
 @dataclass(frozen=True)
 class VersionQuery:
@@ -31,18 +35,22 @@ def version_key(content: Mapping[str, Any], kind: ContentKind) -> tuple[str, str
         return (content["repo"], content["chart"], wanted_version(content.get("version")))
     oci = (content.get("source") or {}).get("oci")
     if oci is None:
-        return ("", "", "")
-    return (oci.get("url") or "", "", oci.get("tag") or wanted_version(oci.get("version")))
+        return ("", ARTIFACT, "")
+    return (oci.get("url") or "", ARTIFACT, oci.get("tag") or wanted_version(oci.get("version")))
 
 
 def query_for(
     content: Mapping[str, object], kind: ContentKind = ContentKind.HELM
 ) -> VersionQuery | None:
-    """The query a merged content needs, or None when its version is exact; a chart with no
-    version at all is the range LATEST_STABLE. Kustomize sources are not resolved by the
-    manager."""
-    if kind is not ContentKind.HELM:
-        return None
+    """The query a merged content needs, or None when its version is exact; a chart or an OCI
+    artifact with no version (and no tag) is the range LATEST_STABLE. Git sources are not
+    resolved by the manager (Flux follows their ref)."""
+    if kind is ContentKind.KUSTOMIZE:
+        source = content.get("source")
+        oci = source.get("oci") if isinstance(source, Mapping) else None
+        if not isinstance(oci, Mapping) or oci.get("tag") is not None:
+            return None
+        content = {**oci, "repo": oci.get("url"), "chart": ARTIFACT}
     repo, chart = content.get("repo"), content.get("chart")
     raw = content.get("version")
     version = wanted_version(raw if isinstance(raw, str) else None)

@@ -369,8 +369,11 @@ def test_a_kustomize_sources_secret_is_copied_and_a_change_to_it_wakes_the_bundl
     store: MemoryStore, start_manager: StartManager, kind: str
 ) -> None:
     store.create(SECRET, basic_auth_secret(CREDS, "u", "old"))
-    url = "oci://registry.example/manifests/app" if kind == "oci" else "https://git.example/a.git"
-    source = {kind: {"url": url, "secretRef": {"name": CREDS}}}
+    if kind == "oci":
+        found = {"url": "oci://registry.example/manifests/app", "tag": "1.0.0"}
+    else:
+        found = {"url": "https://git.example/a.git"}
+    source = {kind: {**found, "secretRef": {"name": CREDS}}}
     create_world(store, world(cluster("a"), kustomize_bundle(ALL, kustomize={"source": source})))
     manager = start_manager(store)
     settle(manager)
