@@ -103,7 +103,8 @@ class BundleDeploymentSpec(ApiModel):
 
 
 class ReleaseStatus(ApiModel):
-    """The newest entry of the HelmRelease's history, as Flux records it."""
+    """The newest entry of the HelmRelease's history, as Flux records it (for Kustomize content:
+    the revision the Kustomization last applied)."""
 
     name: str | None = None
     """Helm release name."""
@@ -113,6 +114,10 @@ class ReleaseStatus(ApiModel):
     """Chart version released (for OCI charts Flux appends +<digest> as build metadata)."""
     revision: int | None = None
     """Helm revision number of the release."""
+    appliedRevision: str | None = None
+    """Kustomize content: the source revision Flux last applied (the Kustomization's
+    status.lastAppliedRevision: <tag>@sha256:<digest> for an OCI artifact,
+    <branch or tag>@sha1:<commit> for Git)."""
 
 
 class BundleDeploymentStatus(ApiModel):

@@ -1,14 +1,17 @@
-"""The offline commands on a Kustomize Bundle: render, explain and diff show its options, and a
-Bundle with both kinds of content is refused naming the Bundle and the field."""
+"""The offline commands on a Kustomize Bundle: render, explain and diff show its options, render
+--flux its Flux objects, and a Bundle with both kinds of content is refused naming the Bundle and
+the field."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 import yaml
 
 from tests.support.cli_helpers import run_cli
+from tests.support.schemas import validate
 
 FLEET = """
 apiVersion: bundler.dev/v1alpha1
@@ -100,3 +103,29 @@ def test_a_bundle_with_helm_and_kustomize_is_refused_naming_the_field(
     # The CLI points at the document's line (the Bundle's), then the field.
     assert "both.yaml:16: spec.kustomize: give exactly one of spec.helm" in err
     assert "Traceback" not in err
+
+
+def test_render_flux_prints_each_clusters_source_and_kustomization_valid_against_fluxs_crds(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, out, err = run_cli(
+        capsys, "render", "--flux", "-o", "json", "-f", str(_fleet(tmp_path, "a.yaml"))
+    )
+    assert code == 0, err
+    flux = [i for i in json.loads(out)["items"] if i["kind"] != "BundleDeployment"]
+    assert sorted(
+        (i["kind"], i["metadata"]["labels"]["bundler.dev/cluster-name"]) for i in flux
+    ) == [
+        ("Kustomization", "dev-1"),
+        ("Kustomization", "prod-1"),
+        ("OCIRepository", "dev-1"),
+        ("OCIRepository", "prod-1"),
+    ]
+    for item in flux:
+        validate(item)
+    paths = {
+        i["metadata"]["labels"]["bundler.dev/cluster-name"]: i["spec"]["path"]
+        for i in flux
+        if i["kind"] == "Kustomization"
+    }
+    assert paths == {"prod-1": "./prod", "dev-1": "./deploy"}
