@@ -26,28 +26,23 @@ one store as a controller on a shared runtime Host; it owns no thread.
 from __future__ import annotations
 
 import hashlib
-import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
 from bundler.api.resources import SECRET, Resource
 from bundler.core.delivery.kustomize import KUSTOMIZE
-from bundler.runtime.controller import Result
+from bundler.runtime.controller import Controller, Result
 from bundler.runtime.host import Host
-from bundler.runtime.informer import Informer
 from bundler.runtime.key import Key
 from bundler.sim.failures import ReleaseIdentity
 from bundler.sim.helm_controller import FLUX_FINALIZER, ClusterOf, FluxSettings
-from bundler.store.errors import NotFound
+from bundler.sim.sourced_controller import SourcedController, SourceRef
 from bundler.store.memory_meta import rfc3339
-from bundler.store.protocol import EventType, Obj, Store
+from bundler.store.protocol import Obj, Store
 
 _WORKLOAD = KUSTOMIZE.workload
 _SOURCES: dict[str, Resource] = {r.kind: r for r in KUSTOMIZE.sources}
-# (kind, name, namespace) of the source a Kustomization reads.
-SourceRef = tuple[str, str, str]
 
 
 @dataclass(frozen=True)
@@ -59,7 +54,7 @@ class _Running:
     due: float
 
 
-class SimulatedKustomizeController:
+class SimulatedKustomizeController(SourcedController):
     def __init__(
         self,
         host: Host,
@@ -69,36 +64,17 @@ class SimulatedKustomizeController:
         *,
         name: str = "flux-kustomize",
     ) -> None:
-        self.host = host
-        self.store = store
+        super().__init__(host, store, _WORKLOAD, _SOURCES, name)
         self.cluster_of = cluster_of
         self.settings = settings or FluxSettings()
-        self.name = name
-        self.informer = Informer(store, _WORKLOAD, host.timers)
-        self.sources = {kind: Informer(store, res, host.timers) for kind, res in _SOURCES.items()}
         self._applied: dict[tuple[str, str], str] = {}
         self._running: dict[Key, _Running] = {}
-        self._source_refs: dict[Key, SourceRef] = {}
-        self._index_handler: int | None = None
-        self._lock = threading.Lock()
 
-    def start(self) -> None:
-        controller = self.host.add_controller(self.name, self.reconcile, primary=self.informer)
-        for kind, informer in self.sources.items():
-            controller.watch(informer, partial(self._referring_to, kind))
-        self._index_handler = self.informer.add_handler(self._index_source_ref)
-        self.informer.start()
-        for informer in self.sources.values():
-            informer.start()
+    def source_ref(self, obj: Obj) -> SourceRef:
+        return _source_ref(obj)
 
-    def stop(self) -> None:
-        if self._index_handler is not None:
-            self.informer.remove_handler(self._index_handler)
-            self._index_handler = None
-        self.host.remove_controller(self.name)
-        self.informer.stop()
-        for informer in self.sources.values():
-            informer.stop()
+    def watch_more(self, controller: Controller) -> None:
+        """None: without dependsOn, a Kustomization waits for its source alone."""
 
     def applied(self) -> dict[tuple[str, str], str]:
         """The revision each Kustomization applied on this cluster, by (namespace, name)."""
@@ -131,7 +107,7 @@ class SimulatedKustomizeController:
             return None
         generation = meta["generation"]
         status = obj.get("status") or {}
-        source = self._source(obj)
+        source = self.source_of(obj)
         blocked = self._blocker(obj, source)
         if source is None or blocked is not None:
             reason, message = blocked or ("ArtifactFailed", "the source is not ready")
@@ -204,39 +180,12 @@ class SimulatedKustomizeController:
             return "ArtifactFailed", f"Source '{kind}/{namespace}/{name}' not found"
         namespace = obj["metadata"]["namespace"]
         secret_ref = ((obj.get("spec") or {}).get("kubeConfig") or {}).get("secretRef")
-        if secret_ref and self._get(SECRET, secret_ref["name"], namespace) is None:
+        if secret_ref and self.get(SECRET, secret_ref["name"], namespace) is None:
             message = (
                 f"could not get kubeconfig Secret '{namespace}/{secret_ref['name']}': not found"
             )
             return "ReconciliationFailed", message
         return None
-
-    def _get(self, res: Resource | None, name: str, namespace: str) -> Obj | None:
-        if res is None:
-            return None
-        try:
-            return self.store.get(res, name, namespace)
-        except NotFound:
-            return None
-
-    def _source(self, obj: Obj) -> Obj | None:
-        kind, name, namespace = _source_ref(obj)
-        return self._get(_SOURCES.get(kind), name, namespace)
-
-    def _index_source_ref(self, event: EventType, obj: Obj) -> None:
-        key = Key.of(obj)
-        with self._lock:
-            if event is EventType.DELETED:
-                self._source_refs.pop(key, None)
-            else:
-                self._source_refs[key] = _source_ref(obj)
-
-    def _referring_to(self, kind: str, source: Obj) -> list[Key]:
-        """The Kustomizations that read `source` (a `kind` object)."""
-        meta = source["metadata"]
-        wanted = (kind, meta["name"], meta.get("namespace", ""))
-        with self._lock:
-            return [key for key, ref in self._source_refs.items() if ref == wanted]
 
     def _condition(
         self,

@@ -129,3 +129,32 @@ def test_render_flux_prints_each_clusters_source_and_kustomization_valid_against
         if i["kind"] == "Kustomization"
     }
     assert paths == {"prod-1": "./prod", "dev-1": "./deploy"}
+
+
+def test_the_kustomize_example_renders_valid_flux_objects_a_source_per_target(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    examples = Path(__file__).parents[2] / "examples"
+    args = ["-f", str(examples / "kustomize"), "-f", str(examples / "podinfo")]
+    code, out, err = run_cli(capsys, "render", "--flux", "-o", "json", *args)
+    assert code == 0, err
+    ours = [
+        i
+        for i in json.loads(out)["items"]
+        if i["metadata"]["labels"]["bundler.dev/bundle-name"] == "podinfo-manifests"
+    ]
+    sources = {
+        i["metadata"]["labels"]["bundler.dev/cluster-name"]: i["kind"]
+        for i in ours
+        if i["kind"] in ("OCIRepository", "GitRepository")
+    }
+    assert sources == {
+        "dev-1": "OCIRepository",
+        "staging-1": "OCIRepository",
+        "staging-2": "OCIRepository",
+        "prod-eu-1": "GitRepository",
+        "prod-us-1": "GitRepository",
+    }
+    for item in ours:
+        if item["kind"] != "BundleDeployment":
+            validate(item)

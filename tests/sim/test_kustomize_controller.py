@@ -1,21 +1,25 @@
 """The simulated kustomize-controller in a simulated fleet: a Kustomize Bundle reaches a pull and
 a remote cluster Ready, a new artifact tag is applied without a new Kustomization spec, and a
-deleted Bundle's manifests are pruned (kept with keepResources)."""
+deleted Bundle's manifests are pruned (kept with keepResources); examples/kustomize converges."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
 from bundler.api.resources import BUNDLE, KUSTOMIZATION, NAMESPACE, OCI_REPOSITORY
+from bundler.commands import sim
 from bundler.core.naming import cluster_namespace
 from bundler.runtime.clock import ManualClock
 from bundler.sim.fleet import Fleet, FleetOptions
 from bundler.sim.kustomize_controller import SimulatedKustomizeController
 from tests.support.builders import ARTIFACT, WS, cluster, kustomize_bundle
+from tests.support.cli_helpers import run_command
 from tests.support.manager.sim_driver import run_until, running_fleet
 from tests.support.manager.world import world
+from tests.support.sim.examples import EXAMPLES, FAST
 
 ALL: list[dict[str, Any]] = [{"clusterSelector": {}}]
 SUBSTITUTE = {"postBuild": {"substitute": {"cluster_name": "${ cluster.name }"}}}
@@ -78,3 +82,13 @@ def test_a_kustomize_bundle_is_applied_rolled_to_a_new_tag_and_pruned(
 
         run_until(fleet, clock, gone, "the Kustomization to be deleted")
         assert bool(controllers[0].applied()) is keep
+
+
+def test_the_kustomize_example_converges_in_the_simulator(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    inputs = ["-f", str(EXAMPLES / "kustomize"), "-f", str(EXAMPLES / "podinfo")]
+    assert run_command("sim", *inputs, *FAST, "--json") == sim.EXIT_CONVERGED
+    report = json.loads(capsys.readouterr().out)
+    found = {b["bundle"]: (b["version"], b["ready"], b["state"]) for b in report["bundles"]}
+    assert found["fleet-default/podinfo-manifests"] == ("6.7.1", 5, "Ready")

@@ -24,7 +24,6 @@ from dataclasses import replace
 from typing import Any
 
 from bundler.api.bundledeployment import BundleDeployment, DeploymentOptions, ReleaseStatus
-from bundler.api.cluster import AgentMode
 from bundler.api.kustomize import KustomizeOptions
 from bundler.api.resources import GIT_REPOSITORY, KUSTOMIZATION, OCI_REPOSITORY, Resource
 from bundler.core.content import credentials_secret
@@ -37,6 +36,7 @@ from bundler.core.flux import (
     bundle_name,
     flux_labels,
     release_object_name,
+    remote_kubeconfig,
 )
 from bundler.core.labels import ANNOTATION_CLUSTER, ANNOTATION_DEPLOYMENT_ID
 from bundler.errors import InvalidInputError
@@ -67,15 +67,9 @@ def build(bd: BundleDeployment, target: FluxTarget) -> list[tuple[Resource, Obj]
         "targetNamespace": kustomize.targetNamespace or bd.spec.options.namespace,
         **{field: wire[field] for field in _PASSED if field in wire},
     }
-    if target.mode is AgentMode.REMOTE:
-        if not target.kubeconfig_secret:
-            raise InvalidInputError(
-                f"remote mode for cluster {target.cluster} needs the cluster's kubeconfig Secret "
-                "(Cluster spec.kubeConfigSecret)",
-                obj=obj,
-            )
-        secret_ref = {"name": target.kubeconfig_secret, "key": KUBECONFIG_SECRET_KEY}
-        spec["kubeConfig"] = {"secretRef": secret_ref}
+    kubeconfig = remote_kubeconfig(target, obj)
+    if kubeconfig is not None:
+        spec["kubeConfig"] = {"secretRef": {"name": kubeconfig, "key": KUBECONFIG_SECRET_KEY}}
     workload = _object(KUSTOMIZATION, name, bd, target)
     workload["metadata"]["annotations"][ANNOTATION_DEPLOYMENT_ID] = bd.spec.deploymentID
     workload["spec"] = spec

@@ -22,6 +22,7 @@ from bundler.core.flux import (
     flux_labels,
     helm_release_name,
     release_object_name,
+    remote_kubeconfig,
 )
 from bundler.core.flux.release import (
     DEFAULT_INTERVAL,
@@ -153,15 +154,7 @@ def _chart_reference(
 
 def _placement(bd: BundleDeployment, target: FluxTarget, obj: str) -> ReleasePlacement:
     options = bd.spec.options
-    kubeconfig_secret = None
-    if target.mode is AgentMode.REMOTE:
-        if not target.kubeconfig_secret:
-            raise InvalidInputError(
-                f"remote mode for cluster {target.cluster} needs the cluster's kubeconfig Secret "
-                "(Cluster spec.kubeConfigSecret)",
-                obj=obj,
-            )
-        kubeconfig_secret = target.kubeconfig_secret
+    kubeconfig_secret = remote_kubeconfig(target, obj)
     return ReleasePlacement(
         release_name=helm_release_name(helm_options(options).releaseName or bundle_name(bd)),
         namespace=options.namespace,
