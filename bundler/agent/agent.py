@@ -30,7 +30,7 @@ from datetime import datetime
 from pydantic import ValidationError
 
 from bundler import __version__
-from bundler.agent.caches import AgentCaches, FluxNotInstalledError
+from bundler.agent.caches import FLUX_KINDS, AgentCaches, FluxNotInstalledError
 from bundler.agent.config import AgentConfig
 from bundler.agent.dependencies import DependencyIndex
 from bundler.agent.deploy import Deployer, ReportedError
@@ -150,7 +150,9 @@ class Agent:
         if self.config.mode is AgentMode.PULL:
             self._ensure_flux_namespace()
         try:
-            self.caches.ensure_downstream()
+            # Every delivery's kinds the cluster serves, so objects of any are found (and
+            # those left by a deleted BundleDeployment removed); only the baseline's are needed.
+            self.caches.ensure_downstream(optional=FLUX_KINDS)
             self.flux = None
         except FluxNotInstalledError as missing:
             # Each BundleDeployment reports it too, and retries with its own backoff.

@@ -13,7 +13,9 @@ BundleDeployments on the cluster.
 
 A cluster without Flux does not serve the Flux kinds: starting those caches raises
 FluxNotInstalledError with the kinds, and the next attempt tries again, so installing Flux later
-needs no agent restart.
+needs no agent restart. Which kinds must be served depends on who asks: housekeeping needs the
+baseline delivery's (Helm: bundler.core.delivery.registry.BASELINE), applying a BundleDeployment
+its own delivery's; a cluster without kustomize-controller still deploys Helm charts.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import Any
 
 from bundler.agent.config import AgentConfig
 from bundler.api.resources import BUNDLE_DEPLOYMENT, SECRET, Resource
-from bundler.core.delivery.registry import DELIVERIES, watched_kinds
+from bundler.core.delivery.registry import BASELINE, DELIVERIES, watched_kinds
 from bundler.core.labels import LABEL_BUNDLE_DEPLOYMENT, LABEL_BUNDLE_NAME
 from bundler.errors import TransientError
 from bundler.runtime.informer import Informer
@@ -37,6 +39,8 @@ from bundler.store.protocol import Obj, Store
 FLUX_KINDS = watched_kinds()
 # Apply order: credentials before the source that reads them, the source before the release.
 OWNED_KINDS = (SECRET, *FLUX_KINDS)
+# The kinds every cluster must serve (the baseline delivery's).
+BASELINE_KINDS = BASELINE.kinds
 # The kinds readiness is read from; a kept release's is suspended before its deletion.
 WORKLOADS = tuple(dict.fromkeys(delivery.workload for delivery in DELIVERIES))
 
@@ -86,17 +90,27 @@ class AgentCaches:
         with self._lock:
             _start(self.bundle_deployments)
 
-    def ensure_downstream(self) -> None:
-        """Fill the downstream caches; FluxNotInstalledError when Flux kinds are not served."""
+    def ensure_downstream(
+        self, needed: Iterable[Resource] = BASELINE_KINDS, optional: Iterable[Resource] = ()
+    ) -> None:
+        """Fill the Secrets' cache and those of the Flux kinds `needed` and `optional`, as the
+        cluster serves them; FluxNotInstalledError when some of `needed` are not served (an
+        optional kind not served is tried again on the next call that names it). Only the
+        kinds named are asked for, so a reconcile of one delivery never lists another's."""
         missing: list[str] = []
+        wanted = set(needed)
+        asked = wanted | set(optional)
         with self._lock:
             for res, informer in self.downstream.items():
+                if res in FLUX_KINDS and res not in asked:
+                    continue
                 try:
                     _start(informer)
                 except KindNotServed:
                     if res not in FLUX_KINDS:
                         raise
-                    missing.append(f"{res.plural}.{res.group}")
+                    if res in wanted:
+                        missing.append(f"{res.plural}.{res.group}")
         if missing:
             raise FluxNotInstalledError(missing)
 

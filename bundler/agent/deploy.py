@@ -209,7 +209,7 @@ class Deployer:
         # Not yet filled (a reconcile before the housekeeping one), the cache would report a
         # running release as missing; without the Flux kinds there is no workload to find.
         with contextlib.suppress(FluxNotInstalledError):
-            self.caches.ensure_downstream()
+            self.caches.ensure_downstream(delivery.kinds)
         if not self.caches.downstream[delivery.workload].has_synced:
             return None
         return self.caches.live(delivery.workload, delivery.workload_name(bd))
@@ -230,7 +230,7 @@ class Deployer:
         except ValuesUnavailableError as err:
             return ApplyOutcome(Reason.VALUES_UNAVAILABLE, str(err)), None, True
         try:
-            self.caches.ensure_downstream()
+            self.caches.ensure_downstream(delivery.kinds)
             written, changed = self._write(bd, desired)
         except (FluxNotInstalledError, KindNotServed) as err:
             kinds = err.kinds if isinstance(err, FluxNotInstalledError) else FLUX_KIND_NAMES
@@ -335,7 +335,7 @@ class Deployer:
         self.settled.forget(bd_name)
         # Without the Flux kinds nothing of ours exists downstream but Secrets, whose cache starts.
         with contextlib.suppress(FluxNotInstalledError):
-            self.caches.ensure_downstream()
+            self.caches.ensure_downstream(optional=FLUX_KINDS)
         keep_from_spec = _keeps_resources(observed)
         for res, live in self.caches.owned_by(bd_name):
             self._remove(res, live, keep_from_spec=keep_from_spec)
@@ -346,7 +346,7 @@ class Deployer:
         is left, not even one whose finalizer Flux has yet to remove."""
         self.settled.forget_all()
         try:
-            self.caches.ensure_downstream()
+            self.caches.ensure_downstream(optional=FLUX_KINDS)
         except FluxNotInstalledError:
             return True
         for res, live in self.caches.owned():

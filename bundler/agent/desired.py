@@ -155,7 +155,8 @@ def values_copies(bd: BundleDeployment, config: AgentConfig, read: ValuesReader)
 
 def downstream_values(bd: BundleDeployment) -> list[ValuesReference]:
     """The valuesFrom entries of `bd` naming objects on the downstream cluster."""
-    refs = bd.spec.options.helm.valuesFrom or []
+    helm = bd.spec.options.helm
+    refs = (helm.valuesFrom if helm is not None else None) or []
     return [ref for ref in refs if ref.source is not ValuesSource.MANAGEMENT]
 
 

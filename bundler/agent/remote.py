@@ -43,7 +43,7 @@ from bundler.agent.config import DEFAULT_HEARTBEAT_INTERVAL, DEFAULT_RESYNC_PERI
 from bundler.agent.ownership import merged, needs_write
 from bundler.agent.remote_values import DownstreamValues, StoreOpener
 from bundler.api.cluster import AgentMode
-from bundler.api.resources import CLUSTER, SECRET
+from bundler.api.resources import CLUSTER, SECRET, Resource
 from bundler.core.flux import DEFAULT_AGENT_NAMESPACE
 from bundler.core.handover import (
     KUBECONFIG_COPY_MARK,
@@ -58,7 +58,7 @@ from bundler.runtime.controller import Result
 from bundler.runtime.host import Host
 from bundler.runtime.informer import Informer
 from bundler.runtime.key import Key
-from bundler.store.errors import AlreadyExists, NotFound
+from bundler.store.errors import AlreadyExists, KindNotServed, NotFound
 from bundler.store.protocol import Obj, Store
 
 log = logging.getLogger(__name__)
@@ -177,7 +177,7 @@ class RemoteAgents:
         installed), then their sources."""
         namespace, owned = config.cluster_namespace, config.owned_labels()
         for workload in WORKLOADS:
-            for release in self.store.list(workload, namespace=namespace, labels=owned).items:
+            for release in self._listed(workload, namespace, owned):
                 name = release["metadata"]["name"]
                 with contextlib.suppress(NotFound):
                     if not (release.get("spec") or {}).get("suspend"):
@@ -188,9 +188,17 @@ class RemoteAgents:
                     workload.kind, namespace, name,
                 )  # fmt: skip
         for res in (kind for kind in FLUX_KINDS if kind not in WORKLOADS):
-            for source in self.store.list(res, namespace=namespace, labels=owned).items:
+            for source in self._listed(res, namespace, owned):
                 with contextlib.suppress(NotFound):
                     self.store.delete(res, source["metadata"]["name"], namespace)
+
+    def _listed(self, res: Resource, namespace: str, owned: dict[str, str]) -> list[Obj]:
+        """The objects of `res` the agent wrote; none when the cluster does not serve the kind
+        (a delivery whose controller is not installed there)."""
+        try:
+            return self.store.list(res, namespace=namespace, labels=owned).items
+        except KindNotServed:
+            return []
 
     def _remove_kubeconfig_copy(self, namespace: str) -> None:
         marked = {LABEL_KUBECONFIG_COPY: KUBECONFIG_COPY_MARK}

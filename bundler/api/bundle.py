@@ -12,6 +12,7 @@ from bundler.api.dependencies import DependsOn
 from bundler.api.health import HEALTH_CHECKS_MAX, HealthCheck
 from bundler.api.helm import HelmOptions
 from bundler.api.images import BundleImage, ResolvedImage, TargetImage
+from bundler.api.kustomize import KustomizeOptions
 from bundler.api.meta import Conditions, Duration, IntOrPercent, Message, ObjectMeta
 from bundler.api.schedule import Schedule, ScheduleStatus
 from bundler.api.selector import LabelSelector
@@ -49,6 +50,10 @@ class BundleTarget(ApiModel):
     """Overrides of spec.helm for the clusters this target decides: the same fields, all
     optional. Maps merge key by key (values deep-merge), lists and scalars replace, except
     valuesFrom, whose entries are appended."""
+    kustomize: KustomizeOptions | None = None
+    """Overrides of spec.kustomize for the clusters this target decides: the same fields, all
+    optional. Maps merge key by key, lists and scalars replace; a source of the other kind (git
+    for oci) replaces the Bundle's source."""
     images: list[TargetImage] = Field(default_factory=list)
     """Overrides of how spec.images entries are chosen for the clusters this target decides (by
     name; the repository and credentials stay the Bundle's)."""
@@ -193,14 +198,20 @@ class RolloutStrategy(ApiModel):
 
 
 class BundleSpec(ApiModel):
-    """The chart, its targets and its rollout strategy."""
+    """The content (a Helm chart or Kustomize manifests), its targets and its rollout
+    strategy."""
 
-    helm: HelmOptions
+    helm: HelmOptions | None = None
     """The chart, its values and how Helm installs it on every targeted cluster; targets may
-    override any field."""
+    override any field. Exactly one of helm and kustomize is set."""
+    kustomize: KustomizeOptions | None = None
+    """Manifests or a Kustomize overlay from an OCI artifact or a Git repository, applied by
+    Flux's kustomize-controller on every targeted cluster; targets may override any field.
+    Exactly one of helm and kustomize is set."""
     namespace: str | None = None
     """Namespace of the release on each downstream cluster (created when missing); a target's
-    namespace overrides it. Default: default."""
+    namespace overrides it. Default: default. With kustomize: where the namespaced objects
+    go unless kustomize.targetNamespace says otherwise."""
     targetMode: TargetMode = TargetMode.FIRST_MATCH
     """FirstMatch (default): the first matching target decides for a cluster. AllMatches: every
     matching target's overrides apply, in order."""
@@ -335,10 +346,10 @@ class BundleStatus(ApiModel):
 
 
 class Bundle(ApiModel):
-    """A Helm chart with default values, the clusters it targets and how a change rolls out to
-    them, in a workspace (a namespace of the management cluster). The manager writes one
-    BundleDeployment per targeted Cluster of the same workspace; that cluster's agent turns it
-    into a Flux HelmRelease."""
+    """A Helm chart with default values (or Kustomize manifests), the clusters it targets and
+    how a change rolls out to them, in a workspace (a namespace of the management cluster). The
+    manager writes one BundleDeployment per targeted Cluster of the same workspace; that
+    cluster's agent turns it into a Flux HelmRelease (or Kustomization)."""
 
     apiVersion: Literal["bundler.dev/v1alpha1"] = "bundler.dev/v1alpha1"
     """The versioned schema of this object: bundler.dev/v1alpha1."""

@@ -12,6 +12,7 @@ from bundler.api.base import ApiModel
 from bundler.api.dependencies import DependsOn
 from bundler.api.health import HEALTH_CHECKS_MAX, HealthCheck, HealthCheckResult
 from bundler.api.helm import HelmOptions, ValuesKind
+from bundler.api.kustomize import KustomizeOptions
 from bundler.api.meta import Conditions, ObjectMeta
 from bundler.api.summary import NonReadyStatuses
 
@@ -37,12 +38,16 @@ class DeliveredValues(ApiModel):
 class DeploymentOptions(ApiModel):
     """The fully rendered per-cluster deployment, shaped like the Bundle's own fields."""
 
-    helm: HelmOptions
+    helm: HelmOptions | None = None
     """The Bundle's spec.helm with the deciding targets' overrides merged in, the version
     resolved and the values rendered for this cluster (pollInterval and disableTemplating left
-    out)."""
+    out). Exactly one of helm and kustomize is set."""
+    kustomize: KustomizeOptions | None = None
+    """The Bundle's spec.kustomize with the deciding targets' overrides merged in, the artifact
+    version resolved to a tag and postBuild.substitute and patches rendered for this cluster
+    (pollInterval and disableTemplating left out). Exactly one of helm and kustomize is set."""
     namespace: str
-    """Namespace of the release on the cluster."""
+    """Namespace of the release on the cluster (with kustomize: the default targetNamespace)."""
     dependsOn: list[DependsOn] = Field(default_factory=list)
     """Bundles that must be Ready (or in their acceptedStates) on this cluster before new
     options are applied, by name: the manager resolved the Bundle's selectors."""
@@ -98,7 +103,8 @@ class BundleDeploymentSpec(ApiModel):
 
 
 class ReleaseStatus(ApiModel):
-    """The newest entry of the HelmRelease's history, as Flux records it."""
+    """The newest entry of the HelmRelease's history, as Flux records it (for Kustomize content:
+    the revision the Kustomization last applied)."""
 
     name: str | None = None
     """Helm release name."""
@@ -108,6 +114,10 @@ class ReleaseStatus(ApiModel):
     """Chart version released (for OCI charts Flux appends +<digest> as build metadata)."""
     revision: int | None = None
     """Helm revision number of the release."""
+    appliedRevision: str | None = None
+    """Kustomize content: the source revision Flux last applied (the Kustomization's
+    status.lastAppliedRevision: <tag>@sha256:<digest> for an OCI artifact,
+    <branch or tag>@sha1:<commit> for Git)."""
 
 
 class BundleDeploymentStatus(ApiModel):

@@ -103,6 +103,22 @@ OCI_REPOSITORY = Resource(
     status_subresource=True,
     strict_fields=True,
 )
+GIT_REPOSITORY = Resource(
+    "source.toolkit.fluxcd.io",
+    "v1",
+    "GitRepository",
+    "gitrepositories",
+    status_subresource=True,
+    strict_fields=True,
+)
+KUSTOMIZATION = Resource(
+    "kustomize.toolkit.fluxcd.io",
+    "v1",
+    "Kustomization",
+    "kustomizations",
+    status_subresource=True,
+    strict_fields=True,
+)
 
 CAPI_CLUSTER = Resource(
     "cluster.x-k8s.io", "v1beta2", "Cluster", "clusters", status_subresource=True
@@ -134,6 +150,6 @@ CORE_KINDS = (
     LEASE,
     EVENT,
 )
-FLUX_KINDS = (HELM_RELEASE, HELM_REPOSITORY, OCI_REPOSITORY)
+FLUX_KINDS = (HELM_RELEASE, HELM_REPOSITORY, OCI_REPOSITORY, GIT_REPOSITORY, KUSTOMIZATION)
 CAPI_KINDS = (CAPI_CLUSTER, CAPI_CLUSTER_V1BETA1)
 ALL_KINDS = BUNDLER_KINDS + CORE_KINDS + FLUX_KINDS + CAPI_KINDS

@@ -21,6 +21,7 @@ from bundler.api.bundledeployment import BundleDeployment
 from bundler.api.cluster import Cluster
 from bundler.commands.arguments import resolver_settings
 from bundler.commands.flag_types import mebibytes, positive_seconds
+from bundler.core.content import credentials_secret, helm_options
 from bundler.core.labels import (
     ANNOTATION_CLUSTER,
     LABEL_BUNDLE_NAMESPACE,
@@ -109,9 +110,12 @@ class ManifestRenderer:
     def render(self, bd_object: Obj) -> list[Obj]:
         """The objects `bd_object`'s release holds; BundlerError naming bundle and cluster."""
         bd = BundleDeployment.model_validate(bd_object)
-        helm = bd.spec.options.helm
-        repo, chart, version = helm.repo or "", helm.chart or "", helm.version or ""
         labels = bd.metadata.labels
+        helm = helm_options(
+            bd.spec.options,
+            obj=f"BundleDeployment {labels.get(LABEL_BUNDLE_NAMESPACE)}/{bd.metadata.name}",
+        )
+        repo, chart, version = helm.repo or "", helm.chart or "", helm.version or ""
         cluster_ref = key(labels.get(LABEL_CLUSTER_NAMESPACE), labels.get(LABEL_CLUSTER_NAME, ""))
         try:
             options = self._options(repo, labels.get(LABEL_BUNDLE_NAMESPACE, ""), bd)
@@ -153,8 +157,8 @@ class ManifestRenderer:
         )
 
     def _credentials(self, host: str, workspace: str, bd: BundleDeployment) -> Credentials | None:
-        secret_ref = bd.spec.options.helm.secretRef
-        secret = None if secret_ref is None else self.world.secret_data(workspace, secret_ref.name)
+        secret_name = credentials_secret(bd.spec.options)
+        secret = None if secret_name is None else self.world.secret_data(workspace, secret_name)
         if secret is not None:
             return credentials_from_secret(secret, host)
         return from_docker_config(host, self.docker_config)

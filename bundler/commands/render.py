@@ -55,6 +55,7 @@ from bundler.commands.output import (
     format_objects,
     to_yaml,
 )
+from bundler.core.content import content_version
 from bundler.core.delivery.registry import delivery_for
 from bundler.core.dependencies import workspace_bundles
 from bundler.core.explain import Explanation, explain, target_lines, target_state, verdict
@@ -179,7 +180,7 @@ def render_world(
         ranges: set[str] = set()
         for planned in plan.deployments:
             objects.append(planned.to_object())
-            version = planned.options.helm.version or ""
+            version = content_version(planned.options) or ""
             if with_flux and not is_exact_version(version):
                 ranges.add(version)
             elif with_flux:

@@ -16,7 +16,7 @@ from bundler.api.bundle import Bundle, TargetMode
 from bundler.api.bundledeployment import DeploymentOptions
 from bundler.api.cluster import Cluster, ClusterGroup
 from bundler.core.capi_import import gate_message, is_gated
-from bundler.core.planning import merged_helm, plan_decided
+from bundler.core.planning import merged_content, plan_decided
 from bundler.core.planning.decide import decide_cluster
 from bundler.core.planning.inputs import PassInputs
 from bundler.core.targeting import (
@@ -75,7 +75,7 @@ def explain(
     )
     merged, options, error = None, None, None
     if decision.deploy:
-        merged = merged_helm(bundle, decision)
+        merged = merged_content(bundle, decision)
         plan = plan_decided(bundle, [decided], inputs or PassInputs(), templater)
         options = plan.deployments[0].options if plan.deployments else None
         error = plan.errors[0].message if plan.errors else None

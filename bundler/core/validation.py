@@ -21,6 +21,13 @@ from bundler.api.images import BundleImage
 from bundler.api.meta import ObjectMeta
 from bundler.api.selector import LabelSelector
 from bundler.core.agent.identity import AGENT_TOKEN_SECRET
+from bundler.core.content import (
+    ContentKind,
+    bundle_content,
+    content_kind,
+    merge_content,
+    target_content,
+)
 from bundler.core.flux.release import UnsupportedOptionError, check_release_options
 from bundler.core.flux.source import (
     RepoError,
@@ -31,6 +38,7 @@ from bundler.core.flux.source import (
 from bundler.core.health import check_health_check
 from bundler.core.images import check_policy, effective_image
 from bundler.core.images.filters import image_field
+from bundler.core.kustomize_checks import check_kustomize
 from bundler.core.merge import merge_helm
 from bundler.core.naming import (
     HELM_RELEASE_NAME_MAX,
@@ -117,25 +125,11 @@ def validate_bundle(bundle: Bundle) -> None:
             validate_selector(selector, field=path)
         except InvalidInputError as err:
             raise InvalidInputError(err.message, obj=obj, field=err.field or path) from None
-    _validate_helm(obj, "spec.helm", bundle.spec.helm)
-    bundle_helm = bundle.spec.helm.to_wire()
-    _check_flux_options(obj, "spec.helm", bundle_helm)
+    _check_content(obj, bundle)
     _check_target_names(obj, bundle)
     _check_images(obj, bundle)
     _check_gates(obj, bundle)
     for i, target in enumerate(bundle.spec.targets):
-        if target.helm is not None:
-            _validate_helm(obj, f"spec.targets[{i}].helm", target.helm)
-            merged = merge_helm(bundle_helm, target.helm.to_wire())
-            _check_flux_options(obj, f"spec.targets[{i}].helm", merged)
-        for name in ("repo", "chart"):
-            own = getattr(target.helm, name, None) if target.helm else None
-            if not own and not getattr(bundle.spec.helm, name):
-                raise InvalidInputError(
-                    "is required (set it in spec.helm or in this target's helm)",
-                    obj=obj,
-                    field=f"spec.targets[{i}].helm.{name}",
-                )
         if target.namespace is not None:
             _check_namespace(obj, f"spec.targets[{i}].namespace", target.namespace)
     if bundle.spec.namespace is not None:
@@ -159,6 +153,58 @@ def validate_bundle(bundle: Bundle) -> None:
             raise InvalidInputError(
                 "lists a state twice", obj=obj, field=f"spec.dependsOn[{i}].acceptedStates"
             )
+
+
+def _check_content(obj: str, bundle: Bundle) -> None:
+    """Exactly one of spec.helm and spec.kustomize, the targets override that one, and it and
+    each target's merged result are usable."""
+    spec = bundle.spec
+    if (spec.helm is None) == (spec.kustomize is None):
+        raise InvalidInputError(
+            "give exactly one of spec.helm (a Helm chart) and spec.kustomize (manifests or a "
+            f"Kustomize overlay){', not both' if spec.helm is not None else ''}",
+            obj=obj,
+            field="spec.kustomize" if spec.helm is not None else "spec.helm",
+        )
+    kind = content_kind(spec)
+    other = ContentKind.HELM if kind is ContentKind.KUSTOMIZE else ContentKind.KUSTOMIZE
+    for i, target in enumerate(spec.targets):
+        if target_content(target, other) is not None:
+            raise InvalidInputError(
+                f"this Bundle deploys with spec.{kind}: override it with {kind}, not {other}",
+                obj=obj,
+                field=f"spec.targets[{i}].{other}",
+            )
+    if spec.helm is not None:
+        _check_helm_content(obj, bundle, spec.helm)
+        return
+    own = bundle_content(spec)
+    check_kustomize(obj, "spec.kustomize", own, merged=not spec.targets)
+    for i, target in enumerate(spec.targets):
+        path = f"spec.targets[{i}].kustomize"
+        overrides = target_content(target, kind)
+        if overrides is not None:
+            check_kustomize(obj, path, overrides, merged=False)
+        check_kustomize(obj, path, merge_content(kind, own, overrides or {}), merged=True)
+
+
+def _check_helm_content(obj: str, bundle: Bundle, helm: HelmOptions) -> None:
+    _validate_helm(obj, "spec.helm", helm)
+    bundle_helm = helm.to_wire()
+    _check_flux_options(obj, "spec.helm", bundle_helm)
+    for i, target in enumerate(bundle.spec.targets):
+        if target.helm is not None:
+            _validate_helm(obj, f"spec.targets[{i}].helm", target.helm)
+            merged = merge_helm(bundle_helm, target.helm.to_wire())
+            _check_flux_options(obj, f"spec.targets[{i}].helm", merged)
+        for name in ("repo", "chart"):
+            own = getattr(target.helm, name, None) if target.helm else None
+            if not own and not getattr(helm, name):
+                raise InvalidInputError(
+                    "is required (set it in spec.helm or in this target's helm)",
+                    obj=obj,
+                    field=f"spec.targets[{i}].helm.{name}",
+                )
 
 
 def _check_target_names(obj: str, bundle: Bundle) -> None:

@@ -27,6 +27,7 @@ import yaml
 from bundler.api.bundledeployment import BundleDeployment
 from bundler.api.cluster import Cluster
 from bundler.api.helm import CRDsPolicy
+from bundler.core.content import helm_options
 from bundler.core.flux import bundle_name, helm_release_name
 from bundler.core.merge import deep_merge
 from bundler.errors import InvalidInputError, TemplateError
@@ -52,7 +53,7 @@ def cluster_kube_version(cluster: Cluster | None) -> str | None:
 def release_input(bd: BundleDeployment, chart: Path, cluster: Cluster | None) -> ReleaseInput:
     """What helm-controller would install for `bd` from the chart archive `chart`."""
     options = bd.spec.options
-    helm = options.helm
+    helm = helm_options(options, obj=f"BundleDeployment {bd.metadata.namespace}/{bd.metadata.name}")
     install = helm.install
     skip_crds = install is not None and (install.skipCRDs or install.crds is CRDsPolicy.SKIP)
     return ReleaseInput(

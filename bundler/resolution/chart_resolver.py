@@ -5,7 +5,9 @@ tags of the chart's repository, for http(s) it reads the repository's index.yaml
 highest version the range allows (bundler.core.versions: Helm's constraint syntax, `_` in tags read
 as `+`, prereleases only for a range that names one). An OCI answer is checked to be a Helm chart
 before it is returned (its manifest: the chart layer is never downloaded here), so an image pushed
-under a chart's name is a message on the Bundle, not a failed install on every cluster.
+under a chart's name is a message on the Bundle, not a failed install on every cluster. A Kustomize
+OCI artifact (chart ARTIFACT: the URL names its repository whole) is resolved against its tags the
+same way, without the chart check.
 
 Errors: a registry that cannot be reached, times out, misses the operation's deadline or answers
 5xx is a TransientError (the manager retries with backoff and every cluster keeps what it runs);
@@ -36,13 +38,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from bundler.core.planning.version_query import ARTIFACT
 from bundler.core.versions import SemVer, resolve_version, version_to_tag
 from bundler.errors import BundlerError, InvalidInputError
 from bundler.oci.credentials import Credentials, from_docker_config
 from bundler.oci.reference import SCHEME as OCI_SCHEME
-from bundler.oci.reference import parse_location, uses_plain_http
+from bundler.oci.reference import parse_location, parse_repository, uses_plain_http
 from bundler.oci.registry import RegistryOptions, check_chart
-from bundler.oci.repository import list_chart_versions
+from bundler.oci.repository import list_chart_versions, oci_chart_versions
 from bundler.oci.secret_credentials import credentials_from_secret
 from bundler.resolution.answer_cache import AnswerCache
 from bundler.runtime.clock import Clock, SystemClock
@@ -124,7 +127,7 @@ class RegistryResolver:
         chosen = resolve_version(constraint, versions)
         if chosen is None:
             raise no_match(repo, chart, constraint, versions)
-        if repo.startswith(OCI_SCHEME):
+        if repo.startswith(OCI_SCHEME) and chart != ARTIFACT:
             self._charts.get(
                 (repo, chart, chosen, credentials),
                 lambda: self._check_chart(repo, chart, chosen, credentials, host),
@@ -148,8 +151,12 @@ class RegistryResolver:
     def _list(
         self, repo: str, chart: str, credentials: Credentials | None, host: str
     ) -> tuple[str, ...]:
+        options = self._options(credentials, host)
         try:
-            found = list_chart_versions(repo, chart, self._options(credentials, host))
+            if chart == ARTIFACT:
+                found = oci_chart_versions(parse_repository(repo), options)
+            else:
+                found = list_chart_versions(repo, chart, options)
         except BundlerError as error:
             raise self._explained(error, credentials) from None
         return tuple(found)
@@ -190,7 +197,8 @@ def repository_host(repo: str) -> str:
 
 def no_match(repo: str, chart: str, constraint: str, versions: Sequence[str]) -> InvalidInputError:
     """The error for a range no available version satisfies, naming the newest ones there are."""
-    where = f"no version of chart {chart!r} matches {constraint!r}"
+    what = "the artifact" if chart == ARTIFACT else f"chart {chart!r}"
+    where = f"no version of {what} matches {constraint!r}"
     if not versions:
         return InvalidInputError(f"{where}: the repository has no versions of it", obj=repo)
     newest = ", ".join(versions[:NEWEST_SHOWN])

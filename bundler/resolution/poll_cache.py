@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from bundler.api.bundle import Bundle
+from bundler.core.content import poll_interval
 from bundler.core.durations import duration_seconds
 from bundler.runtime.clock import Clock
 
@@ -43,7 +44,7 @@ class PollCache(Generic[Answers]):
             kept = self._by_bundle.get(_ident(bundle))
         if kept is None or (kept.uid, kept.generation) != _generation(bundle):
             return None
-        interval = bundle.spec.helm.pollInterval
+        interval = poll_interval(bundle.spec)
         if interval is not None and self._clock.monotonic() - kept.at >= duration_seconds(interval):
             return None
         return kept
@@ -57,7 +58,7 @@ class PollCache(Generic[Answers]):
 
     def seconds_until_poll(self, bundle: Bundle) -> float | None:
         """When the Bundle is due to be asked again (pollInterval), if it has answers kept."""
-        interval = bundle.spec.helm.pollInterval
+        interval = poll_interval(bundle.spec)
         kept = self.get(bundle)
         if interval is None or kept is None or not kept.answers:
             return None

@@ -13,8 +13,9 @@ from collections.abc import Iterable, Mapping
 
 from bundler.api.bundle import Bundle
 from bundler.api.resources import SECRET
+from bundler.core.content import credentials_field, version_field
 from bundler.core.planning.inputs import ResolvedVersions
-from bundler.core.planning.version_query import VersionQuery
+from bundler.core.planning.version_query import ARTIFACT, VersionQuery
 from bundler.core.validation import bundle_ref
 from bundler.errors import InvalidInputError, TransientError
 from bundler.resolution.poll_cache import PollCache
@@ -54,11 +55,11 @@ class VersionResolution:
     def _resolve_one(self, bundle: Bundle, query: VersionQuery) -> str:
         if self._resolver is None:
             raise InvalidInputError(
-                f"version {query.constraint!r} of chart {query.chart!r} in {query.repo} is a "
+                f"version {query.constraint!r} of {_what(query)} in {query.repo} is a "
                 "range and cannot be resolved: this manager has no version resolver; use an "
                 "exact version",
                 obj=bundle_ref(bundle),
-                field="spec.helm.version",
+                field=version_field(bundle.spec),
             )
         secret = self._secret_data(bundle, query.secret)
         return self._resolver(query.repo, query.chart, query.constraint, secret)
@@ -73,9 +74,13 @@ class VersionResolution:
             raise TransientError(
                 f"Secret {workspace}/{name} with the repository credentials does not exist",
                 obj=bundle_ref(bundle),
-                field="spec.helm.secretRef",
+                field=credentials_field(bundle.spec),
             ) from None
         return decoded_data(secret)
+
+
+def _what(query: VersionQuery) -> str:
+    return "the artifact" if query.chart == ARTIFACT else f"chart {query.chart!r}"
 
 
 def decoded_data(secret: Obj) -> dict[str, str]:

@@ -39,6 +39,7 @@ from bundler.agent.agent import Agent
 from bundler.agent.config import AgentConfig
 from bundler.api.bundledeployment import DeploymentOptions
 from bundler.api.resources import BUNDLE_DEPLOYMENT, CLUSTER
+from bundler.core.content import helm_options
 from bundler.core.deployment_id import deployment_id
 from bundler.core.planning import plan_bundle
 from bundler.runtime.clock import ManualClock
@@ -156,8 +157,9 @@ class AgentBench:
         first = self.deployments[0]["metadata"]
         live = self.management.inner.get(BUNDLE_DEPLOYMENT, first["name"], first["namespace"])
         options = DeploymentOptions.model_validate(live["spec"]["options"])
-        values = {**(options.helm.values or {}), "benchChanged": True}
-        helm = options.helm.model_copy(update={"values": values})
+        helm = helm_options(options)
+        values = {**(helm.values or {}), "benchChanged": True}
+        helm = helm.model_copy(update={"values": values})
         changed = options.model_copy(update={"helm": helm})
         live["spec"] = {"options": changed.to_wire(), "deploymentID": deployment_id(changed)}
         self.management.inner.update(BUNDLE_DEPLOYMENT, live)

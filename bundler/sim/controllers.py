@@ -11,9 +11,11 @@ from collections.abc import Callable, Mapping
 from typing import Protocol
 
 from bundler.core.delivery.helm import HELM
+from bundler.core.delivery.kustomize import KUSTOMIZE
 from bundler.core.delivery.registry import DELIVERIES
 from bundler.runtime.host import Host
 from bundler.sim.helm_controller import ClusterOf, FluxSettings, SimulatedHelmController
+from bundler.sim.kustomize_controller import SimulatedKustomizeController
 from bundler.store.protocol import Store
 
 
@@ -39,8 +41,17 @@ def _helm_controller(
     return SimulatedHelmController(host, store, cluster_of, settings, name=name)
 
 
+def _kustomize_controller(
+    host: Host, store: Store, cluster_of: ClusterOf, settings: FluxSettings, name: str
+) -> SimulatedController:
+    return SimulatedKustomizeController(host, store, cluster_of, settings, name=name)
+
+
 # By delivery name: the controller that serves that delivery's kinds.
-SIMULATED_CONTROLLERS: Mapping[str, ControllerFactory] = {HELM.name: _helm_controller}
+SIMULATED_CONTROLLERS: Mapping[str, ControllerFactory] = {
+    HELM.name: _helm_controller,
+    KUSTOMIZE.name: _kustomize_controller,
+}
 
 
 def simulated_flux(

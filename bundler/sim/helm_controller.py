@@ -26,18 +26,15 @@ mode) as a controller on a shared runtime Host; it owns no thread.
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any
 
 from bundler.api.resources import SECRET, Resource
 from bundler.core.delivery.helm import HELM
 from bundler.core.versions import tag_to_version
-from bundler.runtime.controller import Result
+from bundler.runtime.controller import Controller, Result
 from bundler.runtime.host import Host
-from bundler.runtime.informer import Informer
 from bundler.runtime.key import Key
 from bundler.sim.failures import FailurePolicy, ReleaseIdentity
 from bundler.sim.helm_controller_status import (
@@ -50,9 +47,9 @@ from bundler.sim.helm_controller_status import (
     progressing,
     released,
 )
-from bundler.store.errors import NotFound
+from bundler.sim.sourced_controller import SourcedController, SourceRef
 from bundler.store.memory_meta import rfc3339
-from bundler.store.protocol import EventType, Obj, Store
+from bundler.store.protocol import Obj, Store
 
 log = logging.getLogger(__name__)
 
@@ -62,8 +59,6 @@ _SOURCES: dict[str, Resource] = {r.kind: r for r in HELM.sources}
 
 # (workspace/cluster, cluster labels) of the cluster a HelmRelease deploys to.
 ClusterOf = Callable[[Obj], tuple[str, Mapping[str, str]]]
-# (kind, name, namespace) of the source a HelmRelease takes its chart from.
-SourceRef = tuple[str, str, str]
 
 
 @dataclass(frozen=True)
@@ -102,7 +97,7 @@ class _Running:
     due: float
 
 
-class SimulatedHelmController:
+class SimulatedHelmController(SourcedController):
     def __init__(
         self,
         host: Host,
@@ -112,38 +107,17 @@ class SimulatedHelmController:
         *,
         name: str = "flux",
     ) -> None:
-        self.host = host
-        self.store = store
+        super().__init__(host, store, _RELEASE, _SOURCES, name)
         self.cluster_of = cluster_of
         self.settings = settings or FluxSettings()
-        self.name = name
-        self.informer = Informer(store, _RELEASE, host.timers)
-        self.sources = {kind: Informer(store, res, host.timers) for kind, res in _SOURCES.items()}
         self._installed: dict[tuple[str, str], InstalledRelease] = {}
         self._running: dict[Key, _Running] = {}
-        # Which source each HelmRelease refers to: a source event wakes them without a scan.
-        self._source_refs: dict[Key, SourceRef] = {}
-        self._index_handler: int | None = None
-        self._lock = threading.Lock()
 
-    def start(self) -> None:
-        controller = self.host.add_controller(self.name, self.reconcile, primary=self.informer)
+    def watch_more(self, controller: Controller) -> None:
         controller.watch(self.informer, self._dependents)
-        for kind, informer in self.sources.items():
-            controller.watch(informer, partial(self._referring_to, kind))
-        self._index_handler = self.informer.add_handler(self._index_source_ref)
-        self.informer.start()
-        for informer in self.sources.values():
-            informer.start()
 
-    def stop(self) -> None:
-        if self._index_handler is not None:
-            self.informer.remove_handler(self._index_handler)
-            self._index_handler = None
-        self.host.remove_controller(self.name)
-        self.informer.stop()
-        for informer in self.sources.values():
-            informer.stop()
+    def source_ref(self, obj: Obj) -> SourceRef:
+        return _source_ref(obj)
 
     def releases(self) -> dict[tuple[str, str], InstalledRelease]:
         """The Helm releases installed on this cluster, by (namespace, name)."""
@@ -174,7 +148,7 @@ class SimulatedHelmController:
         if (obj.get("spec") or {}).get("suspend"):
             self._forget(key)
             return None
-        source = self._source(obj)
+        source = self.source_of(obj)
         chart = self._chart(obj, source)
         if _attempted(obj, chart):
             self._forget(key)
@@ -270,7 +244,7 @@ class SimulatedHelmController:
         if source is None:
             return _source_missing(obj)
         secret_ref = (spec.get("kubeConfig") or {}).get("secretRef")
-        if secret_ref and self._get(SECRET, secret_ref["name"], namespace) is None:
+        if secret_ref and self.get(SECRET, secret_ref["name"], namespace) is None:
             message = (
                 f"could not get kubeconfig Secret '{namespace}/{secret_ref['name']}': not found"
             )
@@ -287,19 +261,6 @@ class SimulatedHelmController:
         conditions = status.get("conditions") or []
         return any(c.get("type") == READY and c.get("status") == "True" for c in conditions)
 
-    def _get(self, res: Resource | None, name: str, namespace: str) -> Obj | None:
-        if res is None:
-            return None
-        try:
-            return self.store.get(res, name, namespace)
-        except NotFound:
-            return None
-
-    def _source(self, obj: Obj) -> Obj | None:
-        """The HelmRepository or OCIRepository the HelmRelease takes its chart from."""
-        kind, name, namespace = _source_ref(obj)
-        return self._get(_SOURCES.get(kind), name, namespace)
-
     @staticmethod
     def _chart(obj: Obj, source: Obj | None) -> _Chart | None:
         """The chart to release: from the chart template, or from the OCIRepository's tag.
@@ -315,21 +276,6 @@ class SimulatedHelmController:
         url = str(spec.get("url", source["metadata"]["name"]))
         tag = str((spec.get("ref") or {}).get("tag", "latest"))
         return _Chart(url.rstrip("/").rsplit("/", 1)[-1], tag_to_version(tag))
-
-    def _index_source_ref(self, event: EventType, obj: Obj) -> None:
-        key = Key.of(obj)
-        with self._lock:
-            if event is EventType.DELETED:
-                self._source_refs.pop(key, None)
-            else:
-                self._source_refs[key] = _source_ref(obj)
-
-    def _referring_to(self, kind: str, source: Obj) -> list[Key]:
-        """The HelmReleases that take their chart from `source` (a `kind` object)."""
-        meta = source["metadata"]
-        wanted = (kind, meta["name"], meta.get("namespace", ""))
-        with self._lock:
-            return [key for key, ref in self._source_refs.items() if ref == wanted]
 
     def _dependents(self, obj: Obj) -> list[Key]:
         namespace, name = obj["metadata"].get("namespace", ""), obj["metadata"]["name"]

@@ -68,7 +68,7 @@ class NonReadyCluster:
 @dataclass(frozen=True)
 class BundleReport:
     bundle: str
-    version: str  # status.resolvedVersion, else spec.helm.version as written
+    version: str  # status.resolvedVersion, else the VERSION column, else spec.helm.version
     ready: int
     desired: int
     state: str
@@ -227,7 +227,9 @@ def _values_of(store: Store, bundle_ref: str) -> dict[str, Any]:
     labels = {LABEL_BUNDLE_NAMESPACE: namespace, LABEL_BUNDLE_NAME: name}
     deployments = store.list(BUNDLE_DEPLOYMENT, labels=labels).items
     return {
-        bd["metadata"]["labels"][LABEL_CLUSTER_NAME]: bd["spec"]["options"]["helm"].get("values")
+        bd["metadata"]["labels"][LABEL_CLUSTER_NAME]: (bd["spec"]["options"].get("helm") or {}).get(
+            "values"
+        )
         or {}
         for bd in sorted(deployments, key=lambda bd: bd["metadata"]["labels"][LABEL_CLUSTER_NAME])
     }
@@ -357,9 +359,11 @@ def _bundle_report(bundle: Obj) -> BundleReport:
     condition = _ready_condition(bundle)
     held = condition.get("status") != "True"
     helm = (bundle.get("spec") or {}).get("helm") or {}
+    # The VERSION column's (a Kustomize artifact's tag too), else the chart version as written.
+    shown = (status.get("display") or {}).get("version")
     return BundleReport(
         bundle=_ref(bundle),
-        version=str(status.get("resolvedVersion") or helm.get("version") or ""),
+        version=str(status.get("resolvedVersion") or shown or helm.get("version") or ""),
         ready=ready,
         desired=desired,
         state=_display_state(bundle) or "",

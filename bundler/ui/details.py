@@ -21,6 +21,7 @@ from bundler.api.bundledeployment import BundleDeployment, DeploymentOptions
 from bundler.api.cluster import Cluster, ClusterGroup
 from bundler.api.meta import Condition
 from bundler.api.summary import DisplayState
+from bundler.core.content import content_version, source_revision, source_url
 from bundler.core.deletion_guard import ALLOW_DELETION
 from bundler.core.diff.values import diff_values
 from bundler.core.explain import Explanation, target_lines, verdict
@@ -45,6 +46,23 @@ HALTED = frozenset({DisplayState.ROLLOUT_HALTED, DisplayState.ROLLED_BACK})
 TARGET_CLUSTERS_LISTED = 200
 
 
+def _content(bundle: Bundle) -> dict[str, Any]:
+    """What the Bundle deploys, as the chart panel shows it: a Kustomize source's URL stands
+    for the repository, its path for the chart."""
+    helm, kustomize = bundle.spec.helm, bundle.spec.kustomize
+    if kustomize is not None:
+        return {
+            "repo": source_url(kustomize),
+            "chart": f"kustomize:{kustomize.path or '.'}",
+            "version": source_revision(kustomize),
+        }
+    return {
+        "repo": helm.repo if helm is not None else None,
+        "chart": helm.chart if helm is not None else None,
+        "version": helm.version if helm is not None else None,
+    }
+
+
 def bundle_detail(model: FleetModel, key: str) -> dict[str, Any] | None:
     bundle = model.bundle(key)
     if bundle is None:
@@ -65,9 +83,7 @@ def bundle_detail(model: FleetModel, key: str) -> dict[str, Any] | None:
         "state": state.value if state is not None else "",
         "ready": display.readyClusters if display is not None else "",
         "chart": {
-            "repo": bundle.spec.helm.repo,
-            "chart": bundle.spec.helm.chart,
-            "version": bundle.spec.helm.version,
+            **_content(bundle),
             "resolvedVersion": status.resolvedVersion if status is not None else None,
         },
         "images": _dumped(status.resolvedImages if status is not None else []),
@@ -263,7 +279,7 @@ def _release(bd: BundleDeployment | None) -> dict[str, Any]:
     staged = bd.spec.stagedDeploymentID
     return {
         "version": (release.chartVersion if release is not None else None) or "",
-        "wanted": bd.spec.options.helm.version or "",
+        "wanted": content_version(bd.spec.options) or "",
         "staged": staged is not None and staged != bd.spec.deploymentID,
     }
 
@@ -279,16 +295,24 @@ def _deployment(bd: BundleDeployment) -> dict[str, Any]:
     return {
         "deployment": key_of(bd),
         "deploymentID": bd.spec.deploymentID,
-        "version": options.helm.version or "",
-        "releaseName": options.helm.releaseName or "",
+        "version": content_version(options) or "",
+        "releaseName": options.helm.releaseName or "" if options.helm is not None else "",
         "releaseNamespace": options.namespace,
-        "values": yamldump.dump(options.helm.values or {}),
+        "values": yamldump.dump(_values(options)),
         "changes": changes,
         "release": status.release.model_dump(exclude_none=True)
         if status is not None and status.release is not None
         else {},
         "deploymentConditions": _conditions(status.conditions if status is not None else []),
     }
+
+
+def _values(options: DeploymentOptions) -> dict[str, Any]:
+    """The per-cluster data the deployment carries: Helm values, or Kustomize substitutions."""
+    if options.helm is not None:
+        return options.helm.values or {}
+    post_build = options.kustomize.postBuild if options.kustomize is not None else None
+    return dict(post_build.substitute or {}) if post_build is not None else {}
 
 
 def _diff(old: DeploymentOptions, new: DeploymentOptions) -> list[str]:

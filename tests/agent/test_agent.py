@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 from bundler.agent.agent import HANDOVER_RECHECK
-from bundler.api.resources import BUNDLE_DEPLOYMENT, CLUSTER, HELM_RELEASE, OCI_REPOSITORY, SECRET
+from bundler.api.resources import (
+    BUNDLE_DEPLOYMENT,
+    CLUSTER,
+    GIT_REPOSITORY,
+    HELM_RELEASE,
+    KUSTOMIZATION,
+    OCI_REPOSITORY,
+    SECRET,
+)
 from bundler.core.agent.plan import ANNOTATION_KEEP_RESOURCES
 from bundler.core.labels import ANNOTATION_DEPLOYMENT_ID
 from bundler.runtime.controller import QueueItem
 from bundler.runtime.key import Key
 from bundler.sim.helm_controller import FLUX_FINALIZER
 from bundler.store.protocol import EventType, WatchEvent
-from tests.support.agent.objects import bd_object
+from tests.support.agent.objects import bd_object, kustomize_bd_object
 from tests.support.agent.world import AGENT_NAMESPACE, AgentWorld, WorldFactory
 from tests.support.builders import WS
 
@@ -273,3 +281,27 @@ def test_pull_agent_restarted_in_remote_mode_takes_nothing_back(make_world: Worl
     restarted.start()
     assert restarted.release("app") is None
     assert [e for e in writes if e.type is EventType.ADDED] == []
+
+
+def test_a_kustomize_deployment_becomes_its_source_and_kustomization(world: AgentWorld) -> None:
+    world.put_bd(kustomize_bd_object())
+    assert world.downstream_objects() == [("Kustomization", "app"), ("OCIRepository", "app")]
+    kustomization = world.get(KUSTOMIZATION, "app")
+    assert kustomization is not None
+    assert kustomization["spec"]["sourceRef"] == {"kind": "OCIRepository", "name": "app"}
+    assert world.condition("app", "Deployed")["status"] == "True"
+
+
+def test_a_cluster_without_kustomize_controller_still_deploys_helm_charts(
+    make_world: WorldFactory,
+) -> None:
+    world = make_world(unserved=(KUSTOMIZATION, GIT_REPOSITORY))
+    world.start()
+    world.put_bd(bd_object("chart"))
+    world.put_bd(kustomize_bd_object("manifests"))
+    assert world.release("chart") is not None
+    assert world.condition("chart", "Deployed")["status"] == "True"
+    deployed = world.condition("manifests", "Deployed")
+    assert (deployed["status"], deployed["reason"]) == ("False", "FluxNotInstalled")
+    assert "kustomizations.kustomize.toolkit.fluxcd.io" in deployed["message"]
+    assert "kustomize-controller" in deployed["message"]

@@ -255,8 +255,9 @@ def test_metadata_and_schema_errors_come_in_one_answer(widgets: Http) -> None:
             'supported values: "FirstMatch", "AllMatches"',
         ),
         (
-            {**bundle_body("b"), "spec": {}},
-            'Bundle.bundler.dev "b" is invalid: spec.helm: Required value',
+            {**bundle_body("b"), "spec": {"helm": {}, "rolloutStrategy": {"partitions": [{}]}}},
+            'Bundle.bundler.dev "b" is invalid: spec.rolloutStrategy.partitions[0].name: '
+            "Required value",
         ),
         (
             {**bundle_body("b"), "spec": {"helm": {"maxHistory": -1}}},

@@ -21,6 +21,7 @@ from bundler.core.flux.helm_objects import build_flux_objects
 from bundler.core.labels import LABEL_CLUSTER_CLASS, LABEL_IMPORT
 from bundler.core.planning import plan_bundle
 from bundler.errors import InvalidInputError
+from tests.support.builders import helm_of
 from tests.support.capi.capi_objects import WS, Version, capi_cluster, kubeconfig_secret
 from tests.support.schemas import validate
 
@@ -119,7 +120,7 @@ def test_calico_gets_an_ip_pool_per_pod_cidr_of_each_open_cluster() -> None:
     plan = plan_bundle(calico, imported.clusters, imported.groups)
     assert not plan.errors
     pools = {
-        d.cluster: (d.options.helm.values or {})["installation"]["calicoNetwork"]["ipPools"]
+        d.cluster: (helm_of(d.options).values or {})["installation"]["calicoNetwork"]["ipPools"]
         for d in plan.deployments
     }
     assert pools == {

@@ -9,11 +9,10 @@ and checked against the upstream CRDs first.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
+from tests.support.e2e.artifacts import push_manifests
 from tests.support.e2e.tenancy import Tenancy
 from tests.support.schemas import validate
 
@@ -27,18 +26,6 @@ metadata:
 data:
   greeting: {greeting}
 """
-
-
-def _push(directory: Path, remote: str) -> None:
-    """`bundler artifact push`, as a user publishes manifests."""
-    done = subprocess.run(
-        [sys.executable, "-m", "bundler", "artifact", "push", str(directory), remote],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, f"bundler artifact push failed: {done.stderr}"
 
 
 def _manifests(directory: Path, namespace: str, names: dict[str, str]) -> Path:
@@ -83,7 +70,7 @@ def test_an_artifact_pushed_by_bundler_is_applied_and_pruned_by_kustomize_contro
     cluster.kubectl("create", "namespace", namespace)
     repository = env.registry.oci(f"{tenancy.workspace}/manifests")
     first = {"toolchain-kept": "hello", "toolchain-removed": "bye"}
-    _push(_manifests(tenancy.workdir / "v1", namespace, first), f"{repository}:v1")
+    push_manifests(_manifests(tenancy.workdir / "v1", namespace, first), f"{repository}:v1")
     cluster.apply(_flux_objects(namespace, repository, "v1"))
 
     def data(name: str) -> dict[str, str] | None:
@@ -103,7 +90,7 @@ def test_an_artifact_pushed_by_bundler_is_applied_and_pruned_by_kustomize_contro
     )
 
     second = {"toolchain-kept": "hello again"}
-    _push(_manifests(tenancy.workdir / "v2", namespace, second), f"{repository}:v2")
+    push_manifests(_manifests(tenancy.workdir / "v2", namespace, second), f"{repository}:v2")
     cluster.apply(_flux_objects(namespace, repository, "v2"))
     tenancy.eventually(
         lambda: (

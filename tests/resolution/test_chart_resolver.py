@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from bundler.core.planning.version_query import ARTIFACT
 from bundler.errors import BundlerError, InvalidInputError, TransientError
 from bundler.oci.credentials import Credentials
 from bundler.oci.reference import uses_plain_http
@@ -34,6 +35,7 @@ from tests.support.manager.registry_charts import (
 )
 from tests.support.oci.hostile_server import HostileServer, hostile, whole
 from tests.support.registry_fixtures import LocalRegistry
+from tests.support.registry_images import push_artifact
 
 __all__ = ["hostile"]
 
@@ -394,3 +396,29 @@ def test_concurrent_askers_share_one_question() -> None:
     for thread in threads:
         thread.join(10)
     assert (asked, answers) == (["ask"], ["answer", "answer"])
+
+
+FLUX_CONFIG = "application/vnd.cncf.flux.config.v1+json"
+FLUX_CONTENT = "application/vnd.cncf.flux.content.v1.tar+gzip"
+
+
+@pytest.mark.parametrize(
+    ("constraint", "expected"),
+    [("1.*", "1.1.0"), ("*", "2.0.0"), ("~1.0", "1.0.0")],
+    ids=["minor-range", "latest-stable", "tilde"],
+)
+def test_a_kustomize_artifacts_range_resolves_against_its_own_tags(
+    oci_registry: LocalRegistry, constraint: str, expected: str
+) -> None:
+    path = "t/artifacts/web"
+    for tag in ("1.0.0", "1.1.0", "2.0.0", "2.1.0-rc.1"):
+        push_artifact(oci_registry, path, tag, config_type=FLUX_CONFIG, layer_type=FLUX_CONTENT)
+    assert resolver()(oci_registry.oci(path), ARTIFACT, constraint, None) == expected
+
+
+def test_no_artifact_version_matching_says_so(oci_registry: LocalRegistry) -> None:
+    path = "t/artifacts/old"
+    push_artifact(oci_registry, path, "0.1.0", config_type=FLUX_CONFIG, layer_type=FLUX_CONTENT)
+    with pytest.raises(InvalidInputError) as err:
+        resolver()(oci_registry.oci(path), ARTIFACT, "1.*", None)
+    assert "no version of the artifact matches '1.*'; newest available: 0.1.0" in str(err.value)

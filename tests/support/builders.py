@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from bundler.api.bundle import Bundle
-from bundler.api.bundledeployment import BundleDeployment
+from bundler.api.bundledeployment import BundleDeployment, DeploymentOptions
 from bundler.api.cluster import Cluster, ClusterGroup
+from bundler.api.helm import HelmOptions
 from bundler.core.labels import (
     LABEL_BUNDLE_NAME,
     LABEL_BUNDLE_NAMESPACE,
@@ -45,6 +46,26 @@ def bundle(
         {
             "metadata": {"name": name, "namespace": WS},
             "spec": {"helm": {**base_helm, **(helm or {})}, "targets": targets or [], **spec},
+        }
+    )
+
+
+ARTIFACT = "oci://registry.example/manifests/app"
+
+
+def kustomize_bundle(
+    targets: list[dict[str, Any]] | None = None,
+    name: str = "app",
+    kustomize: dict[str, Any] | None = None,
+    **spec: Any,
+) -> Bundle:
+    """A Bundle of Kustomize manifests from an OCI artifact (tag 1.0.0) unless `kustomize`
+    gives its own source; `kustomize` is laid over that, field by field."""
+    base = {"source": {"oci": {"url": ARTIFACT, "tag": "1.0.0"}}, "path": "./deploy"}
+    return Bundle.model_validate(
+        {
+            "metadata": {"name": name, "namespace": WS},
+            "spec": {"kustomize": {**base, **(kustomize or {})}, "targets": targets or [], **spec},
         }
     )
 
@@ -112,3 +133,9 @@ def placed_deployment(
         LABEL_CLUSTER_NAME: cluster_name,
     }
     return obj
+
+
+def helm_of(options: DeploymentOptions) -> HelmOptions:
+    """The Helm options of a Helm Bundle's deployment (asserted present)."""
+    assert options.helm is not None, "not a Helm deployment"
+    return options.helm

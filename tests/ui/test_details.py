@@ -12,7 +12,7 @@ from bundler.api.resources import BUNDLE, BUNDLE_DEPLOYMENT, CLUSTER
 from bundler.store.protocol import EventType
 from bundler.ui.details import bundle_detail, cluster_detail, deployment_detail
 from bundler.ui.fleet_model import FleetModel
-from tests.support.builders import WS, bundle, cluster, placed_deployment
+from tests.support.builders import WS, bundle, cluster, kustomize_bundle, placed_deployment
 
 TARGETS = [
     {"name": "prod", "clusterSelector": {"matchLabels": {"env": "prod"}}},
@@ -118,3 +118,18 @@ def test_a_cluster_shows_its_bootstrap_phases_in_order() -> None:
         ("Bootstrapped", None),
     ]
     assert [b["bundle"] for b in detail["bundles"]] == [f"{WS}/app"]
+
+
+def test_a_kustomize_bundle_shows_its_source_and_each_deployment_its_substitutions() -> None:
+    source = {"oci": {"url": "oci://registry.example/manifests/app", "tag": "1.2.0"}}
+    kustomize = {"source": source, "postBuild": {"substitute": {"region": "eu"}}}
+    placed = bd("p1")
+    placed["spec"]["options"] = {"kustomize": kustomize, "namespace": "app"}
+    model = model_of(kustomize_bundle(TARGETS, kustomize=kustomize).to_wire(), placed)
+    detail = bundle_detail(model, f"{WS}/app")
+    assert detail is not None
+    assert detail["chart"]["repo"] == "oci://registry.example/manifests/app"
+    assert detail["chart"]["version"] == "1.2.0"
+    shown = deployment_detail(model, f"{WS}/app", f"{WS}/p1")
+    assert shown is not None
+    assert (shown["version"], shown["values"]) == ("1.2.0", "region: eu\n")

@@ -164,5 +164,5 @@ def test_a_status_change_tells_the_entry_without_touching_cells() -> None:
 
 def test_an_object_its_model_refuses_is_left_out() -> None:
     model = FleetModel()
-    put(model, BUNDLE, {"metadata": {"name": "bad", "namespace": WS}, "spec": {}})
+    put(model, BUNDLE, {"metadata": {"name": "bad", "namespace": WS}, "spec": {"targets": 3}})
     assert model.snapshot()["bundles"] == []

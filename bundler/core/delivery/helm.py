@@ -27,13 +27,14 @@ from bundler.api.bundledeployment import BundleDeployment, DeploymentOptions, Re
 from bundler.api.meta import ConditionStatus
 from bundler.api.resources import HELM_RELEASE, HELM_REPOSITORY, OCI_REPOSITORY, Resource
 from bundler.api.summary import NON_READY_OBJECT_MESSAGE_MAX, NON_READY_OBJECTS_MAX, NonReadyStatus
+from bundler.core.content import credentials_secret, helm_options
 from bundler.core.delivery import Delivery, Obj, ReleaseReport, ReportReason
+from bundler.core.delivery.readiness import condition_text, flux_condition, flux_readiness
 from bundler.core.flux import FluxTarget, bundle_name, release_object_name
 from bundler.core.flux.helm_objects import build_flux_objects
 from bundler.core.versions import SemVer, tag_to_version
 from bundler.errors import InvalidInputError
 
-FLUX_READY = "Ready"
 # Set by helm-controller's drift detection (driftDetection.mode warn or enabled) on every check.
 FLUX_DRIFTED = "Drifted"
 
@@ -51,12 +52,11 @@ def workload_name(bd: BundleDeployment) -> str:
 
 
 def current(report: ReleaseReport, options: DeploymentOptions) -> ReleaseReport:
-    return for_chart_version(report, options.helm.version)
+    return for_chart_version(report, helm_options(options).version)
 
 
 def secret_ref(options: DeploymentOptions) -> str | None:
-    ref = options.helm.secretRef
-    return None if ref is None else ref.name
+    return credentials_secret(options)
 
 
 def read_release(release: Mapping[str, Any] | None) -> ReleaseReport:
@@ -66,40 +66,15 @@ def read_release(release: Mapping[str, Any] | None) -> ReleaseReport:
             False, ReportReason.NOT_DEPLOYED, "no HelmRelease has been written yet"
         )
     meta = release.get("metadata") or {}
-    spec = release.get("spec") or {}
     status = release.get("status") or {}
     where = f"HelmRelease {meta.get('namespace')}/{meta.get('name')}"
-    report = _readiness(meta, spec, status, where)
+    report = flux_readiness(release, where, _release_details(status))
     if not report.ready:
         report = replace(report, objects=release_objects(status))
-    drifted = _flux_condition(status, FLUX_DRIFTED)
+    drifted = flux_condition(status, FLUX_DRIFTED)
     if drifted is not None and drifted.get("status") == ConditionStatus.TRUE.value:
-        return replace(report, drift=_text(drifted, "message") or f"{where} has drifted")
+        return replace(report, drift=condition_text(drifted, "message") or f"{where} has drifted")
     return report
-
-
-def _readiness(
-    meta: Mapping[str, Any], spec: Mapping[str, Any], status: Mapping[str, Any], where: str
-) -> ReleaseReport:
-    details = _release_details(status)
-    if meta.get("deletionTimestamp"):
-        return ReleaseReport(False, ReportReason.UNINSTALLING, f"{where} is being deleted", details)
-    if spec.get("suspend"):
-        return ReleaseReport(False, ReportReason.SUSPENDED, f"{where} is suspended", details)
-    generation = meta.get("generation")
-    ready = _flux_condition(status, FLUX_READY)
-    current = ready is not None and ready.get("observedGeneration") in (None, generation)
-    if ready is not None and current and ready.get("status") == ConditionStatus.TRUE.value:
-        if status.get("observedGeneration") == generation:
-            return ReleaseReport(True, _text(ready, "reason"), _text(ready, "message"), details)
-    elif ready is not None and current:
-        return ReleaseReport(False, _text(ready, "reason"), _text(ready, "message"), details)
-    observed = status.get("observedGeneration")
-    message = (
-        f"waiting for Flux to reconcile {where} "
-        f"(generation {generation}, observed {observed if observed is not None else 'none'})"
-    )
-    return ReleaseReport(False, ReportReason.PROGRESSING, message, details)
 
 
 # Flux's wait for a release's objects (fluxcd/pkg/ssa, helm-controller's default strategy):
@@ -133,10 +108,10 @@ def release_objects(status: Mapping[str, Any]) -> tuple[NonReadyStatus, ...]:
     as failed; each once, at most NON_READY_OBJECTS_MAX."""
     found: dict[tuple[str, str, str], NonReadyStatus] = {}
     for type in _ACTION_CONDITIONS:
-        flux_condition = _flux_condition(status, type)
-        if flux_condition is None or flux_condition.get("status") == ConditionStatus.TRUE.value:
+        found_condition = flux_condition(status, type)
+        if found_condition is None or found_condition.get("status") == ConditionStatus.TRUE.value:
             continue
-        text = _text(flux_condition, "message")[:_SEARCHED_MAX]
+        text = condition_text(found_condition, "message")[:_SEARCHED_MAX]
         for match in (m for wait in _WAITS for m in wait.finditer(text)):
             kind, namespace, name = match["kind"], match["namespace"] or "", match["name"]
             found.setdefault(
@@ -182,17 +157,6 @@ def _cut(message: str) -> str:
     if len(message) <= NON_READY_OBJECT_MESSAGE_MAX:
         return message
     return message[: NON_READY_OBJECT_MESSAGE_MAX - 3] + "..."
-
-
-def _text(flux_condition: Mapping[str, Any], field: str) -> str:
-    """A text field of Flux's condition; what is not text counts as missing."""
-    value = flux_condition.get(field)
-    return value if isinstance(value, str) else ""
-
-
-def _flux_condition(status: Mapping[str, Any], type: str) -> Mapping[str, Any] | None:
-    conditions = status.get("conditions") or []
-    return next((c for c in conditions if isinstance(c, Mapping) and c.get("type") == type), None)
 
 
 def for_chart_version(report: ReleaseReport, wanted: str | None) -> ReleaseReport:

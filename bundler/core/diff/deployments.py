@@ -28,18 +28,43 @@ class DeploymentSide:
     objects: Sequence[Mapping[str, Any]] | None = None
 
     @property
+    def what(self) -> str:
+        """What the version is of: the chart, or the manifests' artifact."""
+        return "artifact" if _mapping(self.options, "kustomize") else "chart"
+
+    @property
     def version(self) -> str | None:
-        version = _helm(self.options).get("version")
+        kustomize = _mapping(self.options, "kustomize")
+        if kustomize:
+            version = _mapping(_mapping(kustomize, "source"), "oci").get("tag")
+        else:
+            version = _mapping(self.options, "helm").get("version")
         return None if version is None else str(version)
 
     @property
     def values(self) -> Any:
-        return _helm(self.options).get("values") or {}
+        kustomize = _mapping(self.options, "kustomize")
+        if kustomize:
+            return _mapping(kustomize, "postBuild").get("substitute") or {}
+        return _mapping(self.options, "helm").get("values") or {}
 
     def other_options(self) -> dict[str, Any]:
-        """The options without the chart version and the values (shown apart)."""
-        helm = {k: v for k, v in _helm(self.options).items() if k not in ("version", "values")}
-        return {**self.options, "helm": helm}
+        """The options without the version and the values (chart version and values, or
+        artifact tag and substitutions: shown apart)."""
+        kustomize = _mapping(self.options, "kustomize")
+        if not kustomize:
+            helm = _without(_mapping(self.options, "helm"), "version", "values")
+            return {**self.options, "helm": helm}
+        shown = dict(kustomize)
+        source = _mapping(kustomize, "source")
+        if "oci" in source:
+            shown["source"] = {**source, "oci": _without(_mapping(source, "oci"), "tag")}
+        post_build = _without(_mapping(kustomize, "postBuild"), "substitute")
+        if post_build:
+            shown["postBuild"] = post_build
+        else:
+            shown.pop("postBuild", None)
+        return {**self.options, "kustomize": shown}
 
 
 @dataclass(frozen=True)
@@ -54,6 +79,8 @@ class DeploymentDiff:
     values: tuple[ValueChange, ...] = ()
     options: tuple[ValueChange, ...] = ()
     objects: tuple[ObjectChange, ...] = ()
+    #: What the versions are of: chart (Helm) or artifact (Kustomize).
+    what: str = "chart"
 
     @property
     def version_changed(self) -> bool:
@@ -122,14 +149,26 @@ def diff_fleet(
             gone = old[ref]
             objects = tuple(diff_manifests(gone.objects or [], []))
             changes.append(
-                DeploymentDiff(bundle, cluster, ChangeKind.REMOVED, gone.version, objects=objects)
+                DeploymentDiff(
+                    bundle,
+                    cluster,
+                    ChangeKind.REMOVED,
+                    gone.version,
+                    objects=objects,
+                    what=gone.what,
+                )
             )
         elif ref not in old:
             made = new[ref]
             objects = tuple(diff_manifests([], made.objects or []))
             changes.append(
                 DeploymentDiff(
-                    bundle, cluster, ChangeKind.ADDED, new_version=made.version, objects=objects
+                    bundle,
+                    cluster,
+                    ChangeKind.ADDED,
+                    new_version=made.version,
+                    objects=objects,
+                    what=made.what,
                 )
             )
         else:
@@ -162,9 +201,14 @@ def _changed(
         tuple(values),
         tuple(options),
         tuple(objects),
+        new.what,
     )
 
 
-def _helm(options: Mapping[str, Any]) -> Mapping[str, Any]:
-    helm = options.get("helm")
-    return helm if isinstance(helm, Mapping) else {}
+def _without(mapping: Mapping[str, Any], *names: str) -> dict[str, Any]:
+    return {k: v for k, v in mapping.items() if k not in names}
+
+
+def _mapping(options: Mapping[str, Any], name: str) -> Mapping[str, Any]:
+    found = options.get(name)
+    return found if isinstance(found, Mapping) else {}

@@ -76,12 +76,12 @@ def markdown_report(diff: FleetDiff, *, limit: int = MARKDOWN_CLUSTER_LIMIT) -> 
 def headline(change: DeploymentDiff) -> str:
     """`created (chart 1.2.0)`, `removed`, `chart 1.1.0 -> 1.2.0, 2 values, 1 object`."""
     if change.kind is ChangeKind.ADDED:
-        return f"created (chart {change.new_version})"
+        return f"created ({change.what} {change.new_version})"
     if change.kind is ChangeKind.REMOVED:
-        return f"removed (was chart {change.old_version})"
+        return f"removed (was {change.what} {change.old_version})"
     parts = []
     if change.version_changed:
-        parts.append(f"chart {change.old_version} -> {change.new_version}")
+        parts.append(f"{change.what} {change.old_version} -> {change.new_version}")
     for count, what in (
         (len(change.values), "value"),
         (len(change.options), "option"),

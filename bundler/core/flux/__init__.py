@@ -27,6 +27,7 @@ from bundler.core.labels import (
     MANAGED_BY_BUNDLER,
 )
 from bundler.core.naming import DNS1123_LABEL_MAX, HELM_RELEASE_NAME_MAX, shorten_name
+from bundler.errors import InvalidInputError
 
 DEFAULT_AGENT_NAMESPACE = "bundler-system"
 # The key of a remote cluster's kubeconfig Secret (Cluster spec.kubeConfigSecret) Flux reads.
@@ -53,6 +54,20 @@ class FluxTarget:
     mode: AgentMode = AgentMode.PULL
     kubeconfig_secret: str | None = None
     registry_secret: str | None = None
+
+
+def remote_kubeconfig(target: FluxTarget, obj: str) -> str | None:
+    """The kubeconfig Secret a workload object of `obj` names in remote mode (None in pull
+    mode); InvalidInputError when a remote target has none."""
+    if target.mode is not AgentMode.REMOTE:
+        return None
+    if not target.kubeconfig_secret:
+        raise InvalidInputError(
+            f"remote mode for cluster {target.cluster} needs the cluster's kubeconfig Secret "
+            "(Cluster spec.kubeConfigSecret)",
+            obj=obj,
+        )
+    return target.kubeconfig_secret
 
 
 def release_object_name(bundle_name: str) -> str:

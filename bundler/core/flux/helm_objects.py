@@ -14,6 +14,7 @@ from typing import Any
 
 from bundler.api.bundledeployment import BundleDeployment
 from bundler.api.cluster import AgentMode
+from bundler.core.content import helm_options
 from bundler.core.dependencies import waits_in_flux
 from bundler.core.flux import (
     FluxTarget,
@@ -21,6 +22,7 @@ from bundler.core.flux import (
     flux_labels,
     helm_release_name,
     release_object_name,
+    remote_kubeconfig,
 )
 from bundler.core.flux.release import (
     DEFAULT_INTERVAL,
@@ -62,7 +64,7 @@ class FluxObjects:
 def build_flux_objects(bd: BundleDeployment, target: FluxTarget) -> FluxObjects:
     """The source and HelmRelease for `bd` in `target`; InvalidInputError names the bad field."""
     obj = f"BundleDeployment {bd.metadata.namespace}/{bd.metadata.name}"
-    helm = bd.spec.options.helm.to_wire()
+    helm = helm_options(bd.spec.options, obj=obj).to_wire()
     chart, version = _required(helm, obj, "chart"), _required(helm, obj, "version")
     if not is_exact_version(version):
         raise InvalidInputError(
@@ -152,17 +154,9 @@ def _chart_reference(
 
 def _placement(bd: BundleDeployment, target: FluxTarget, obj: str) -> ReleasePlacement:
     options = bd.spec.options
-    kubeconfig_secret = None
-    if target.mode is AgentMode.REMOTE:
-        if not target.kubeconfig_secret:
-            raise InvalidInputError(
-                f"remote mode for cluster {target.cluster} needs the cluster's kubeconfig Secret "
-                "(Cluster spec.kubeConfigSecret)",
-                obj=obj,
-            )
-        kubeconfig_secret = target.kubeconfig_secret
+    kubeconfig_secret = remote_kubeconfig(target, obj)
     return ReleasePlacement(
-        release_name=helm_release_name(options.helm.releaseName or bundle_name(bd)),
+        release_name=helm_release_name(helm_options(options).releaseName or bundle_name(bd)),
         namespace=options.namespace,
         # Flux waits for a dependency Ready: only for those whose accepted states all are.
         depends_on=[

@@ -28,6 +28,8 @@ from bundler.api.bundle import Bundle
 from bundler.api.bundledeployment import DeliveredValues, DeploymentOptions
 from bundler.api.cluster import Cluster, ClusterGroup
 from bundler.api.helm import HelmOptions
+from bundler.api.kustomize import KustomizeOptions
+from bundler.core.content import ContentKind, with_artifact_tag
 from bundler.core.deployment_id import deployment_id
 from bundler.core.flux import release_object_name
 from bundler.core.flux.values_copies import delivered_values
@@ -111,8 +113,9 @@ class BundlePlan:
     targeted: tuple[str, ...] = field(default=())
 
 
-def merged_helm(bundle: Bundle, decision: TargetDecision) -> dict[str, Any]:
-    """The bundle's `spec.helm` with each contributing target's overrides laid over it, in order."""
+def merged_content(bundle: Bundle, decision: TargetDecision) -> dict[str, Any]:
+    """The bundle's content (`spec.helm` or `spec.kustomize`) with each contributing target's
+    overrides laid over it, in order."""
     return deep_merge(memo_of(bundle).merged(_contributing(decision)).merged, {})
 
 
@@ -310,14 +313,20 @@ def _build_options(
 ) -> DeploymentOptions:
     """The options of one cluster; `rendered` is its render of the templated fields (None: none
     to render). TemplateError when a rendered field cannot be used (a label rendered to a map)."""
-    helm = dict(merged.helm)
+    content = dict(merged.content)
     if rendered is not None and context is not None:
-        helm = rendered_options(helm, rendered, merged.patches, obj=context.describe())
-    helm["version"] = version
-    release = release_object_name(memo.bundle.metadata.name)
-    delivered = delivered_values(helm.get("valuesFrom") or (), inputs.delivered, release)
+        content = rendered_options(content, rendered, merged.patches, obj=context.describe())
+    helm, kustomize, delivered = None, None, None
+    if merged.kind is ContentKind.HELM:
+        content["version"] = version
+        release = release_object_name(memo.bundle.metadata.name)
+        delivered = delivered_values(content.get("valuesFrom") or (), inputs.delivered, release)
+        helm = HelmOptions.model_validate(content)
+    else:
+        kustomize = KustomizeOptions.model_validate(with_artifact_tag(content, version))
     return DeploymentOptions(
-        helm=HelmOptions.model_validate(helm),
+        helm=helm,
+        kustomize=kustomize,
         namespace=merged.namespace,
         dependsOn=list(inputs.depends_on),
         keepResources=memo.bundle.spec.keepResources,

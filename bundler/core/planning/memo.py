@@ -1,13 +1,13 @@
 """What planning works out once per Bundle instead of once per cluster, kept per Bundle model.
 
-Planning a Bundle over N clusters repeats most of its work N times: the bundle's `spec.helm` as
-data, each set of contributing targets merged over it, what its values' templates read, and
-(for clusters that agree on what the templates read) the render, the options model and its
-deploymentID. A :class:`BundleMemo` keeps those per Bundle model: models are never changed in
-place, and a Bundle's spec only changes with its generation, so a memo stays true for all models of
-one generation of one Bundle (see `_Memos`). Memos are bounded: at most :data:`MAX_BUNDLES` Bundles,
-and :data:`MAX_OPTIONS` distinct options per Bundle; past those, planning still works, it just
-computes again.
+Planning a Bundle over N clusters repeats most of its work N times: the bundle's content
+(`spec.helm` or `spec.kustomize`, bundler.core.content) as data, each set of contributing targets
+merged over it, what its templates read, and (for clusters that agree on what the templates read)
+the render, the options model and its deploymentID. A :class:`BundleMemo` keeps those per Bundle
+model: models are never changed in place, and a Bundle's spec only changes with its generation, so
+a memo stays true for all models of one generation of one Bundle (see `_Memos`). Memos are
+bounded: at most :data:`MAX_BUNDLES` Bundles, and :data:`MAX_OPTIONS` distinct options per Bundle;
+past those, planning still works, it just computes again.
 """
 
 from __future__ import annotations
@@ -22,17 +22,22 @@ from bundler.api.bundle import Bundle
 from bundler.api.bundledeployment import DeploymentOptions
 from bundler.api.dependencies import DependsOn
 from bundler.api.health import HealthCheck
+from bundler.core.content import (
+    ContentKind,
+    bundle_content,
+    content_kind,
+    merge_content,
+    target_content,
+)
 from bundler.core.health import with_namespace
 from bundler.core.images.wanted import ImageQuery, image_queries
-from bundler.core.merge import merge_helm
 from bundler.core.naming import HELM_RELEASE_NAME_MAX, shorten_name
-from bundler.core.planning.version_query import VersionQuery, query_for
+from bundler.core.planning.version_query import VersionQuery, query_for, version_key
 from bundler.core.targeting import TargetDecision
 from bundler.core.templating import has_templates
 from bundler.core.templating.fields import PatchAt, templated_tree
 from bundler.core.templating.reads import ReadPath
 from bundler.core.templating.templater import Templater
-from bundler.core.versions import wanted_version
 
 MAX_BUNDLES = 1024
 MAX_OPTIONS = 1024
@@ -51,20 +56,23 @@ Contributing = tuple[int, ...]
 
 @dataclass(frozen=True)
 class MergedTargets:
-    """A bundle's `spec.helm` with one set of contributing targets laid over it."""
+    """A bundle's content (`spec.helm` or `spec.kustomize`) with one set of contributing targets
+    laid over it."""
 
-    #: As merged, manager-only fields included (what `merged_helm` gives). Never changed.
+    kind: ContentKind
+    #: As merged, manager-only fields included (what `merged_content` gives). Never changed.
     merged: dict[str, Any]
-    #: The release's helm options before rendering and version resolution. Never changed.
-    helm: dict[str, Any]
+    #: The content's options before rendering and version resolution. Never changed.
+    content: dict[str, Any]
     namespace: str
-    #: (repo, chart, wanted version): how the resolved version is looked up.
+    #: (repo, chart, wanted version): how the resolved version is looked up (for an OCI
+    #: artifact: its url, "", the tag or range; for Git: empty).
     version_query: tuple[str, str, str]
-    #: Whether there are templates to render (values, post-renderers or common metadata with
-    #: `${`, templating not disabled).
+    #: Whether there are templates to render (`${` in the templated fields, templating not
+    #: disabled).
     templated: bool
-    #: What a cluster's render walks: values, postRenderers (templated patches read as YAML) and
-    #: commonMetadata.
+    #: What a cluster's render walks: Helm's values, postRenderers (templated patches read as
+    #: YAML) and commonMetadata; Kustomize's postBuild and patches.
     templates: dict[str, Any]
     #: Where those patches are (bundler.core.templating.fields).
     patches: tuple[PatchAt, ...]
@@ -77,7 +85,8 @@ class BundleMemo:
 
     def __init__(self, bundle: Bundle) -> None:
         self.bundle = bundle
-        self.helm = bundle.spec.helm.to_wire()
+        self.kind = content_kind(bundle.spec)
+        self.content = bundle_content(bundle.spec)
         # By name only: selectors are resolved against the workspace (`dependencies` of planning).
         self.depends_on = tuple(
             DependsOn(name=d.name, acceptedStates=d.acceptedStates)
@@ -107,7 +116,7 @@ class BundleMemo:
         found = self._needs.get(contributing)
         if found is None:
             found = (
-                query_for(self.merged(contributing).merged),
+                query_for(self.merged(contributing).merged, self.kind),
                 image_queries(self.bundle, decision),
             )
             with self._lock:
@@ -141,29 +150,32 @@ class BundleMemo:
 
     def _merge(self, contributing: Contributing) -> MergedTargets:
         targets = self.bundle.spec.targets
-        merged = self.helm
+        merged = self.content
         namespace = self.bundle.spec.namespace
         checks: list[HealthCheck] = []
         for index in contributing:
             target = targets[index]
-            if target.helm is not None:
-                merged = merge_helm(merged, target.helm.to_wire())
+            overrides = target_content(target, self.kind)
+            if overrides is not None:
+                merged = merge_content(self.kind, merged, overrides)
             namespace = target.namespace or namespace
             checks.extend(target.healthChecks)
-        helm = {k: v for k, v in merged.items() if k not in _MANAGER_ONLY_FIELDS}
-        # The name the HelmRelease gets (bundler.core.flux), so previews show the real one.
-        helm.setdefault(
-            "releaseName", shorten_name(self.bundle.metadata.name, HELM_RELEASE_NAME_MAX)
-        )
+        content = {k: v for k, v in merged.items() if k not in _MANAGER_ONLY_FIELDS}
+        if self.kind is ContentKind.HELM:
+            # The name the HelmRelease gets (bundler.core.flux), so previews show the real one.
+            content.setdefault(
+                "releaseName", shorten_name(self.bundle.metadata.name, HELM_RELEASE_NAME_MAX)
+            )
         disabled = bool(merged.get("disableTemplating"))
         # Patches are read as YAML only when they are rendered: checked by validate_bundle.
-        templates = templated_tree({} if disabled else helm)
+        templates = templated_tree({} if disabled else content)
         release_namespace = namespace or DEFAULT_RELEASE_NAMESPACE
         return MergedTargets(
+            kind=self.kind,
             merged=merged,
-            helm=helm,
+            content=content,
             namespace=release_namespace,
-            version_query=(helm["repo"], helm["chart"], wanted_version(helm.get("version"))),
+            version_query=version_key(content, self.kind),
             templated=not disabled and has_templates(templates.tree),
             templates=templates.tree,
             patches=templates.patches,

@@ -1,8 +1,10 @@
-"""Templates beyond values: post-renderers and common metadata of a release.
+"""Templates beyond values: post-renderers and common metadata of a release, and a Kustomize
+Bundle's substitutions and patches.
 
 `helm.postRenderers` and `helm.commonMetadata` are templated per cluster like values. Label and
 annotation values of commonMetadata are text: a template rendering a number or a boolean gives
-its text, anything else is the cluster's template error.
+its text, anything else is the cluster's template error. So are `kustomize.postBuild.substitute`
+values (Flux substitutes text) and `kustomize.patches`, whose patches are read as below.
 
 A patch (`helm.postRenderers[].kustomize.patches[].patch`) is YAML text that Kustomize parses
 after Helm renders: substituting a template's result into that text would let a cluster's values
@@ -12,8 +14,8 @@ So a patch holding `${` is read as YAML first, and its strings are rendered like
 text. A patch without `${` is passed as it is written.
 
 :func:`templated_tree` gives the tree one cluster's render walks (`values`, `postRenderers` with
-the templated patches read, `commonMetadata`) and where the patches were read;
-:func:`rendered_options` writes the render back into `helm`.
+the templated patches read, `commonMetadata`; for Kustomize `postBuild` and `patches`) and where
+the patches were read; :func:`rendered_options` writes the render back into the options.
 """
 
 from __future__ import annotations
@@ -31,11 +33,15 @@ TEMPLATE_MARK = "${"
 VALUES = "values"
 POST_RENDERERS = "postRenderers"
 COMMON_METADATA = "commonMetadata"
-#: The fields of `helm` a cluster's render walks.
-TEMPLATED_FIELDS = (VALUES, POST_RENDERERS, COMMON_METADATA)
+POST_BUILD = "postBuild"
+PATCHES = "patches"
+#: The fields of the options a cluster's render walks (`helm`'s, then `kustomize`'s).
+TEMPLATED_FIELDS = (VALUES, POST_RENDERERS, COMMON_METADATA, POST_BUILD, PATCHES)
 
-#: (post-renderer index, patch index) of a patch read as YAML.
+#: (post-renderer index, patch index) of a patch read as YAML; (OWN_PATCHES, index) for one of a
+#: Kustomization's own `patches`.
 PatchAt = tuple[int, int]
+OWN_PATCHES = -1
 
 
 @dataclass(frozen=True)
@@ -52,15 +58,29 @@ def patch_field(renderer: int, patch: int) -> str:
 
 def templated_patches(post_renderers: Sequence[Any]) -> list[PatchAt]:
     """Where the patches holding a template are."""
-    found = []
+    found: list[PatchAt] = []
     for i, renderer in enumerate(post_renderers):
         kustomize = renderer.get("kustomize") if isinstance(renderer, Mapping) else None
         patches = kustomize.get("patches") if isinstance(kustomize, Mapping) else None
-        for j, patch in enumerate(patches or []):
-            text = patch.get("patch") if isinstance(patch, Mapping) else None
-            if isinstance(text, str) and TEMPLATE_MARK in text:
-                found.append((i, j))
+        found.extend((i, j) for j in _templated(patches or []))
     return found
+
+
+def _templated(patches: Sequence[Any]) -> list[int]:
+    """The indexes of the patches whose text holds a template."""
+    found = []
+    for j, patch in enumerate(patches):
+        text = patch.get("patch") if isinstance(patch, Mapping) else None
+        if isinstance(text, str) and TEMPLATE_MARK in text:
+            found.append(j)
+    return found
+
+
+def _patch_list(tree: Mapping[str, Any], renderer: int) -> Any:
+    """The list of patches `renderer` (a post-renderer's index, or OWN_PATCHES) holds."""
+    if renderer == OWN_PATCHES:
+        return tree[PATCHES]
+    return tree[POST_RENDERERS][renderer]["kustomize"]["patches"]
 
 
 def read_patch(text: str, *, obj: str | None, field: str) -> Any:
@@ -80,17 +100,22 @@ def read_patch(text: str, *, obj: str | None, field: str) -> Any:
 def templated_tree(helm: Mapping[str, Any], *, obj: str | None = None) -> TemplatedTree:
     """The templated fields of `helm` (wire JSON) as one tree to render, templated patches read
     as YAML. InvalidInputError (naming `obj`) when such a patch is not YAML."""
-    tree: dict[str, Any] = {name: helm[name] for name in (VALUES, COMMON_METADATA) if name in helm}
-    post_renderers = helm.get(POST_RENDERERS)
+    names = (VALUES, COMMON_METADATA, POST_BUILD)
+    tree: dict[str, Any] = {name: helm[name] for name in names if name in helm}
     at: list[PatchAt] = []
+    post_renderers = helm.get(POST_RENDERERS)
     if isinstance(post_renderers, list):
         at = templated_patches(post_renderers)
-        if at:
-            post_renderers = copy.deepcopy(post_renderers)
-            for i, j in at:
-                patch = post_renderers[i]["kustomize"]["patches"][j]
-                patch["patch"] = read_patch(patch["patch"], obj=obj, field=patch_field(i, j))
-        tree[POST_RENDERERS] = post_renderers
+        tree[POST_RENDERERS] = copy.deepcopy(post_renderers) if at else post_renderers
+    own = helm.get(PATCHES)
+    if isinstance(own, list):
+        found = [(OWN_PATCHES, j) for j in _templated(own)]
+        tree[PATCHES] = copy.deepcopy(own) if found else own
+        at += found
+    for i, j in at:
+        patch = _patch_list(tree, i)[j]
+        field = f"{PATCHES}[{j}].patch" if i == OWN_PATCHES else patch_field(i, j)
+        patch["patch"] = read_patch(patch["patch"], obj=obj, field=field)
     return TemplatedTree(tree, tuple(at))
 
 
@@ -108,13 +133,36 @@ def rendered_options(
         out[VALUES] = rendered[VALUES]
     if COMMON_METADATA in rendered:
         out[COMMON_METADATA] = _metadata_text(rendered[COMMON_METADATA], obj)
-    if POST_RENDERERS in rendered:
-        post_renderers = rendered[POST_RENDERERS]
-        for i, j in patches:
-            patch = post_renderers[i]["kustomize"]["patches"][j]
-            patch["patch"] = dump(patch["patch"])
-        out[POST_RENDERERS] = post_renderers
+    if POST_BUILD in rendered:
+        out[POST_BUILD] = _post_build_text(rendered[POST_BUILD], obj)
+    for name in (POST_RENDERERS, PATCHES):
+        if name in rendered:
+            out[name] = rendered[name]
+    for i, j in patches:
+        patch = _patch_list(out, i)[j]
+        patch["patch"] = dump(patch["patch"])
     return out
+
+
+def _post_build_text(post_build: Any, obj: str | None) -> Any:
+    """`postBuild` with each substitute value as text (Flux substitutes strings)."""
+    if not isinstance(post_build, Mapping) or not isinstance(post_build.get("substitute"), Mapping):
+        return post_build
+    substitute = {
+        key: _text(value, obj, f"{POST_BUILD}.substitute[{key!r}]", "substitutions")
+        for key, value in post_build["substitute"].items()
+    }
+    return {**post_build, "substitute": substitute}
+
+
+def _text(value: Any, obj: str | None, field: str, what: str) -> str:
+    """A rendered value as text: a number or a boolean gives its text, anything else is the
+    cluster's template error."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float | str):
+        return str(value)
+    raise TemplateError(f"renders to {type(value).__name__}; {what} are text", obj=obj, field=field)
 
 
 def _metadata_text(metadata: Mapping[str, Any], obj: str | None) -> dict[str, Any]:
@@ -123,17 +171,8 @@ def _metadata_text(metadata: Mapping[str, Any], obj: str | None) -> dict[str, An
         if not isinstance(entries, Mapping):
             out[field] = entries
             continue
-        out[field] = {}
-        for key, value in entries.items():
-            if isinstance(value, bool):
-                text = "true" if value else "false"
-            elif isinstance(value, int | float | str):
-                text = str(value)
-            else:
-                raise TemplateError(
-                    f"renders to {type(value).__name__}; labels and annotations are text",
-                    obj=obj,
-                    field=f"{COMMON_METADATA}.{field}[{key!r}]",
-                )
-            out[field][key] = text
+        out[field] = {
+            key: _text(value, obj, f"{COMMON_METADATA}.{field}[{key!r}]", "labels and annotations")
+            for key, value in entries.items()
+        }
     return out

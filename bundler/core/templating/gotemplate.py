@@ -351,6 +351,8 @@ def _literal(value: Any) -> str:
 
 def bundle_label_warnings(bundle: Bundle) -> list[str]:
     """`fleet_label_warnings` of a Bundle's values and of each target's."""
+    if bundle.spec.helm is None:
+        return []  # Fleet's labels are read from Helm values only
     found = fleet_label_warnings(bundle.spec.helm.values, "spec.helm.values")
     for index, target in enumerate(bundle.spec.targets):
         if target.helm is not None:

@@ -67,7 +67,8 @@ _MISSING_NAME_HELP = (
     "use `| default(...)` for optional values; it covers a whole chain of keys"
     ' (`${ cluster.values.ingress.className | default("nginx") }`);'
     " if this `${` is meant for the application, write `$${` to get a literal `${`, or set"
-    " spec.helm.disableTemplating: true to pass this bundle's values verbatim"
+    " disableTemplating: true in spec.helm (or spec.kustomize) to pass this bundle's templates"
+    " verbatim"
 )
 
 #: Where a string is in a values tree: the keys and indexes that lead to it.

@@ -34,6 +34,7 @@ from bundler.api.bundle import Bundle
 from bundler.api.bundledeployment import BundleDeployment
 from bundler.api.cluster import Cluster
 from bundler.api.resources import BUNDLE, BUNDLE_DEPLOYMENT
+from bundler.core.content import bundle_content, content_kind, poll_interval
 from bundler.core.deletion_guard import deletion_hold
 from bundler.core.durations import duration_seconds
 from bundler.core.planning import key as ref
@@ -444,7 +445,7 @@ def _cluster_of(scope: Scope, cluster_ref: str) -> Cluster | None:
 
 
 def _poll_again(bundle: Bundle) -> Result | None:
-    interval = bundle.spec.helm.pollInterval
+    interval = poll_interval(bundle.spec)
     return None if interval is None else Result(requeue_after=duration_seconds(interval))
 
 
@@ -656,5 +657,5 @@ class _Copied:
 
 def _resolved_version(bundle: Bundle, planned: BundleRows) -> str | None:
     """The concrete version the Bundle's own `spec.helm.version` range resolved to, if a range."""
-    query = query_for(bundle.spec.helm.to_wire())
+    query = query_for(bundle_content(bundle.spec), content_kind(bundle.spec))
     return None if query is None else planned.resolved.get(query.key)

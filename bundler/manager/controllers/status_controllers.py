@@ -147,9 +147,15 @@ class BundleStatusController:
 
 
 def _exact_version(observed: Obj) -> str | None:
-    """The Bundle's spec.helm.version when it is an exact version (the VERSION column)."""
-    helm = (observed.get("spec") or {}).get("helm") or {}
+    """The Bundle's spec.helm.version (or its OCI artifact's tag or version) when it is an
+    exact version (the VERSION column)."""
+    spec = observed.get("spec") or {}
+    helm = spec.get("helm") or {}
     version = helm.get("version") if isinstance(helm, dict) else None
+    kustomize = spec.get("kustomize")
+    if isinstance(kustomize, dict):
+        oci = (kustomize.get("source") or {}).get("oci") or {}
+        version = oci.get("tag") or oci.get("version") if isinstance(oci, dict) else None
     return version if isinstance(version, str) and is_exact_version(version) else None
 
 

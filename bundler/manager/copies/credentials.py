@@ -26,6 +26,7 @@ from collections.abc import Iterable, Mapping
 
 from bundler.api.bundle import Bundle
 from bundler.api.bundledeployment import DeploymentOptions
+from bundler.core.content import credentials_field, credentials_secret
 from bundler.core.credentials import credentials_refusal, refusal_message
 from bundler.core.validation import bundle_ref
 from bundler.errors import InvalidInputError
@@ -64,7 +65,7 @@ def read_sources(
             raise InvalidInputError(
                 f"Secret {workspace}/{name} with the repository credentials does not exist",
                 obj=bundle_ref(bundle),
-                field="spec.helm.secretRef",
+                field=credentials_field(bundle.spec),
             )
         why = credentials_refusal(secret, kubeconfig_of)
         if why is not None:
@@ -72,7 +73,7 @@ def read_sources(
                 refusal_message(workspace, name, why),
                 secret=name,
                 obj=bundle_ref(bundle),
-                field="spec.helm.secretRef",
+                field=credentials_field(bundle.spec),
             )
         found[name] = secret
     return found
@@ -80,8 +81,8 @@ def read_sources(
 
 def secret_names(options: DeploymentOptions | None) -> set[str]:
     """The credentials Secret a deployment's options name (none or one)."""
-    ref = options.helm.secretRef if options is not None else None
-    return {ref.name} if ref is not None else set()
+    name = credentials_secret(options) if options is not None else None
+    return {name} if name is not None else set()
 
 
 def _wanted(options: DeploymentOptions | None) -> dict[str, str]:
@@ -93,9 +94,11 @@ def _spec_names(spec: Obj) -> set[str]:
     """The credentials Secrets a BundleDeployment spec (as written) names, now or staged."""
     names = set()
     for options in (spec.get("options"), spec.get("stagedOptions")):
-        ref = ((options or {}).get("helm") or {}).get("secretRef") or {}
-        if ref.get("name"):
-            names.add(str(ref["name"]))
+        source = ((options or {}).get("kustomize") or {}).get("source") or {}
+        for holder in ((options or {}).get("helm"), source.get("oci"), source.get("git")):
+            ref = (holder or {}).get("secretRef") or {}
+            if ref.get("name"):
+                names.add(str(ref["name"]))
     return names
 
 
@@ -103,7 +106,8 @@ CREDENTIALS = CopyKind(
     mark=REPOSITORY_CREDENTIALS,
     what="the repository credentials",
     remedy=(
-        "give the workspace's credentials Secret (spec.helm.secretRef) another name, or remove "
+        "give the workspace's credentials Secret (spec.helm.secretRef, or the secretRef of "
+        "spec.kustomize.source) another name, or remove "
         "that Secret"
     ),
     wanted=_wanted,

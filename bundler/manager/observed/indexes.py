@@ -295,10 +295,13 @@ class ObjectUsers:
 
 
 def credential_secrets(bundle: Obj) -> frozenset[str]:
-    """The Secret names a raw Bundle gives as `helm.secretRef`, in its spec or any target, or as
-    an image's `secretRef`."""
+    """The Secret names a raw Bundle gives as `helm.secretRef` or a `kustomize.source`'s
+    `secretRef`, in its spec or any target, or as an image's `secretRef`."""
     spec = _mapping(bundle, "spec")
     holders = _helm_holders(spec)
+    for kustomize in _holders(spec, "kustomize"):
+        source = _mapping(kustomize, "source")
+        holders.extend((_mapping(source, "oci"), _mapping(source, "git")))
     images = spec.get("images")
     if isinstance(images, list):
         holders.extend(image for image in images if isinstance(image, Mapping))
@@ -333,10 +336,16 @@ def named_config_maps(bundle: Obj) -> frozenset[str]:
 
 def _helm_holders(spec: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     """`spec.helm` and each target's `helm` of a raw Bundle spec, those that are mappings."""
-    holders = [_mapping(spec, "helm")]
+    return _holders(spec, "helm")
+
+
+def _holders(spec: Mapping[str, Any], field: str) -> list[Mapping[str, Any]]:
+    """`spec.<field>` and each target's `<field>` of a raw Bundle spec (empty when not
+    mappings)."""
+    holders = [_mapping(spec, field)]
     targets = spec.get("targets")
     if isinstance(targets, list):
-        holders.extend(_mapping(target, "helm") for target in targets)
+        holders.extend(_mapping(target, field) for target in targets)
     return holders
 
 

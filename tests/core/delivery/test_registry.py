@@ -8,9 +8,18 @@ from typing import Any
 import pytest
 
 from bundler.agent.caches import FLUX_KINDS, OWNED_KINDS, WORKLOADS
-from bundler.api.resources import HELM_RELEASE, HELM_REPOSITORY, OCI_REPOSITORY, SECRET, Resource
+from bundler.api.resources import (
+    GIT_REPOSITORY,
+    HELM_RELEASE,
+    HELM_REPOSITORY,
+    KUSTOMIZATION,
+    OCI_REPOSITORY,
+    SECRET,
+    Resource,
+)
 from bundler.core.delivery import Delivery, ReportReason
 from bundler.core.delivery.helm import HELM
+from bundler.core.delivery.kustomize import KUSTOMIZE
 from bundler.core.delivery.registry import DELIVERIES, delivery_for, watched_kinds
 from bundler.core.rbac import (
     AGENT_DOWNSTREAM_RULES,
@@ -20,7 +29,9 @@ from bundler.core.rbac import (
     PolicyRule,
     delivery_rules,
 )
-from tests.support.core.flux.objects import OCI_REPO, PULL, make_bd
+from tests.support.core.flux.objects import OCI_REPO, PULL, make_bd, make_kustomize_bd
+
+GIT = {"git": {"url": "https://git.example/podinfo.git", "ref": {"branch": "main"}}}
 
 
 def grants(rules: tuple[PolicyRule, ...], res: Resource, verb: str) -> bool:
@@ -44,9 +55,16 @@ def test_delivery_for_picks_the_delivery_of_the_options(
     assert delivery_for(make_bd(**helm).spec.options) is delivery
 
 
+def test_kustomize_options_take_the_kustomize_delivery() -> None:
+    assert delivery_for(make_kustomize_bd().spec.options) is KUSTOMIZE
+
+
 @pytest.mark.parametrize(
     ("delivery", "sources", "workload"),
-    [(HELM, (HELM_REPOSITORY, OCI_REPOSITORY), HELM_RELEASE)],
+    [
+        (HELM, (HELM_REPOSITORY, OCI_REPOSITORY), HELM_RELEASE),
+        (KUSTOMIZE, (OCI_REPOSITORY, GIT_REPOSITORY), KUSTOMIZATION),
+    ],
     ids=lambda v: v.name if isinstance(v, Delivery) else None,
 )
 def test_a_delivery_writes_its_sources_before_its_workload(
@@ -60,13 +78,15 @@ def test_a_delivery_writes_its_sources_before_its_workload(
     [
         ({}, [HELM_REPOSITORY, HELM_RELEASE]),
         ({"repo": OCI_REPO}, [OCI_REPOSITORY, HELM_RELEASE]),
+        ({"kustomize": {}}, [OCI_REPOSITORY, KUSTOMIZATION]),
+        ({"kustomize": {"source": GIT}}, [GIT_REPOSITORY, KUSTOMIZATION]),
     ],
-    ids=["http-repository", "oci-repository"],
+    ids=["http-repository", "oci-repository", "kustomize-oci", "kustomize-git"],
 )
 def test_built_objects_are_of_the_delivery_kinds_in_apply_order(
     helm: dict[str, Any], kinds: list[Resource]
 ) -> None:
-    bd = make_bd(**helm)
+    bd = make_bd(**helm) if "kustomize" not in helm else make_kustomize_bd(**helm["kustomize"])
     delivery = delivery_for(bd.spec.options)
     built = delivery.build(bd, PULL)
     assert [res for res, _ in built] == kinds

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from bundler.core.fleet.targets import FleetTarget, combine, criteria_of
-from bundler.core.planning import merged_helm
+from bundler.core.planning import merged_content
 from bundler.core.targeting import match_targets
 from tests.support.builders import bundle, cluster, group
 from tests.support.core.fleet.fleet_semantics import fleet_choice
@@ -92,7 +92,7 @@ def test_bundler_targets_decide_what_fleet_decides(
             selecting, customizing, all_matches=all_matches, cluster=one, groups=GROUPS
         )
         decision = match_targets(converted, one, GROUPS)
-        applied = sorted((merged_helm(converted, decision).get("values") or {}).keys())
+        applied = sorted((merged_content(converted, decision).get("values") or {}).keys())
         if not decision.deploy:
             applied = []  # the options of a cluster that gets nothing do not matter
         assert (decision.deploy, applied) == (expected[0], sorted(expected[1])), one.metadata.name

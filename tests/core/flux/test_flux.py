@@ -15,6 +15,7 @@ from bundler.api.cluster import AgentMode
 from bundler.core.flux import FluxTarget, flux_labels, release_object_name
 from bundler.core.flux.helm_objects import build_flux_objects
 from bundler.errors import InvalidInputError
+from tests.support.builders import helm_of
 from tests.support.core.flux.objects import (
     CLUSTER_NAMESPACE,
     HTTP_REPO,
@@ -326,7 +327,7 @@ def test_output_does_not_alias_the_bundle_deployment() -> None:
     objects.release["metadata"]["labels"]["x"] = "y"
     assert build(bd).release["spec"]["values"]["a"]["list"] == [1, "two", None, True, 1.5]
     assert "x" not in build(bd).release["metadata"]["labels"]
-    assert bd.spec.options.helm.values == {"z": 1, "a": {"list": [1, "two", None, True, 1.5]}}
+    assert helm_of(bd.spec.options).values == {"z": 1, "a": {"list": [1, "two", None, True, 1.5]}}
 
 
 @pytest.mark.parametrize(

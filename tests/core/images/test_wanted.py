@@ -20,7 +20,7 @@ from bundler.core.targeting import match_targets
 from bundler.core.templating.images import ImageNotResolvedError
 from bundler.core.validation import validate_bundle
 from bundler.errors import InvalidInputError
-from tests.support.builders import WS, bundle, cluster
+from tests.support.builders import WS, bundle, cluster, helm_of
 
 REPO = "registry.example/team/web"
 WEB = {"name": "web", "repository": REPO, "policy": {"semver": {"range": "^1.0"}}}
@@ -192,7 +192,7 @@ def test_the_answers_behind_images_are_out_of_the_sandbox_reach() -> None:
 def test_offline_every_image_shows_its_policy() -> None:
     b = image_bundle([EVERYONE], {"image": "${ images.web.ref }", "sc": "${ images.sidecar.tag }"})
     (d,) = plan_bundle(b, CLUSTERS[:1], []).deployments
-    assert d.options.helm.values == {"image": f"{REPO}:<semver ^1.0>", "sc": "<numerical asc>"}
+    assert helm_of(d.options).values == {"image": f"{REPO}:<semver ^1.0>", "sc": "<numerical asc>"}
 
 
 def test_an_unanswered_query_is_not_resolved_yet() -> None:
@@ -286,6 +286,6 @@ def test_clusters_reading_the_same_image_answer_share_one_render() -> None:
     first = plan_bundle(b, CLUSTERS, [], images=answers(b, {"": resolved("1.2.0")}))
     assert len({id(d.options) for d in first.deployments}) == 1
     later = plan_bundle(b, CLUSTERS, [], images=answers(b, {"": resolved("1.3.0")}))
-    assert {(d.options.helm.values or {})["tag"] for d in later.deployments} == {"1.3.0"}
+    assert {(helm_of(d.options).values or {})["tag"] for d in later.deployments} == {"1.3.0"}
     held = plan_bundle(b, CLUSTERS, [], images=answers(b, {"": UNREACHABLE}))
     assert not held.deployments and len(held.errors) == len(CLUSTERS)

@@ -15,7 +15,7 @@ from bundler.core.planning.bundle_pass import plan_pass
 from bundler.core.planning.inputs import Delivered, Dependencies, ResolvedVersions
 from bundler.core.planning.version_query import VersionQuery
 from bundler.errors import InvalidInputError
-from tests.support.builders import WS, bundle, cluster
+from tests.support.builders import WS, bundle, cluster, helm_of
 
 CLUSTERS = [cluster("prod-1", {"env": "prod"}), cluster("dev-1", {"env": "dev"})]
 
@@ -78,7 +78,7 @@ def test_a_resolved_range_reaches_every_targeted_cluster() -> None:
     b = bundle([{"clusterSelector": {"matchLabels": {"env": "prod"}}}], helm={"version": "^1"})
     plan, _ = plan_pass(b, CLUSTERS, [], Recorded({"^1": "1.4.0"}))
     assert [d.cluster for d in plan.deployments] == [f"{WS}/prod-1"]
-    assert [d.options.helm.version for d in plan.deployments] == ["1.4.0"]
+    assert [helm_of(d.options).version for d in plan.deployments] == ["1.4.0"]
 
 
 @pytest.mark.parametrize("failing", ["management_values", "versions", "images", "dependencies"])

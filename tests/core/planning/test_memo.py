@@ -12,7 +12,7 @@ from bundler.core.planning import plan_bundle, template_context
 from bundler.core.planning.memo import memo_of
 from bundler.core.templating import render_values
 from bundler.errors import TemplateError
-from tests.support.builders import bundle, cluster
+from tests.support.builders import bundle, cluster, helm_of
 
 REGIONS = ("eu", "us", "ap")
 FLEET = [
@@ -63,7 +63,7 @@ def test_renders_once_per_distinct_input_and_as_a_fresh_render(
     by_name = {c.metadata.name: c for c in FLEET}
     for planned in plan.deployments:
         own = render_values(values, template_context(b, by_name[planned.cluster.split("/")[1]]))
-        assert planned.options.helm.values == own
+        assert helm_of(planned.options).values == own
     assert _distinct_options(plan) == distinct
 
 
@@ -101,7 +101,7 @@ def test_a_model_without_uid_and_generation_has_its_own_memo() -> None:
     two = bundle([{"clusterSelector": {}}], helm={"values": {"a": 2}})
     assert memo_of(one) is memo_of(one)
     assert memo_of(one) is not memo_of(two)
-    assert plan_bundle(two, FLEET, []).deployments[0].options.helm.values == {"a": 2}
+    assert helm_of(plan_bundle(two, FLEET, []).deployments[0].options).values == {"a": 2}
 
 
 def _read(values: dict[str, Any], generation: int) -> Bundle:
@@ -119,7 +119,7 @@ def test_models_of_one_generation_share_a_memo_and_a_new_generation_replaces_it(
     )
     changed = _read({"a": 2}, 2)
     assert memo_of(changed) is not memo_of(first)
-    assert plan_bundle(changed, FLEET, []).deployments[0].options.helm.values == {"a": 2}
+    assert helm_of(plan_bundle(changed, FLEET, []).deployments[0].options).values == {"a": 2}
 
 
 def test_rendered_values_are_not_aliased_by_a_fresh_plan() -> None:

@@ -7,7 +7,7 @@ import pytest
 from bundler.core.naming import cluster_namespace
 from bundler.core.planning import plan_bundle
 from bundler.errors import InvalidInputError
-from tests.support.builders import WS, bundle, cluster, group
+from tests.support.builders import WS, bundle, cluster, group, helm_of
 
 CLUSTERS = [
     cluster("prod-1", {"env": "prod", "region": "eu"}, values={"tier": "gold"}),
@@ -37,11 +37,11 @@ def test_target_overrides_merge_values_and_replace_scalars() -> None:
     plan = plan_bundle(b, CLUSTERS, [])
     by_cluster = {d.cluster: d for d in plan.deployments}
     prod = by_cluster[f"{WS}/prod-1"].options
-    assert prod.helm.version == "2.0.0"
-    assert prod.helm.values == {"a": 1, "b": {"x": 1, "y": 2}, "list": [9]}
+    assert helm_of(prod).version == "2.0.0"
+    assert helm_of(prod).values == {"a": 1, "b": {"x": 1, "y": 2}, "list": [9]}
     assert prod.namespace == "prod-ns"
     dev = by_cluster[f"{WS}/dev-1"].options
-    assert dev.helm.version == "1.0.0"
+    assert helm_of(dev).version == "1.0.0"
     assert dev.namespace == "app-ns"
 
 
@@ -54,7 +54,7 @@ def test_all_matches_merges_every_matching_target_in_order() -> None:
         targetMode="AllMatches",
     )
     (prod,) = [d for d in plan_bundle(b, CLUSTERS, []).deployments if d.cluster.endswith("prod-1")]
-    assert prod.options.helm.values == {"a": 1, "b": 2}
+    assert helm_of(prod.options).values == {"a": 1, "b": 2}
 
 
 def test_names_labels_and_namespace() -> None:
@@ -66,7 +66,7 @@ def test_names_labels_and_namespace() -> None:
         "bundler.dev/cluster-name": "prod-1",
         "bundler.dev/cluster-namespace": WS,
     }
-    assert d.options.helm.releaseName == "app"
+    assert helm_of(d.options).releaseName == "app"
     assert d.options.namespace == "default"
 
 
@@ -105,7 +105,7 @@ def test_template_error_is_confined_to_its_cluster() -> None:
     b = bundle([{"clusterSelector": {}}], helm={"values": {"tier": "${ cluster.values.tier }"}})
     plan = plan_bundle(b, CLUSTERS, [])
     assert [d.cluster for d in plan.deployments] == [f"{WS}/prod-1"]
-    assert plan.deployments[0].options.helm.values == {"tier": "gold"}
+    assert helm_of(plan.deployments[0].options).values == {"tier": "gold"}
     (err,) = plan.errors
     assert err.cluster == f"{WS}/dev-1"
     assert "tier" in err.message
@@ -116,14 +116,14 @@ def test_disable_templating_passes_values_verbatim() -> None:
     b = bundle([{"clusterSelector": {}}], helm={"values": raw, "disableTemplating": True})
     plan = plan_bundle(b, CLUSTERS, [])
     assert not plan.errors
-    assert all(d.options.helm.values == raw for d in plan.deployments)
+    assert all(helm_of(d.options).values == raw for d in plan.deployments)
 
 
 def test_resolved_versions_replace_ranges() -> None:
     b = bundle([{"clusterSelector": {}}], helm={"version": "1.*"})
     resolved = {("https://charts.example.com", "app", "1.*"): "1.4.2"}
     plan = plan_bundle(b, CLUSTERS, [], resolved)
-    assert {d.options.helm.version for d in plan.deployments} == {"1.4.2"}
+    assert {helm_of(d.options).version for d in plan.deployments} == {"1.4.2"}
 
 
 def test_group_targets_use_groups_of_the_workspace() -> None:
@@ -212,8 +212,9 @@ def test_delivered_objects_are_recorded_in_the_options(
             else [(d.kind.value, d.name, d.digest, d.secretName) for d in found]
         )
         assert recorded == expected
-        assert planned.options.helm.valuesFrom is not None
-        assert planned.options.helm.valuesFrom[0].to_wire() == MANAGED
+        values_from = helm_of(planned.options).valuesFrom
+        assert values_from is not None
+        assert values_from[0].to_wire() == MANAGED
 
 
 def test_a_new_digest_is_a_new_deployment_id_for_the_clusters_that_read_it_only() -> None:

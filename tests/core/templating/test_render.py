@@ -203,7 +203,7 @@ def test_missing_name_names_everything(values: dict[str, Any], path: str, name: 
     assert path in message
     assert name in message
     assert "$${" in message
-    assert "spec.helm.disableTemplating: true" in message
+    assert "disableTemplating: true in spec.helm (or spec.kustomize)" in message
 
 
 def test_template_error_carries_object_and_field() -> None:

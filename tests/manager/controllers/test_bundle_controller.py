@@ -15,7 +15,7 @@ from bundler.manager.controllers.bundle_controller import BUNDLE_FINALIZER
 from bundler.runtime.clock import ManualClock
 from bundler.store.errors import NotFound
 from bundler.store.memory import MemoryStore
-from tests.support.builders import WS, bundle, cluster
+from tests.support.builders import ARTIFACT, WS, bundle, cluster, kustomize_bundle
 from tests.support.manager.world import (
     EXAMPLES,
     CountingStore,
@@ -212,6 +212,35 @@ def test_range_is_resolved_once_for_every_cluster(
     assert len(resolver.asked) == 2
     assert deployment_of(store, "a")["spec"]["options"]["helm"]["version"] == "1.3.0"
     assert status_of(store, BUNDLE, "app")["resolvedVersion"] == "1.3.0"
+
+
+def test_an_artifact_range_is_resolved_once_and_a_new_tag_rolls_out_after_poll_interval(
+    store: MemoryStore, start_manager: StartManager, clock: ManualClock
+) -> None:
+    resolver = Resolver("1.2.3")
+    source = {"oci": {"url": ARTIFACT, "version": "1.*"}}
+    kustomize = {"source": source, "pollInterval": "10m"}
+    create_world(
+        store, world(cluster("a"), cluster("b"), kustomize_bundle(ALL, kustomize=kustomize))
+    )
+    manager = start_manager(store, resolver=resolver)
+    settle(manager)
+    assert resolver.asked == [(ARTIFACT, "", "1.*", None)]
+    tags = {
+        k: bd["spec"]["options"]["kustomize"]["source"]["oci"]
+        for k, bd in deployments(store).items()
+    }
+    assert tags == {
+        ("a", "app"): {"url": ARTIFACT, "tag": "1.2.3"},
+        ("b", "app"): {"url": ARTIFACT, "tag": "1.2.3"},
+    }
+    status = status_of(store, BUNDLE, "app")
+    assert (status["resolvedVersion"], status["display"].get("version")) == ("1.2.3", "1.2.3")
+    resolver.version = "1.3.0"
+    clock.advance(600.0)
+    settle(manager)
+    oci = deployment_of(store, "a")["spec"]["options"]["kustomize"]["source"]["oci"]
+    assert oci["tag"] == "1.3.0"
 
 
 def test_a_bundle_without_version_deploys_the_latest_stable_release_resolved_centrally(

@@ -20,7 +20,7 @@ from bundler.sim.fleet import FleetOptions
 from bundler.store.errors import NotFound
 from bundler.store.memory import MemoryStore
 from bundler.store.protocol import Obj
-from tests.support.builders import WS, bundle, cluster
+from tests.support.builders import WS, bundle, cluster, kustomize_bundle
 from tests.support.manager.registry_charts import (
     CREDENTIALS_RULE_CASES,
     basic_auth_secret,
@@ -362,3 +362,38 @@ def test_copies_of_a_secret_that_is_no_longer_credentials_are_deleted(
     assert ready_condition(store)["reason"] == "CredentialsRefused"
     assert (copy_in(store, "a"), copy_in(store, "b")) == (None, None)
     assert set(deployments(store)) == {("a", "app"), ("b", "app")}  # they keep what they run
+
+
+@pytest.mark.parametrize("kind", ["oci", "git"])
+def test_a_kustomize_sources_secret_is_copied_and_a_change_to_it_wakes_the_bundle(
+    store: MemoryStore, start_manager: StartManager, kind: str
+) -> None:
+    store.create(SECRET, basic_auth_secret(CREDS, "u", "old"))
+    if kind == "oci":
+        found = {"url": "oci://registry.example/manifests/app", "tag": "1.0.0"}
+    else:
+        found = {"url": "https://git.example/a.git"}
+    source = {kind: {**found, "secretRef": {"name": CREDS}}}
+    create_world(store, world(cluster("a"), kustomize_bundle(ALL, kustomize={"source": source})))
+    manager = start_manager(store)
+    settle(manager)
+    copy = copy_in(store, "a")
+    assert copy is not None
+    assert deployment_of(store, "a")["spec"]["options"]["kustomize"]["source"] == source
+    new = base64.b64encode(b"rotated").decode()
+    store.patch(SECRET, CREDS, {"data": {"password": new}}, WS)
+    settle(manager)
+    copy = copy_in(store, "a")
+    assert copy is not None
+    assert copy["data"]["password"] == new
+
+
+def test_a_kustomize_bundle_naming_a_missing_secret_says_where(
+    store: MemoryStore, start_manager: StartManager
+) -> None:
+    source = {"git": {"url": "https://git.example/a.git", "secretRef": {"name": "missing"}}}
+    create_world(store, world(cluster("a"), kustomize_bundle(ALL, kustomize={"source": source})))
+    settle(start_manager(store))
+    ready = ready_condition(store)
+    assert ready["status"] == "False"
+    assert "spec.kustomize.source.git.secretRef" in ready["message"]

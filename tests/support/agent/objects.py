@@ -64,6 +64,16 @@ def bd_object(
     return obj
 
 
+def kustomize_bd_object(name: str = "app", tag: str = "1.0.0") -> Obj:
+    """The BundleDeployment the manager would write for a Kustomize bundle `name` (manifests from
+    an OCI artifact at `tag`)."""
+    source = {"oci": {"url": "oci://registry.example/manifests/app", "tag": tag}}
+    options = DeploymentOptions.model_validate(
+        {"kustomize": {"source": source, "path": "./deploy"}, "namespace": name}
+    )
+    return plan_deployment(bundle(name=name), cluster(CLUSTER_NAME), options).to_object()
+
+
 def bd_model(**kwargs: Any) -> BundleDeployment:
     obj = bd_object(**kwargs)
     obj["metadata"]["generation"] = 1

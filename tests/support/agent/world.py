@@ -45,13 +45,15 @@ class AgentWorld:
         downstream: MemoryStore | None = None,
         management: Store | None = None,
         settings: FluxSettings | None = None,
+        unserved: tuple[Resource, ...] = (),
     ) -> None:
         """`memory`/`downstream`: reuse another world's stores (a restarted agent); `management`:
-        what the agent talks to instead of `memory` (e.g. a store that fails on purpose)."""
+        what the agent talks to instead of `memory` (e.g. a store that fails on purpose);
+        `unserved`: kinds the downstream cluster does not serve (a controller not installed)."""
         self.clock = clock
         self.memory = memory or MemoryStore(clock=clock.now)
         self.management: Store = management or self.memory
-        served = ALL_KINDS if flux else [k for k in ALL_KINDS if k not in FLUX_KINDS]
+        served = [k for k in ALL_KINDS if (flux or k not in FLUX_KINDS) and k not in unserved]
         self.downstream = downstream or MemoryStore(clock=clock.now, served=served)
         self.host = Host(self.memory, clock=clock, workers=2, backoff_cap=5.0)
         self.config = AgentConfig(workspace=WS, cluster=CLUSTER_NAME)

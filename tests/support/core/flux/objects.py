@@ -72,3 +72,19 @@ def dig(obj: Any, path: str) -> Any:
 
 
 MISSING = object()
+
+
+ARTIFACT_REPO = "oci://registry.example/manifests/podinfo"
+
+
+def make_kustomize_bd(
+    *, bundle: str = "podinfo", namespace: str = "podinfo", **kustomize: Any
+) -> BundleDeployment:
+    """A BundleDeployment of Kustomize manifests from an OCI artifact (tag 1.0.0) unless
+    `kustomize` gives its own source."""
+    base = make_bd(bundle=bundle, namespace=namespace)
+    options = base.spec.options.to_wire()
+    options.pop("helm")
+    options["kustomize"] = {"source": {"oci": {"url": ARTIFACT_REPO, "tag": "1.0.0"}}, **kustomize}
+    spec = {**base.spec.to_wire(), "options": options}
+    return BundleDeployment.model_validate({**base.to_wire(), "spec": spec})
