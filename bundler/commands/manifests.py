@@ -161,7 +161,10 @@ class ManifestRenderer:
             if url
             else RegistryOptions()
         )
-        return builder.build(options, registry, obj)
+        secret_name = credentials_secret(bd.spec.options)
+        workspace = labels.get(LABEL_BUNDLE_NAMESPACE, "")
+        secret = None if secret_name is None else self.world.secret_data(workspace, secret_name)
+        return builder.build(options, registry, obj, secret)
 
     def _cluster(self, ref: str) -> Cluster | None:
         for cluster in self.world.clusters:

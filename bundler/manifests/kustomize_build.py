@@ -1,7 +1,7 @@
 """What `--manifests` shows for a Kustomize BundleDeployment: the objects kustomize-controller
 would apply on its cluster.
 
-The OCI artifact is pulled within the artifact bounds (bundler.oci.artifacts: size cap, request
+An OCI artifact is pulled within the artifact bounds (bundler.oci.artifacts: size cap, request
 timeout, deadline) and unpacked (bundler.oci.artifact_archive refuses traversal), then built as
 kustomize-controller builds it: where `path` holds no kustomization file, one listing its
 manifests is written (as Flux generates it); `targetNamespace`, `patches` and `components` are laid
@@ -12,7 +12,7 @@ then `postBuild.substitute` is applied to each object as Flux applies it
 (bundler.core.flux.substitution), except to objects labelled or annotated
 `kustomize.toolkit.fluxcd.io/substitute: disabled`.
 
-A Git source is not fetched here: the preview says so for that deployment, and the others render.
+A Git source is checked out by bundler.manifests.git_fetch (bounded in time and size).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,7 @@ import yaml
 from bundler.api.kustomize import KustomizeOptions
 from bundler.core.flux.substitution import check_names, substitute
 from bundler.errors import BundlerError, InvalidInputError, TemplateError
+from bundler.manifests import git_fetch
 from bundler.manifests.engine import MAX_RENDERED_BYTES
 from bundler.oci import artifact_archive, artifacts
 from bundler.oci.reference import parse_tagged
@@ -55,33 +57,50 @@ class KustomizeBuilder:
     timeout: float
     kubectl: str = KUBECTL
 
-    def build(self, options: KustomizeOptions, registry: RegistryOptions, obj: str) -> list[Obj]:
+    def build(
+        self,
+        options: KustomizeOptions,
+        registry: RegistryOptions,
+        obj: str,
+        secret: Mapping[str, str] | None = None,
+    ) -> list[Obj]:
+        """The objects the Kustomization of `options` applies; `secret`: the data of the
+        source's credentials Secret (a Git source's username and password)."""
+        with tempfile.TemporaryDirectory(prefix="bundler-kustomize-") as scratch:
+            root = Path(scratch, "source")
+            root.mkdir()
+            self._fetch(options, registry, root, obj, secret)
+            built = self._kustomize(_overlay(options, root, Path(scratch, "overlay"), obj), obj)
+        variables = (options.postBuild.substitute if options.postBuild else None) or {}
+        check_names(variables, obj=obj)
+        return [_substituted(doc, variables, obj) for doc in built]
+
+    def _fetch(
+        self,
+        options: KustomizeOptions,
+        registry: RegistryOptions,
+        root: Path,
+        obj: str,
+        secret: Mapping[str, str] | None,
+    ) -> None:
         source = options.source
+        if source is not None and source.git is not None:
+            git_fetch.checkout(source.git, root, deadline=registry.deadline, secret=secret, obj=obj)
+            return
         if source is None or source.oci is None or not source.oci.url:
             raise InvalidInputError(
-                "a Git source is fetched by Flux on the cluster; --manifests previews "
-                "OCI artifact sources only",
-                obj=obj,
-                field="spec.options.kustomize.source",
+                "no source to build from", obj=obj, field="spec.options.kustomize.source"
             )
         repository, _ = parse_tagged(source.oci.url)
-        tag = source.oci.tag
-        if not tag:
+        if not source.oci.tag:
             raise InvalidInputError(
                 "no tag to preview (a version range is resolved by --resolve, as the manager "
                 "resolves it)",
                 obj=obj,
                 field="spec.options.kustomize.source.oci.tag",
             )
-        pulled = artifacts.pull_artifact(repository.tagged(tag), registry)
-        with tempfile.TemporaryDirectory(prefix="bundler-kustomize-") as scratch:
-            root = Path(scratch, "source")
-            root.mkdir()
-            artifact_archive.extract(pulled.archive, root, source=pulled.reference.url)
-            built = self._kustomize(_overlay(options, root, Path(scratch, "overlay"), obj), obj)
-        variables = (options.postBuild.substitute if options.postBuild else None) or {}
-        check_names(variables, obj=obj)
-        return [_substituted(doc, variables, obj) for doc in built]
+        pulled = artifacts.pull_artifact(repository.tagged(source.oci.tag), registry)
+        artifact_archive.extract(pulled.archive, root, source=pulled.reference.url)
 
     def _kustomize(self, overlay: Path, obj: str) -> list[Obj]:
         beside = Path(sys.executable).parent / self.kubectl

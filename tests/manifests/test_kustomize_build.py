@@ -16,6 +16,7 @@ from bundler.oci import artifact_archive, artifacts
 from bundler.oci.artifact_layout import Origin
 from bundler.oci.reference import parse_repository
 from bundler.oci.registry import RegistryOptions
+from tests.support.git_server import GitServer
 from tests.support.registry_fixtures import LocalRegistry
 
 CONFIGMAP = """apiVersion: v1
@@ -102,9 +103,9 @@ def test_patches_and_components_are_laid_over_the_path(
     ("fields", "says"),
     [
         pytest.param(
-            {"source": {"git": {"url": "https://git.example/app.git"}}},
-            "OCI artifact sources only",
-            id="git-source",
+            {"source": {"git": {"url": "http://127.0.0.1:9/app.git", "ref": {"semver": "1.x"}}}},
+            "semver range is resolved by source-controller",
+            id="git-semver",
         ),
         pytest.param({"path": "../.."}, "leaves the source", id="path-leaves-the-source"),
         pytest.param({"path": "nowhere"}, "not a directory", id="path-missing"),
@@ -131,3 +132,27 @@ def test_a_failing_build_is_that_deployments_error(
     with pytest.raises(BundlerError, match="kustomize build failed") as raised:
         _build(_options(url, patches=patches))
     assert str(raised.value).startswith("BD ws/app")
+
+
+def test_a_git_source_is_checked_out_at_its_branch(git_server: GitServer) -> None:
+    git_server.create(
+        "fleet", {"apps/settings.yaml": CONFIGMAP, "apps/literal.yaml": KEPT, "README": "x"}
+    )
+    options = KustomizeOptions.model_validate(
+        {
+            "source": {"git": {"url": git_server.url("fleet"), "ref": {"branch": "main"}}},
+            "path": "apps",
+            "postBuild": {"substitute": {"cluster_name": "edge-2", "tier": "gold"}},
+        }
+    )
+    built = _build(options)
+    assert built["settings"]["data"] == {"cluster": "edge-2", "tier": "gold"}
+
+
+def test_a_git_source_that_does_not_answer_names_the_url(git_server: GitServer) -> None:
+    options = KustomizeOptions.model_validate(
+        {"source": {"git": {"url": git_server.url("missing"), "ref": {"branch": "main"}}}}
+    )
+    with pytest.raises(InvalidInputError, match=r"missing\.git") as raised:
+        _build(options)
+    assert str(raised.value).startswith("BD ws/app: spec.options.kustomize.source.git:")
