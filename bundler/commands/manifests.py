@@ -1,4 +1,5 @@
-"""`--manifests` of render and diff: each BundleDeployment's chart, fetched and rendered.
+"""`--manifests` of render and diff: each BundleDeployment's chart, fetched and rendered (a
+Kustomize BundleDeployment's artifact fetched and built: bundler.manifests.kustomize_build).
 
 Charts are fetched into the cache of `--cache-dir` (bundler.oci.chart_cache) with the credentials
 the manager would use (the Bundle's `helm.secretRef` Secret when the inputs hold it, else the
@@ -32,6 +33,7 @@ from bundler.core.planning import key
 from bundler.errors import BundlerError, InvalidInputError
 from bundler.inputs import World
 from bundler.manifests.engine import HelmEngine, find_engine
+from bundler.manifests.kustomize_build import KustomizeBuilder
 from bundler.manifests.release import release_input, render_release, with_values_files
 from bundler.manifests.sandbox import (
     DEFAULT_MEMORY_MIB,
@@ -106,11 +108,15 @@ class ManifestRenderer:
     engine: HelmEngine
     settings: ResolverSettings
     docker_config: Path | None = None
+    kustomize: KustomizeBuilder | None = None
 
     def render(self, bd_object: Obj) -> list[Obj]:
-        """The objects `bd_object`'s release holds; BundlerError naming bundle and cluster."""
+        """The objects `bd_object`'s release holds (or its Kustomize build applies);
+        BundlerError naming bundle and cluster."""
         bd = BundleDeployment.model_validate(bd_object)
         labels = bd.metadata.labels
+        if bd.spec.options.kustomize is not None:
+            return self._kustomized(bd)
         helm = helm_options(
             bd.spec.options,
             obj=f"BundleDeployment {labels.get(LABEL_BUNDLE_NAMESPACE)}/{bd.metadata.name}",
@@ -139,6 +145,26 @@ class ManifestRenderer:
                 f"chart {chart} {version} from {repo} on cluster {cluster_ref}: {err}",
                 obj=f"BundleDeployment {bundle}",
             ) from None
+
+    def _kustomized(self, bd: BundleDeployment) -> list[Obj]:
+        labels = bd.metadata.labels
+        options = bd.spec.options.kustomize
+        assert options is not None
+        source = options.source.oci if options.source is not None else None
+        url = (source.url if source is not None else None) or ""
+        cluster_ref = key(labels.get(LABEL_CLUSTER_NAMESPACE), labels.get(LABEL_CLUSTER_NAME, ""))
+        bundle = key(labels.get(LABEL_BUNDLE_NAMESPACE), bd.metadata.name)
+        builder = self.kustomize or KustomizeBuilder(DEFAULT_TIMEOUT_S)
+        obj = f"BundleDeployment {bundle} on cluster {cluster_ref}"
+        registry = (
+            self._options(url, labels.get(LABEL_BUNDLE_NAMESPACE, ""), bd)
+            if url
+            else RegistryOptions()
+        )
+        secret_name = credentials_secret(bd.spec.options)
+        workspace = labels.get(LABEL_BUNDLE_NAMESPACE, "")
+        secret = None if secret_name is None else self.world.secret_data(workspace, secret_name)
+        return builder.build(options, registry, obj, secret)
 
     def _cluster(self, ref: str) -> Cluster | None:
         for cluster in self.world.clusters:
@@ -174,6 +200,7 @@ def manifest_renderer(args: argparse.Namespace, world: World) -> ManifestRendere
         engine=find_engine(RenderLimits(args.render_timeout, args.render_memory)),
         settings=resolver_settings(args),
         docker_config=args.registry_config,
+        kustomize=KustomizeBuilder(args.render_timeout),
     )
 
 
