@@ -47,13 +47,12 @@ from bundler.sim.helm_controller_status import (
     progressing,
     released,
 )
-from bundler.sim.sourced_controller import SourcedController, SourceRef
+from bundler.sim.sourced_controller import FLUX_FINALIZER, SourcedController, SourceRef
 from bundler.store.memory_meta import rfc3339
 from bundler.store.protocol import Obj, Store
 
 log = logging.getLogger(__name__)
 
-FLUX_FINALIZER = "finalizers.fluxcd.io"
 _RELEASE = HELM.workload
 _SOURCES: dict[str, Resource] = {r.kind: r for r in HELM.sources}
 
@@ -132,21 +131,8 @@ class SimulatedHelmController(SourcedController):
     # -- reconcile ----------------------------------------------------------------------------
 
     def reconcile(self, key: Key) -> Result | None:
-        obj = self.informer.get(key.namespace, key.name)
+        obj = self.admitted(key)
         if obj is None:
-            self._forget(key)
-            return None
-        meta = obj["metadata"]
-        finalizers = list(meta.get("finalizers") or [])
-        if meta.get("deletionTimestamp"):
-            self._finalize(key, obj, finalizers)
-            return None
-        if FLUX_FINALIZER not in finalizers:
-            patch = {"metadata": {"finalizers": [*finalizers, FLUX_FINALIZER]}}
-            self.store.patch(_RELEASE, key.name, patch, key.namespace)
-            return None
-        if (obj.get("spec") or {}).get("suspend"):
-            self._forget(key)
             return None
         source = self.source_of(obj)
         chart = self._chart(obj, source)

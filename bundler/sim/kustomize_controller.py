@@ -36,8 +36,8 @@ from bundler.runtime.controller import Controller, Result
 from bundler.runtime.host import Host
 from bundler.runtime.key import Key
 from bundler.sim.failures import ReleaseIdentity
-from bundler.sim.helm_controller import FLUX_FINALIZER, ClusterOf, FluxSettings
-from bundler.sim.sourced_controller import SourcedController, SourceRef
+from bundler.sim.helm_controller import ClusterOf, FluxSettings
+from bundler.sim.sourced_controller import FLUX_FINALIZER, SourcedController, SourceRef
 from bundler.store.memory_meta import rfc3339
 from bundler.store.protocol import Obj, Store
 
@@ -89,23 +89,10 @@ class SimulatedKustomizeController(SourcedController):
     # -- reconcile ----------------------------------------------------------------------------
 
     def reconcile(self, key: Key) -> Result | None:
-        obj = self.informer.get(key.namespace, key.name)
+        obj = self.admitted(key)
         if obj is None:
-            self._forget(key)
             return None
-        meta = obj["metadata"]
-        finalizers = list(meta.get("finalizers") or [])
-        if meta.get("deletionTimestamp"):
-            self._finalize(key, obj, finalizers)
-            return None
-        if FLUX_FINALIZER not in finalizers:
-            patch = {"metadata": {"finalizers": [*finalizers, FLUX_FINALIZER]}}
-            self.store.patch(_WORKLOAD, key.name, patch, key.namespace)
-            return None
-        if (obj.get("spec") or {}).get("suspend"):
-            self._forget(key)
-            return None
-        generation = meta["generation"]
+        generation = obj["metadata"]["generation"]
         status = obj.get("status") or {}
         source = self.source_of(obj)
         blocked = self._blocker(obj, source)

@@ -20,6 +20,9 @@ from bundler.runtime.key import Key
 from bundler.store.errors import NotFound
 from bundler.store.protocol import EventType, Obj, Store
 
+# The finalizer Flux's controllers put on the objects they reconcile.
+FLUX_FINALIZER = "finalizers.fluxcd.io"
+
 # (kind, name, namespace) of the source a workload object reads.
 SourceRef = tuple[str, str, str]
 
@@ -56,6 +59,35 @@ class SourcedController(ABC):
     @abstractmethod
     def watch_more(self, controller: Controller) -> None:
         """The controller's watches beyond its workload and sources."""
+
+    @abstractmethod
+    def _finalize(self, key: Key, obj: Obj, finalizers: list[str]) -> None:
+        """A workload object being deleted: what Flux does before letting it go."""
+
+    @abstractmethod
+    def _forget(self, key: Key) -> None:
+        """Drop what is kept about a workload object no longer to be acted on."""
+
+    def admitted(self, key: Key) -> Obj | None:
+        """The workload object to act on, or None after doing what Flux does first: forget one
+        gone or suspended, finalize one being deleted, add Flux's finalizer to a new one."""
+        obj = self.informer.get(key.namespace, key.name)
+        if obj is None:
+            self._forget(key)
+            return None
+        meta = obj["metadata"]
+        finalizers = list(meta.get("finalizers") or [])
+        if meta.get("deletionTimestamp"):
+            self._finalize(key, obj, finalizers)
+            return None
+        if FLUX_FINALIZER not in finalizers:
+            patch = {"metadata": {"finalizers": [*finalizers, FLUX_FINALIZER]}}
+            self.store.patch(self.workload, key.name, patch, key.namespace)
+            return None
+        if (obj.get("spec") or {}).get("suspend"):
+            self._forget(key)
+            return None
+        return obj
 
     def start(self) -> None:
         controller = self.host.add_controller(self.name, self.reconcile, primary=self.informer)

@@ -16,7 +16,7 @@ from bundler.core.agent.plan import ANNOTATION_KEEP_RESOURCES
 from bundler.core.labels import ANNOTATION_DEPLOYMENT_ID
 from bundler.runtime.controller import QueueItem
 from bundler.runtime.key import Key
-from bundler.sim.helm_controller import FLUX_FINALIZER
+from bundler.sim.sourced_controller import FLUX_FINALIZER
 from bundler.store.protocol import EventType, WatchEvent
 from tests.support.agent.objects import bd_object, kustomize_bd_object
 from tests.support.agent.world import AGENT_NAMESPACE, AgentWorld, WorldFactory

@@ -22,7 +22,7 @@ from bundler.api.resources import CAPI_CLUSTER, CLUSTER, NAMESPACE, SECRET
 from bundler.core.capi_import import ImportGate
 from bundler.core.labels import ANNOTATION_IMPORT_GATE
 from bundler.core.naming import cluster_namespace
-from bundler.sim.helm_controller import FLUX_FINALIZER
+from bundler.sim.sourced_controller import FLUX_FINALIZER
 from bundler.store.protocol import Obj
 from tests.support.capi.capi_fleet import WS, CapiFleet, eventually
 from tests.support.capi.capi_objects import kubeconfig_secret

@@ -12,11 +12,11 @@ from bundler.runtime.clock import ManualClock
 from bundler.runtime.host import Host
 from bundler.sim.failures import FailurePolicy
 from bundler.sim.helm_controller import (
-    FLUX_FINALIZER,
     FluxSettings,
     InstalledRelease,
     SimulatedHelmController,
 )
+from bundler.sim.sourced_controller import FLUX_FINALIZER
 from bundler.store.errors import NotFound
 from bundler.store.memory import MemoryStore
 from bundler.store.protocol import Obj
