@@ -309,6 +309,9 @@ class Tally:
         self._errors: set[str] = set()
         self._counts: Counter[DeploymentState] = Counter()
         self._not_ready: dict[str, _Row] = {}
+        # The not-ready rows listed last time, kept while no row that could enter or leave the
+        # listing changed: one placement's change does not sort the fleet's not-ready rows.
+        self._listed: list[_Row] | None = None
 
     def put(self, placement: Placement) -> None:
         """Add the placement, or replace the one on its cluster."""
@@ -324,6 +327,7 @@ class Tally:
         self._counts[row.state] += 1
         if row.state is not DeploymentState.READY:
             self._not_ready[row.name] = row
+            self._relist_if_listable(row)
         if placement.error is not None:
             self._errors.add(row.name)
 
@@ -332,8 +336,22 @@ class Tally:
         if row is None:
             return
         self._counts[row.state] -= 1
-        self._not_ready.pop(cluster, None)
+        if self._not_ready.pop(cluster, None) is not None:
+            self._relist_if_listable(row)
         self._errors.discard(cluster)
+
+    def _relist_if_listable(self, row: _Row) -> None:
+        """Drop the kept listing if `row`, entering or leaving the not-ready rows, may be in it."""
+        listed = self._listed
+        if listed is not None and (
+            len(listed) < NON_READY_MAX or _row_order(row) <= _row_order(listed[-1])
+        ):
+            self._listed = None
+
+    def _not_ready_listed(self) -> list[_Row]:
+        if self._listed is None:
+            self._listed = heapq.nsmallest(NON_READY_MAX, self._not_ready.values(), key=_row_order)
+        return self._listed
 
     def clusters(self) -> set[str]:
         return set(self._rows)
@@ -350,7 +368,7 @@ class Tally:
     ) -> BundleStatus:
         """`version`: the chart version shown (resolved, or the exact spec version)."""
         total = len(self._rows)
-        listed = heapq.nsmallest(NON_READY_MAX, self._not_ready.values(), key=_row_order)
+        listed = self._not_ready_listed()
         if total:
             note = _template_note(len(self._errors))
             pause = _pause_note("Bundle", paused)

@@ -157,6 +157,7 @@ class Manager:
         self.ctx.own_writes.stop_awaiting()
         self._clusters.recheck_agent_role()
         self.ctx.tallies.clear()
+        self._groups.members.forget_views()
         for scope in self.ctx.scopes.all:
             bundles = scope.bundles.list_keys()
             clusters = scope.clusters.list_keys()
@@ -196,6 +197,13 @@ class Manager:
         """How often each cluster's share of its groups' status was worked out (not found kept):
         once, then again only after its placements changed."""
         return self._groups.members.made()
+
+    @property
+    def group_walks(self) -> int:
+        """How many ClusterGroup roll-ups walked every cluster of their workspace (the first
+        after a start or resync, a new selector, a change of the Bundles' outcomes); the others
+        looked at the clusters changed since only."""
+        return self._groups.members.walks()
 
     @property
     def placements_rolled_up(self) -> int:

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from bundler.manager.events import EventRecorder
+from bundler.manager.memo.cluster_changes import ClusterChanges
 from bundler.manager.memo.continuation import Continuations
 from bundler.manager.memo.namespace_setups import Setups
 from bundler.manager.memo.outcomes import Outcomes
@@ -47,6 +48,7 @@ class Context:
     continuations: Continuations = field(default_factory=Continuations)
     tallies: Tallies = field(default_factory=Tallies)
     setups: Setups = field(default_factory=Setups)
+    cluster_changes: ClusterChanges = field(default_factory=ClusterChanges)
 
     def now_iso(self) -> str:
         return rfc3339(self.clock.now())
@@ -55,6 +57,7 @@ class Context:
         """Recompute the status of these clusters and of the groups that contain them."""
         for ref in clusters:
             key = split_ref(ref)
+            self.cluster_changes.record(key.namespace, ref)
             self.work.add(Stage.CLUSTER_STATUS, key)
             self.work.add_all(Stage.GROUP_STATUS, self.groups_of(scope, key))
 

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import pytest
@@ -512,6 +513,30 @@ def test_a_tally_changed_placement_by_placement_equals_the_roll_up_from_scratch(
     assert kept == status_of(after)
     assert kept.summary is not None
     assert kept.summary.desiredReady == 5
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_a_tally_read_after_every_change_lists_what_a_roll_up_from_scratch_does(seed: int) -> None:
+    # Its not-ready listing is kept between reads while no change could enter or leave it.
+    pick = random.Random(seed)
+    states = [S.READY, S.NOT_READY, S.ERR_APPLIED, S.WAIT_APPLIED, S.OFFLINE, S.PENDING]
+    clusters = [f"fleet-default/c{n:02}" for n in range(30)]
+    tally, now = Tally(), {}
+    steps = 0
+    for _ in range(200):
+        cluster = pick.choice(clusters)
+        if pick.random() < 0.1:
+            tally.remove(cluster)
+            now.pop(cluster, None)
+        else:
+            now[cluster] = on(cluster, pick.choice(states))
+            tally.put(now[cluster])
+        read = tally.bundle_status(
+            observed_generation=4, resolved_version="6.1.2", previous=[], now=NOW
+        )
+        assert read == status_of([now[c] for c in sorted(now)])
+        steps += 1
+    assert steps == 200
 
 
 PAUSED_BUNDLE = (

@@ -1,6 +1,7 @@
 """On the realistic fleet of bundler.sim.realistic (per-cluster hosts and IDs, overrides by
 environment and group, lists turned into maps): one cluster's label change plans again only that
-cluster's rows, rolls up again only that cluster's share of its groups' status, and writes only
+cluster's rows, rolls up again only that cluster's share of its groups' status (walking no group's
+workspace again), and writes only
 that cluster's BundleDeployments."""
 
 from __future__ import annotations
@@ -46,6 +47,8 @@ def test_a_label_change_plans_only_that_clusters_rows(
     planned, rendered = manager.rows_planned, manager.rows_rendered
     members = manager.group_members_made
     assert members
+    walks = manager.group_walks
+    assert walks
     counting.reset()
     store.patch(CLUSTER, changed, {"metadata": {"labels": {label: value}}}, WS)
     settle(manager)
@@ -56,6 +59,7 @@ def test_a_label_change_plans_only_that_clusters_rows(
     assert {name for name, count in made.items() if count != members.get(name)} <= {
         f"{WS}/{changed}"
     }
+    assert manager.group_walks == walks
     after = deployments(store)
     assert sorted(after) == sorted(before)
     moved = {key for key in after if after[key]["spec"] != before[key]["spec"]}

@@ -42,7 +42,7 @@ from bundler.core.planning.bundle_pass import resolve_inputs
 from bundler.core.planning.version_query import query_for
 from bundler.core.rollout import RolloutDecision, RolloutTarget, plan_rollout
 from bundler.core.targeting import missing_references
-from bundler.core.validation import bundle_of, validate_bundle
+from bundler.core.validation import bundle_of
 from bundler.errors import BundlerError, InvalidInputError
 from bundler.manager.context import Context, split_ref
 from bundler.manager.controllers import rollout_gates, rollout_memory
@@ -68,6 +68,7 @@ from bundler.manager.copies.credentials import (
 from bundler.manager.copies.secret_copies import SecretCopies, Sources
 from bundler.manager.memo import placements
 from bundler.manager.memo.outcomes import Outcome, Rejection
+from bundler.manager.memo.parsed_bundles import ParsedBundles
 from bundler.manager.memo.rows import BundleRows, Row
 from bundler.manager.observed.scope import Scope
 from bundler.manager.work import Stage
@@ -106,6 +107,7 @@ class BundleController:
         self.copies = copies
         self.values = values
         self._continued = ContinuedPass(ctx, self._write_row, self._record)
+        self._parsed = ParsedBundles()
 
     def reconcile(self, key: Key) -> Result | None:
         try:
@@ -133,8 +135,7 @@ class BundleController:
             return None  # a cluster namespace is on its way: one pass then writes there too
         generation = int(observed["metadata"].get("generation") or 0)
         try:
-            bundle = bundle_of(observed)
-            validate_bundle(bundle)
+            bundle = self._parsed.of(bundle_ref, observed)
         except InvalidInputError as invalid:
             self._reject(scope, bundle_ref, generation, Rejection(REASON_INVALID, str(invalid)))
             return None
@@ -419,6 +420,7 @@ class BundleController:
         return None
 
     def _forget(self, scope: Scope, bundle_ref: str) -> None:
+        self._parsed.forget(bundle_ref)
         self.ctx.continuations.forget(bundle_ref)
         self.ctx.tallies.forget(bundle_ref)
         self.ctx.memo.forget(bundle_ref)

@@ -334,6 +334,7 @@ class ClusterStatusController:
         for bundle in held:
             self.ctx.continuations.invalidate(bundle)
         self.ctx.work.add_all(Stage.BUNDLE, (split_ref(b) for b in held))
+        self.ctx.cluster_changes.record(key.namespace, cluster_ref)
         self.ctx.work.add_all(Stage.GROUP_STATUS, self.ctx.groups_of(scope, key))
 
 
@@ -353,12 +354,8 @@ class GroupStatusController:
             return
         if placements.awaiting_creations(self.ctx, Stage.GROUP_STATUS, key):
             return
-        clusters = scope.live_clusters(key.namespace)
-        self.members.keep_only(key.namespace, clusters)
-        members = sorted(self.members.matching(group, clusters), key=lambda c: c.metadata.name)
-        offline = [(c, placements.is_offline(self.ctx, scope, c)) for c in members]
         status = group_status(
-            self.members.members(self.ctx, scope, offline),
+            self.members.of_group(self.ctx, scope, group),
             previous=previous_conditions(observed),
             now=self.ctx.now_iso(),
         )

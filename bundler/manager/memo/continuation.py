@@ -133,7 +133,11 @@ class Continuations:
                 len(log) == CLUSTER_LOG and log[0][0] > leftover.started
             ):
                 return
-            since = {cluster for tick, cluster in log if tick > leftover.started}
+            since = set()
+            for tick, cluster in reversed(log):  # newest first: stop at the pass's start
+                if tick <= leftover.started:
+                    break
+                since.add(cluster)
             self._left[bundle] = leftover
             self._changed[bundle] = since
 

@@ -1,13 +1,17 @@
-"""What each cluster adds to the status of its ClusterGroups, kept while its placements stay.
+"""What each cluster adds to the status of its ClusterGroups, and each group's members as last
+rolled up, so a change to one cluster costs its groups that one cluster.
 
-A group's status reads every member's placements (each Bundle of the workspace on it), so a
-change to one cluster (its labels, one of its deployments) used to roll every member of every
-group containing it up again: the fleet's cost for one cluster's news. Each cluster's
-GroupMember (bundler.core.summary) is now kept with what its placements were made from: a number
-for the workspace's Bundles and their outcomes (a new one when either changes; a pass records a
-new outcome object even when nothing changed, so an equal one counts as the same), the change
-number of the cluster's deployments (bundler.manager.observed.indexes.DeploymentIndex), whether it
-is offline and whether it is paused. It is made again only when one of them differs.
+A group's status reads every member's placements (each Bundle of the workspace on it). Each
+cluster's GroupMember (bundler.core.summary) is kept with what its placements were made from: a
+number for the workspace's Bundles and their outcomes (a new one when either changes; a pass
+records a new outcome object even when nothing changed, so an equal one counts as the same), the
+change number of the cluster's deployments (bundler.manager.observed.indexes.DeploymentIndex),
+whether it is offline and whether it is paused. It is made again only when one of them differs.
+
+Each group keeps its members (a view) with the Bundles' number and its selector it was walked
+with, and the last cluster change it took in (bundler.manager.memo.cluster_changes). A roll-up
+looks again only at the clusters changed since; a new selector or a new number for the Bundles
+walks the workspace again, as does the first roll-up after a start or a resync.
 """
 
 from __future__ import annotations
@@ -15,17 +19,29 @@ from __future__ import annotations
 import itertools
 import threading
 from collections import Counter
-from collections.abc import Sequence
+from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
-from bundler.api.cluster import Cluster, ClusterGroup
+from bundler.api.cluster import Cluster, ClusterGroup, ClusterGroupSpec
 from bundler.core.planning import key as ref
 from bundler.core.selectors import selector_matches
 from bundler.core.summary import GroupMember, group_member
-from bundler.manager.context import Context
+from bundler.manager.context import Context, split_ref
 from bundler.manager.memo import placements
 from bundler.manager.memo.outcomes import Outcome
 from bundler.manager.observed.scope import Scope
+
+
+@dataclass
+class _View:
+    """One group's members as last rolled up: cluster ref -> (cluster name, its member)."""
+
+    workspace: str
+    spec: ClusterGroupSpec
+    stamp: int
+    seen: int
+    members: dict[str, tuple[str, GroupMember]]
 
 
 class GroupMembers:
@@ -38,34 +54,28 @@ class GroupMembers:
         # nothing changed, so an equal one stands in for it.
         self._outcomes: dict[str, tuple[list[str], list[Outcome | None], int]] = {}
         self._stamps = itertools.count(1)
-        # Per group: the group model and, per cluster, the model its selector was matched
-        # against and the answer (models are never changed in place).
-        self._matches: dict[str, tuple[ClusterGroup, dict[str, tuple[Cluster, bool]]]] = {}
+        self._views: dict[str, _View] = {}
         self._made: Counter[str] = Counter()
+        self._walks = 0
 
-    def matching(self, group: ClusterGroup, clusters: Sequence[Cluster]) -> list[Cluster]:
-        """The clusters `group`'s selector picks, in order; matched again only for a cluster or
-        a group that changed."""
+    def of_group(self, ctx: Context, scope: Scope, group: ClusterGroup) -> list[GroupMember]:
+        """The members of `group`, sorted by cluster name."""
         group_ref = ref(group.metadata.namespace, group.metadata.name)
+        workspace = group.metadata.namespace or ""
+        stamp = self._outcomes_stamp(ctx, scope, workspace)
         with self._lock:
-            kept_group, kept = self._matches.get(group_ref, (None, {}))
-        if kept_group is not group:
-            kept = {}
-        now: dict[str, tuple[Cluster, bool]] = {}
-        found = []
-        for cluster in clusters:
-            cluster_ref = ref(cluster.metadata.namespace, cluster.metadata.name)
-            before = kept.get(cluster_ref)
-            if before is not None and before[0] is cluster:
-                matches = before[1]
-            else:
-                matches = selector_matches(group.spec.selector, cluster.metadata.labels)
-            now[cluster_ref] = (cluster, matches)
-            if matches:
-                found.append(cluster)
+            view = self._views.get(group_ref)
+        if view is None or view.stamp != stamp or view.spec != group.spec:
+            view = self._walk(ctx, scope, group, stamp)
+        else:
+            changed, view.seen = ctx.cluster_changes.since(workspace, view.seen)
+            for cluster_ref in changed:
+                self._look_again(ctx, scope, view, cluster_ref)
         with self._lock:
-            self._matches[group_ref] = (group, now)
-        return found
+            self._views[group_ref] = view
+            taken_in = min(v.seen for v in self._views.values() if v.workspace == workspace)
+        ctx.cluster_changes.forget_through(workspace, taken_in)
+        return [member for _, member in sorted(view.members.values(), key=itemgetter(0))]
 
     def made(self) -> dict[str, int]:
         """How many GroupMembers were made (not found kept) per cluster: observable, as the row
@@ -73,36 +83,61 @@ class GroupMembers:
         with self._lock:
             return dict(self._made)
 
+    def walks(self) -> int:
+        """How many roll-ups walked their whole workspace."""
+        with self._lock:
+            return self._walks
+
     def forget_group(self, group_ref: str) -> None:
         with self._lock:
-            self._matches.pop(group_ref, None)
+            self._views.pop(group_ref, None)
 
-    def members(
-        self, ctx: Context, scope: Scope, clusters: Sequence[tuple[Cluster, bool]]
-    ) -> list[GroupMember]:
-        """The GroupMember of each (cluster, offline) of one workspace, in order."""
-        if not clusters:
-            return []
-        workspace = clusters[0][0].metadata.namespace or ""
-        stamp = self._outcomes_stamp(ctx, scope, workspace)
+    def forget_views(self) -> None:
+        """Every group walks its workspace at its next roll-up (a resync)."""
         with self._lock:
-            in_workspace = self._kept.setdefault(workspace, {})
-        found = []
-        for cluster, offline in clusters:
-            cluster_ref = ref(workspace, cluster.metadata.name)
-            change = scope.deployment_models.change_of(cluster_ref)
-            inputs = (offline, cluster.spec.paused, stamp, change)
-            kept = in_workspace.get(cluster_ref)
-            if kept is not None and kept[0] == inputs:
-                found.append(kept[1])
-                continue
-            placed = placements.of_cluster(ctx, scope, cluster, offline)
-            made = group_member(cluster_ref, placed)
+            self._views.clear()
+
+    def _walk(self, ctx: Context, scope: Scope, group: ClusterGroup, stamp: int) -> _View:
+        workspace = group.metadata.namespace or ""
+        # Taken first: a change recorded during the walk is looked at again next time.
+        seen = ctx.cluster_changes.latest()
+        clusters = scope.live_clusters(workspace)
+        self._keep_only(workspace, clusters)
+        view = _View(workspace, group.spec, stamp, seen, {})
+        for cluster in clusters:
+            if selector_matches(group.spec.selector, cluster.metadata.labels):
+                self._add(ctx, scope, view, cluster)
+        with self._lock:
+            self._walks += 1
+        return view
+
+    def _look_again(self, ctx: Context, scope: Scope, view: _View, cluster_ref: str) -> None:
+        key = split_ref(cluster_ref)
+        cluster = scope.cluster_models.get(key.namespace, key.name)
+        if (
+            cluster is None
+            or cluster.metadata.deletionTimestamp
+            or not selector_matches(view.spec.selector, cluster.metadata.labels)
+        ):
+            view.members.pop(cluster_ref, None)
+            return
+        self._add(ctx, scope, view, cluster)
+
+    def _add(self, ctx: Context, scope: Scope, view: _View, cluster: Cluster) -> None:
+        cluster_ref = ref(view.workspace, cluster.metadata.name)
+        offline = placements.is_offline(ctx, scope, cluster)
+        change = scope.deployment_models.change_of(cluster_ref)
+        inputs = (offline, cluster.spec.paused, view.stamp, change)
+        with self._lock:
+            kept = self._kept.setdefault(view.workspace, {}).get(cluster_ref)
+        if kept is not None and kept[0] == inputs:
+            made = kept[1]
+        else:
+            made = group_member(cluster_ref, placements.of_cluster(ctx, scope, cluster, offline))
             with self._lock:
-                in_workspace[cluster_ref] = (inputs, made)
+                self._kept[view.workspace][cluster_ref] = (inputs, made)
                 self._made[cluster_ref] += 1
-            found.append(made)
-        return found
+        view.members[cluster_ref] = (cluster.metadata.name, made)
 
     def _outcomes_stamp(self, ctx: Context, scope: Scope, workspace: str) -> int:
         """A number that changes whenever the workspace's Bundles or one of their outcomes do."""
@@ -118,8 +153,8 @@ class GroupMembers:
             self._outcomes[workspace] = (bundles, outcomes, stamp)
             return stamp
 
-    def keep_only(self, workspace: str, clusters: Sequence[Cluster]) -> None:
-        """Forget the clusters of `workspace` not among `clusters` (deleted ones)."""
+    def _keep_only(self, workspace: str, clusters: list[Cluster]) -> None:
+        """Forget the members kept for clusters of `workspace` not among `clusters` (deleted)."""
         with self._lock:
             kept = self._kept.get(workspace, {})
             if len(kept) <= len(clusters):

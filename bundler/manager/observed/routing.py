@@ -234,7 +234,10 @@ class Router:
         if self._cluster_targeting.changed(key, event, targeting):
             self.ctx.continuations.cluster_changed(key.namespace, f"{key.namespace}/{key.name}")
             work.add_all(Stage.BUNDLE, self.scope.keys_in(self.scope.bundles, key.namespace))
-        membership = (meta.get("uid"), identity[2], identity[3])
+        # Whatever changed, the groups' next roll-up looks at this cluster again; its labels,
+        # spec (paused) or deletion change what it adds to them now.
+        self.ctx.cluster_changes.record(key.namespace, f"{key.namespace}/{key.name}")
+        membership = (meta.get("uid"), *identity[1:])
         if self._cluster_membership.changed(key, event, membership):
             work.add_all(Stage.GROUP_STATUS, self.scope.keys_in(self.scope.groups, key.namespace))
 

@@ -191,6 +191,49 @@ def test_lists_stop_at_ten(store: MemoryStore, start_manager: StartManager) -> N
     assert len(group_status["nonReadyClusters"]) == 10
 
 
+def _leaves(store: MemoryStore, name: str) -> None:
+    store.patch(CLUSTER, name, {"metadata": {"labels": {"env": "y"}}}, WS)
+
+
+def _deleted(store: MemoryStore, name: str) -> None:
+    store.delete(CLUSTER, name, WS)
+
+
+def _ready(store: MemoryStore, name: str) -> None:
+    report(store, name)
+
+
+def _paused(store: MemoryStore, name: str) -> None:
+    store.patch(CLUSTER, name, {"spec": {"paused": True}}, WS)
+
+
+@pytest.mark.parametrize(
+    ("change", "count", "not_ready"),
+    [
+        pytest.param(_leaves, 11, 11, id="a member's labels no longer match"),
+        pytest.param(_deleted, 11, 11, id="a member is deleted"),
+        pytest.param(_ready, 12, 11, id="a member's deployment is ready"),
+        pytest.param(_paused, 12, 12, id="a member is paused"),
+    ],
+)
+def test_a_group_rolls_up_one_clusters_change_as_a_walk_would(
+    store: MemoryStore, start_manager: StartManager, change: Any, count: int, not_ready: int
+) -> None:
+    names = twelve_clusters_in_one_group(store)
+    manager = start_manager(store)
+    settle(manager)
+    change(store, names[3])
+    settle(manager)
+    status = status_of(store, CLUSTER_GROUP, "all")
+    assert (status["clusterCount"], status["nonReadyClusterCount"]) == (count, not_ready)
+    # A resync walks every group's workspace again: it finds nothing to correct.
+    walks = manager.group_walks
+    manager.resync()
+    settle(manager)
+    assert manager.group_walks > walks
+    assert status_of(store, CLUSTER_GROUP, "all") == status
+
+
 def test_bundle_targeting_nothing_says_so(store: MemoryStore, start_manager: StartManager) -> None:
     create_world(store, world(cluster("a"), bundle([{"clusterName": "nope"}])))
     settle(start_manager(store))
