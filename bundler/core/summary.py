@@ -489,18 +489,22 @@ def group_status(
 ) -> ClusterGroupStatus:
     """A ClusterGroup's status from what each member cluster adds, sorted by cluster."""
     rows = [m.row for m in members]
-    not_ready = _not_ready(rows)
-    conditions = _ready_condition(rows, "clusters", "", previous, now)
+    # One pass over the members: a group of thousands lists its ten worst without sorting all.
+    not_ready = [r for r in rows if r.state is not DeploymentState.READY]
+    listed = heapq.nsmallest(NON_READY_MAX, not_ready, key=_row_order)
+    row_counts = Counter(r.state for r in rows)
+    conditions = _ready_from(len(rows), row_counts, listed[:1], "clusters", "", previous, now)
     counts: Counter[DeploymentState] = Counter()
     for member in members:
         for state, count in member.states:
             counts[state] += count
+    ratio = f"{len(rows) - len(not_ready)}/{len(rows)}"
     return ClusterGroupStatus(
         clusterCount=len(rows),
         nonReadyClusterCount=len(not_ready),
-        nonReadyClusters=[r.name for r in not_ready[:NON_READY_MAX]],
+        nonReadyClusters=[r.name for r in listed],
         summary=_summary(counts),
-        display=ClusterGroupDisplay(readyClusters=_ratio(rows), state=display_state(conditions)),
+        display=ClusterGroupDisplay(readyClusters=ratio, state=display_state(conditions)),
         conditions=conditions,
     )
 

@@ -521,7 +521,8 @@ def test_a_tally_read_after_every_change_lists_what_a_roll_up_from_scratch_does(
     pick = random.Random(seed)
     states = [S.READY, S.NOT_READY, S.ERR_APPLIED, S.WAIT_APPLIED, S.OFFLINE, S.PENDING]
     clusters = [f"fleet-default/c{n:02}" for n in range(30)]
-    tally, now = Tally(), dict[str, Placement]()
+    tally = Tally()
+    now: dict[str, Placement] = {}
     steps = 0
     for _ in range(200):
         cluster = pick.choice(clusters)

@@ -9,14 +9,20 @@ the status roll-ups it changes wait for it (bundler.manager.memo.placements), so
 burst of creations from a cache that has seen only part of it. A write that failed or was not
 needed is not awaited, and a resync stops awaiting every write (one whose object was deleted
 before the cache ever showed it is never shown).
+
+A write is kept as a digest of its canonical spec and its labels' interned pairs, not the spec
+itself: a fleet's deployments would otherwise be held twice, once here and once in the informer.
 """
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections import Counter
 from collections.abc import Mapping
+from typing import Any
 
+from bundler.manager.observed.indexes import LabelsFingerprint, labels_fingerprint
 from bundler.manager.writes import canonical
 from bundler.runtime.key import Key
 from bundler.store.protocol import Obj
@@ -25,7 +31,7 @@ from bundler.store.protocol import Obj
 class OwnWrites:
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._written: dict[Key, tuple[str, dict[str, str]]] = {}
+        self._written: dict[Key, tuple[bytes, LabelsFingerprint]] = {}
         # The bundle of each write the informer has not shown yet, and their counts.
         self._awaited: dict[Key, str] = {}
         self._by_bundle: Counter[str] = Counter()
@@ -33,7 +39,7 @@ class OwnWrites:
 
     def expect(self, key: Key, spec: Obj, labels: Mapping[str, str], bundle: str) -> None:
         with self._lock:
-            self._written[key] = (canonical(spec), dict(labels))
+            self._written[key] = (_digest(spec), labels_fingerprint(labels))
             self._unawait(key)
             self._awaited[key] = bundle
             self._by_bundle[bundle] += 1
@@ -81,11 +87,13 @@ class OwnWrites:
             return False
         spec, labels = written
         observed = obj.get("metadata", {}).get("labels") or {}
-        return all(observed.get(k) == v for k, v in labels.items()) and spec == canonical(
-            obj.get("spec")
-        )
+        return all(observed.get(k) == v for k, v in labels) and spec == _digest(obj.get("spec"))
 
     def forget(self, key: Key) -> None:
         with self._lock:
             self._written.pop(key, None)
             self._unawait(key)
+
+
+def _digest(spec: Any) -> bytes:
+    return hashlib.blake2b(canonical(spec).encode(), digest_size=16).digest()
