@@ -300,6 +300,41 @@ def bundle_status(
     )
 
 
+class _NotReady:
+    """The not-ready rows of a roll-up, and the NON_READY_MAX worst of them, kept between reads
+    while no row that could enter or leave that listing changes: one change does not sort a
+    fleet's not-ready rows."""
+
+    def __init__(self) -> None:
+        self._rows: dict[str, _Row] = {}
+        self._listed: list[_Row] | None = None
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def add(self, row: _Row) -> None:
+        self._rows[row.name] = row
+        self._relist_if_listable(row)
+
+    def discard(self, name: str) -> None:
+        row = self._rows.pop(name, None)
+        if row is not None:
+            self._relist_if_listable(row)
+
+    def listed(self) -> list[_Row]:
+        if self._listed is None:
+            self._listed = heapq.nsmallest(NON_READY_MAX, self._rows.values(), key=_row_order)
+        return self._listed
+
+    def _relist_if_listable(self, row: _Row) -> None:
+        """Drop the kept listing if `row`, entering or leaving the not-ready rows, may be in it."""
+        listed = self._listed
+        if listed is not None and (
+            len(listed) < NON_READY_MAX or _row_order(row) <= _row_order(listed[-1])
+        ):
+            self._listed = None
+
+
 class Tally:
     """A Bundle's placements by cluster, counted as they are put, so that the status after one
     placement's change costs that change plus listing the clusters that are not ready."""
@@ -308,10 +343,7 @@ class Tally:
         self._rows: dict[str, _Row] = {}
         self._errors: set[str] = set()
         self._counts: Counter[DeploymentState] = Counter()
-        self._not_ready: dict[str, _Row] = {}
-        # The not-ready rows listed last time, kept while no row that could enter or leave the
-        # listing changed: one placement's change does not sort the fleet's not-ready rows.
-        self._listed: list[_Row] | None = None
+        self._not_ready = _NotReady()
 
     def put(self, placement: Placement) -> None:
         """Add the placement, or replace the one on its cluster."""
@@ -326,8 +358,7 @@ class Tally:
         self._rows[row.name] = row
         self._counts[row.state] += 1
         if row.state is not DeploymentState.READY:
-            self._not_ready[row.name] = row
-            self._relist_if_listable(row)
+            self._not_ready.add(row)
         if placement.error is not None:
             self._errors.add(row.name)
 
@@ -336,22 +367,8 @@ class Tally:
         if row is None:
             return
         self._counts[row.state] -= 1
-        if self._not_ready.pop(cluster, None) is not None:
-            self._relist_if_listable(row)
+        self._not_ready.discard(cluster)
         self._errors.discard(cluster)
-
-    def _relist_if_listable(self, row: _Row) -> None:
-        """Drop the kept listing if `row`, entering or leaving the not-ready rows, may be in it."""
-        listed = self._listed
-        if listed is not None and (
-            len(listed) < NON_READY_MAX or _row_order(row) <= _row_order(listed[-1])
-        ):
-            self._listed = None
-
-    def _not_ready_listed(self) -> list[_Row]:
-        if self._listed is None:
-            self._listed = heapq.nsmallest(NON_READY_MAX, self._not_ready.values(), key=_row_order)
-        return self._listed
 
     def clusters(self) -> set[str]:
         return set(self._rows)
@@ -368,7 +385,7 @@ class Tally:
     ) -> BundleStatus:
         """`version`: the chart version shown (resolved, or the exact spec version)."""
         total = len(self._rows)
-        listed = self._not_ready_listed()
+        listed = self._not_ready.listed()
         if total:
             note = _template_note(len(self._errors))
             pause = _pause_note("Bundle", paused)
@@ -487,26 +504,57 @@ def cluster_group_status(
 def group_status(
     members: Sequence[GroupMember], *, previous: Sequence[Condition], now: str
 ) -> ClusterGroupStatus:
-    """A ClusterGroup's status from what each member cluster adds, sorted by cluster."""
-    rows = [m.row for m in members]
-    # One pass over the members: a group of thousands lists its ten worst without sorting all.
-    not_ready = [r for r in rows if r.state is not DeploymentState.READY]
-    listed = heapq.nsmallest(NON_READY_MAX, not_ready, key=_row_order)
-    row_counts = Counter(r.state for r in rows)
-    conditions = _ready_from(len(rows), row_counts, listed[:1], "clusters", "", previous, now)
-    counts: Counter[DeploymentState] = Counter()
+    """A ClusterGroup's status from what each member cluster adds."""
+    tally = GroupTally()
     for member in members:
-        for state, count in member.states:
-            counts[state] += count
-    ratio = f"{len(rows) - len(not_ready)}/{len(rows)}"
-    return ClusterGroupStatus(
-        clusterCount=len(rows),
-        nonReadyClusterCount=len(not_ready),
-        nonReadyClusters=[r.name for r in listed],
-        summary=_summary(counts),
-        display=ClusterGroupDisplay(readyClusters=ratio, state=display_state(conditions)),
-        conditions=conditions,
-    )
+        tally.put(member)
+    return tally.group_status(previous=previous, now=now)
+
+
+class GroupTally:
+    """A ClusterGroup's members, counted as they are put, so that the status after one member's
+    change costs that change plus listing the clusters that are not ready."""
+
+    def __init__(self) -> None:
+        self._members: dict[str, GroupMember] = {}
+        self._rows: Counter[DeploymentState] = Counter()
+        self._placements: Counter[DeploymentState] = Counter()
+        self._not_ready = _NotReady()
+
+    def put(self, member: GroupMember) -> None:
+        """Add the member, or replace the one of its cluster."""
+        self.remove(member.row.name)
+        self._members[member.row.name] = member
+        self._rows[member.row.state] += 1
+        self._placements.update(dict(member.states))
+        if member.row.state is not DeploymentState.READY:
+            self._not_ready.add(member.row)
+
+    def remove(self, cluster: str) -> None:
+        member = self._members.pop(cluster, None)
+        if member is None:
+            return
+        self._rows[member.row.state] -= 1
+        self._placements.subtract(dict(member.states))
+        self._not_ready.discard(cluster)
+
+    def clusters(self) -> set[str]:
+        return set(self._members)
+
+    def group_status(self, *, previous: Sequence[Condition], now: str) -> ClusterGroupStatus:
+        total, listed = len(self._members), self._not_ready.listed()
+        not_ready = len(self._not_ready)
+        conditions = _ready_from(total, self._rows, listed[:1], "clusters", "", previous, now)
+        return ClusterGroupStatus(
+            clusterCount=total,
+            nonReadyClusterCount=not_ready,
+            nonReadyClusters=[r.name for r in listed],
+            summary=_summary(+self._placements),
+            display=ClusterGroupDisplay(
+                readyClusters=f"{total - not_ready}/{total}", state=display_state(conditions)
+            ),
+            conditions=conditions,
+        )
 
 
 def _cluster_row(cluster: str, placements: Sequence[Placement]) -> _Row:

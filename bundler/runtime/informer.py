@@ -24,7 +24,7 @@ import logging
 import threading
 from collections.abc import Callable, Mapping
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 from bundler.api.resources import Resource
 from bundler.runtime.backoff import ExponentialBackoff
@@ -133,6 +133,12 @@ class Informer:
         """A copy of the cached object, or None; namespace None (or "") if cluster-scoped."""
         found = self.view(namespace, name)
         return None if found is None else _copy(found)
+
+    def shared(self, namespace: str | None, name: str) -> Obj | None:
+        """The cached object itself, for a caller that only reads it or copies it before a
+        write (it is frozen: changing it raises TypeError), or None; `get` without the copy."""
+        found = self.view(namespace, name)
+        return None if found is None else cast(Obj, found)
 
     def view(self, namespace: str | None, name: str) -> Mapping[str, Any] | None:
         """The cached object itself (read-only: changing it raises TypeError), or None."""

@@ -15,12 +15,15 @@ from bundler.api.summary import NonReadyStatus
 from bundler.core.planning import BundlePlan, ClusterError
 from bundler.core.state import conditions_equal_ignoring_time
 from bundler.core.summary import (
+    GroupMember,
+    GroupTally,
     PausedBy,
     Placement,
     Tally,
     bundle_status,
     cluster_group_status,
     cluster_status,
+    group_member,
     placements_from_plan,
     with_ready,
 )
@@ -538,6 +541,30 @@ def test_a_tally_read_after_every_change_lists_what_a_roll_up_from_scratch_does(
         assert read == status_of([now[c] for c in sorted(now)])
         steps += 1
     assert steps == 200
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_group_tally_changed_member_by_member_equals_one_counted_from_scratch(seed: int) -> None:
+    pick = random.Random(seed)
+    states = [S.READY, S.NOT_READY, S.ERR_APPLIED, S.WAIT_APPLIED, S.OFFLINE, S.PENDING]
+    clusters = [f"fleet-default/c{n:02}" for n in range(30)]
+    kept = GroupTally()
+    now: dict[str, GroupMember] = {}
+    for step in range(200):
+        cluster = pick.choice(clusters)
+        if pick.random() < 0.1:
+            kept.remove(cluster)
+            now.pop(cluster, None)
+        else:
+            placed = [on(cluster, pick.choice(states), bundle=f"b{n}") for n in range(3)]
+            now[cluster] = group_member(cluster, placed)
+            kept.put(now[cluster])
+        fresh = GroupTally()
+        for member in now.values():
+            fresh.put(member)
+        read = kept.group_status(previous=[], now=NOW)
+        assert read == fresh.group_status(previous=[], now=NOW), f"step {step}"
+    assert kept.clusters() == set(now)
 
 
 PAUSED_BUNDLE = (

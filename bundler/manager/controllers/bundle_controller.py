@@ -125,7 +125,7 @@ class BundleController:
         if scope is None:
             return None
         bundle_ref = ref(key.namespace, key.name)
-        observed = scope.bundles.get(key.namespace, key.name)
+        observed = scope.bundles.shared(key.namespace, key.name)
         if observed is None:
             self._forget(scope, bundle_ref)
             return None
@@ -371,7 +371,7 @@ class BundleController:
             self.values.prepare(planned, current, copied.delivery.sources)
         if current is not None and _in_sync(current, row, decision):
             return
-        observed = scope.deployments.get(planned.namespace, planned.name)
+        observed = scope.deployments.shared(planned.namespace, planned.name)
         spec_for = _spec_for(row, decision, memory.replacing(current))
         if observed is None and not decision.create:
             return

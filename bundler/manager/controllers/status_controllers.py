@@ -32,7 +32,6 @@ from bundler.core.state import ConditionType, condition
 from bundler.core.summary import (
     cluster_status,
     flux_supported_condition,
-    group_status,
     with_ready,
 )
 from bundler.core.validation import cluster_name_problem
@@ -354,10 +353,8 @@ class GroupStatusController:
             return
         if placements.awaiting_creations(self.ctx, Stage.GROUP_STATUS, key):
             return
-        status = group_status(
-            self.members.of_group(self.ctx, scope, group),
-            previous=previous_conditions(observed),
-            now=self.ctx.now_iso(),
+        status = self.members.of_group(self.ctx, scope, group).group_status(
+            previous=previous_conditions(observed), now=self.ctx.now_iso()
         )
         patch_status_if_changed(
             self.ctx.store, CLUSTER_GROUP, observed, owned(status, GROUP_FIELDS)

@@ -20,13 +20,12 @@ import itertools
 import threading
 from collections import Counter
 from dataclasses import dataclass
-from operator import itemgetter
 from typing import Any
 
 from bundler.api.cluster import Cluster, ClusterGroup, ClusterGroupSpec
 from bundler.core.planning import key as ref
 from bundler.core.selectors import selector_matches
-from bundler.core.summary import GroupMember, group_member
+from bundler.core.summary import GroupMember, GroupTally, group_member
 from bundler.manager.context import Context, split_ref
 from bundler.manager.memo import placements
 from bundler.manager.memo.outcomes import Outcome
@@ -35,13 +34,13 @@ from bundler.manager.observed.scope import Scope
 
 @dataclass
 class _View:
-    """One group's members as last rolled up: cluster ref -> (cluster name, its member)."""
+    """One group's members as last rolled up."""
 
     workspace: str
     spec: ClusterGroupSpec
     stamp: int
     seen: int
-    members: dict[str, tuple[str, GroupMember]]
+    members: GroupTally
 
 
 class GroupMembers:
@@ -58,8 +57,8 @@ class GroupMembers:
         self._made: Counter[str] = Counter()
         self._walks = 0
 
-    def of_group(self, ctx: Context, scope: Scope, group: ClusterGroup) -> list[GroupMember]:
-        """The members of `group`, sorted by cluster name."""
+    def of_group(self, ctx: Context, scope: Scope, group: ClusterGroup) -> GroupTally:
+        """The members of `group`, counted."""
         group_ref = ref(group.metadata.namespace, group.metadata.name)
         workspace = group.metadata.namespace or ""
         stamp = self._outcomes_stamp(ctx, scope, workspace)
@@ -75,7 +74,7 @@ class GroupMembers:
             self._views[group_ref] = view
             taken_in = min(v.seen for v in self._views.values() if v.workspace == workspace)
         ctx.cluster_changes.forget_through(workspace, taken_in)
-        return [member for _, member in sorted(view.members.values(), key=itemgetter(0))]
+        return view.members
 
     def made(self) -> dict[str, int]:
         """How many GroupMembers were made (not found kept) per cluster: observable, as the row
@@ -103,7 +102,7 @@ class GroupMembers:
         seen = ctx.cluster_changes.latest()
         clusters = scope.live_clusters(workspace)
         self._keep_only(workspace, clusters)
-        view = _View(workspace, group.spec, stamp, seen, {})
+        view = _View(workspace, group.spec, stamp, seen, GroupTally())
         for cluster in clusters:
             if selector_matches(group.spec.selector, cluster.metadata.labels):
                 self._add(ctx, scope, view, cluster)
@@ -119,7 +118,7 @@ class GroupMembers:
             or cluster.metadata.deletionTimestamp
             or not selector_matches(view.spec.selector, cluster.metadata.labels)
         ):
-            view.members.pop(cluster_ref, None)
+            view.members.remove(cluster_ref)
             return
         self._add(ctx, scope, view, cluster)
 
@@ -137,7 +136,7 @@ class GroupMembers:
             with self._lock:
                 self._kept[view.workspace][cluster_ref] = (inputs, made)
                 self._made[cluster_ref] += 1
-        view.members[cluster_ref] = (cluster.metadata.name, made)
+        view.members.put(made)
 
     def _outcomes_stamp(self, ctx: Context, scope: Scope, workspace: str) -> int:
         """A number that changes whenever the workspace's Bundles or one of their outcomes do."""
