@@ -66,6 +66,6 @@ class Context:
         model = scope.cluster_models.get(cluster.namespace, cluster.name)
         if model is None:
             return scope.keys_in(scope.groups, cluster.namespace)
-        return [
-            Key(g.metadata.namespace or "", g.metadata.name) for g in scope.groups_containing(model)
-        ]
+        # The memberships are cached per cluster labels: a burst of one cluster's deployment
+        # events matches its groups' selectors once.
+        return [Key(cluster.namespace, name) for name, _ in scope.memberships(model)]

@@ -10,20 +10,18 @@ burst of creations from a cache that has seen only part of it. A write that fail
 needed is not awaited, and a resync stops awaiting every write (one whose object was deleted
 before the cache ever showed it is never shown).
 
-A write is kept as a digest of its canonical spec and its labels' interned pairs, not the spec
-itself: a fleet's deployments would otherwise be held twice, once here and once in the informer.
+A write is kept only until its echo is recognised: a fleet's deployments would otherwise be held
+twice, once here and once in the informer. An event that changes the spec again after that (its
+generation) is someone else's.
 """
 
 from __future__ import annotations
 
-import hashlib
 import threading
 from collections import Counter
 from collections.abc import Mapping
-from typing import Any
 
 from bundler.manager.observed.indexes import LabelsFingerprint, labels_fingerprint
-from bundler.manager.writes import canonical
 from bundler.runtime.key import Key
 from bundler.store.protocol import Obj
 
@@ -31,15 +29,17 @@ from bundler.store.protocol import Obj
 class OwnWrites:
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._written: dict[Key, tuple[bytes, LabelsFingerprint]] = {}
+        # The spec and labels written, per deployment whose echo was not recognised yet.
+        self._written: dict[Key, tuple[Obj, LabelsFingerprint]] = {}
         # The bundle of each write the informer has not shown yet, and their counts.
         self._awaited: dict[Key, str] = {}
         self._by_bundle: Counter[str] = Counter()
         self._by_workspace: Counter[str] = Counter()
 
     def expect(self, key: Key, spec: Obj, labels: Mapping[str, str], bundle: str) -> None:
+        """`spec` is what is written: the caller does not change it after."""
         with self._lock:
-            self._written[key] = (_digest(spec), labels_fingerprint(labels))
+            self._written[key] = (spec, labels_fingerprint(labels))
             self._unawait(key)
             self._awaited[key] = bundle
             self._by_bundle[bundle] += 1
@@ -80,20 +80,22 @@ class OwnWrites:
             del self._by_workspace[workspace]
 
     def is_echo(self, obj: Obj) -> bool:
-        """Whether `obj` shows exactly the spec and labels the manager last wrote to it."""
+        """Whether `obj` shows exactly the spec and labels the manager last wrote to it, the first
+        time it does."""
+        key = Key.of(obj)
         with self._lock:
-            written = self._written.get(Key.of(obj))
-        if written is None:
-            return False
-        spec, labels = written
-        observed = obj.get("metadata", {}).get("labels") or {}
-        return all(observed.get(k) == v for k, v in labels) and spec == _digest(obj.get("spec"))
+            written = self._written.get(key)
+            if written is None:
+                return False
+            spec, labels = written
+            observed = obj.get("metadata", {}).get("labels") or {}
+            echo = spec == obj.get("spec") and all(observed.get(k) == v for k, v in labels)
+            if echo:
+                del self._written[key]
+            return echo
 
     def forget(self, key: Key) -> None:
         with self._lock:
             self._written.pop(key, None)
             self._unawait(key)
 
-
-def _digest(spec: Any) -> bytes:
-    return hashlib.blake2b(canonical(spec).encode(), digest_size=16).digest()

@@ -51,3 +51,40 @@ def test_writes_are_awaited_until_shown(
 def test_awaiting_is_per_bundle_and_workspace() -> None:
     writes = expecting(A, bundle="ws/app")
     assert (writes.awaiting("ws/other"), writes.awaiting_in("other-ws")) == (False, False)
+
+
+def _shown(spec: dict[str, str], labels: dict[str, str]) -> dict[str, object]:
+    return {"metadata": {"namespace": A.namespace, "name": A.name, "labels": labels}, "spec": spec}
+
+
+LABELS = {"bundler.dev/bundle-name": "app"}
+
+
+@pytest.mark.parametrize(
+    ("events", "echoes"),
+    [
+        pytest.param([_shown(SPEC, LABELS)], [True], id="what was written"),
+        pytest.param([_shown({"deploymentID": "d-2"}, LABELS)], [False], id="another spec"),
+        pytest.param([_shown(SPEC, {})], [False], id="without the labels written"),
+        pytest.param(
+            [_shown(SPEC, LABELS), _shown(SPEC, LABELS)], [True, False], id="recognised once"
+        ),
+        pytest.param(
+            [_shown({"deploymentID": "d-2"}, LABELS), _shown(SPEC, LABELS)],
+            [False, True],
+            id="an edit, then the write",
+        ),
+    ],
+)
+def test_the_echo_of_a_write_is_recognised_once(
+    events: list[dict[str, object]], echoes: list[bool]
+) -> None:
+    writes = OwnWrites()
+    writes.expect(A, dict(SPEC), LABELS, "ws/app")
+    assert [writes.is_echo(event) for event in events] == echoes
+
+
+def test_a_forgotten_write_has_no_echo() -> None:
+    writes = expecting(A)
+    writes.forget(A)
+    assert not writes.is_echo(_shown(SPEC, {}))
