@@ -11,7 +11,6 @@ always sees the change.
 from __future__ import annotations
 
 import itertools
-import json
 import logging
 import threading
 from collections.abc import Callable, Hashable, Mapping
@@ -129,31 +128,36 @@ def parse_deployment(obj: Obj) -> BundleDeployment | None:
 class _SpecModels:
     """Parsed BundleDeployment specs, one model per distinct spec: the manager gives every cluster
     that renders alike the same options, so a fleet's deployments hold a few distinct specs, and
-    the index holds each once (models are immutable, so sharing them is safe). Bounded: past
-    MAX_SHARED_SPECS distinct specs the oldest are forgotten (and parsed again when seen)."""
+    the index holds each once (models are immutable, so sharing them is safe).
+
+    Specs are looked up by their deploymentID (a digest of the options the manager wrote) and
+    taken only when equal to the spec kept with the model: an edited spec that keeps its ID is
+    parsed again. Bounded: past MAX_SHARED_SPECS IDs the oldest are forgotten (and parsed again
+    when seen). A spec without an ID is parsed each time."""
 
     def __init__(self, max_entries: int) -> None:
         self._max_entries = max_entries
         self._lock = threading.Lock()
-        self._models: dict[str, BundleDeploymentSpec] = {}
+        self._models: dict[str, tuple[object, BundleDeploymentSpec]] = {}
 
     def parsed(self, spec: object) -> BundleDeploymentSpec | None:
         """The model of `spec`, or None if it does not parse (the caller reports why)."""
-        try:
-            text = json.dumps(spec, sort_keys=True, separators=(",", ":"))
-        except (TypeError, ValueError):
-            return None
-        found = self._models.get(text)
-        if found is not None:
-            return found
+        ident = spec.get("deploymentID") if isinstance(spec, Mapping) else None
+        if isinstance(ident, str):
+            with self._lock:
+                kept = self._models.get(ident)
+            if kept is not None and kept[0] == spec:
+                return kept[1]
         try:
             found = BundleDeploymentSpec.model_validate(spec)
         except ValidationError:
             return None
-        with self._lock:
-            self._models[text] = found
-            while len(self._models) > self._max_entries:
-                del self._models[next(iter(self._models))]
+        if isinstance(ident, str):
+            with self._lock:
+                self._models.pop(ident, None)
+                self._models[ident] = (spec, found)
+                while len(self._models) > self._max_entries:
+                    del self._models[next(iter(self._models))]
         return found
 
 

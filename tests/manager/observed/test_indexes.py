@@ -74,3 +74,14 @@ def test_parsed_models_stay_independent_when_copied_with_changes() -> None:
     assert "deletionTimestamp" in changed.model_fields_set
     assert one.metadata.model_fields_set == two.metadata.model_fields_set == before
     assert "deletionTimestamp" not in before
+
+
+def test_a_spec_edited_under_the_same_deployment_id_is_parsed_again() -> None:
+    index = DeploymentIndex()
+    index.on_event(EventType.ADDED, deployment("b", "c1"))
+    edited = deployment("b", "c2")
+    edited["spec"]["options"]["namespace"] = "edited"
+    index.on_event(EventType.ADDED, edited)
+    models = index.of_bundle(f"{WS}/b")
+    assert models[f"{WS}/c1"].spec.deploymentID == models[f"{WS}/c2"].spec.deploymentID
+    assert [models[f"{WS}/{c}"].spec.options.namespace for c in ("c1", "c2")] == ["x", "edited"]
