@@ -98,4 +98,3 @@ class OwnWrites:
         with self._lock:
             self._written.pop(key, None)
             self._unawait(key)
-
