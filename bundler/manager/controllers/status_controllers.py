@@ -77,7 +77,7 @@ class BundleStatusController:
 
     def reconcile(self, key: Key) -> None:
         scope = self.ctx.scopes.of(key.namespace)
-        observed = scope.bundles.get(key.namespace, key.name) if scope else None
+        observed = scope.bundles.shared(key.namespace, key.name) if scope else None
         bundle = ref(key.namespace, key.name)
         outcome = self.ctx.outcomes.get(bundle)
         if scope is None or observed is None or is_deleting(observed) or outcome is None:
@@ -273,7 +273,7 @@ class ClusterStatusController:
     def reconcile(self, key: Key) -> Result | None:
         scope = self.ctx.scopes.of(key.namespace)
         cluster_ref = ref(key.namespace, key.name)
-        observed = scope.clusters.get(key.namespace, key.name) if scope else None
+        observed = scope.clusters.shared(key.namespace, key.name) if scope else None
         cluster = scope.cluster_models.get(key.namespace, key.name) if scope else None
         if scope is None or observed is None or cluster is None or is_deleting(observed):
             self.ctx.liveness.forget(cluster_ref)
@@ -344,7 +344,7 @@ class GroupStatusController:
 
     def reconcile(self, key: Key) -> None:
         scope = self.ctx.scopes.of(key.namespace)
-        observed = scope.groups.get(key.namespace, key.name) if scope else None
+        observed = scope.groups.shared(key.namespace, key.name) if scope else None
         group = scope.group_models.get(key.namespace, key.name) if scope else None
         if scope is None or observed is None or group is None or is_deleting(observed):
             self.members.forget_group(ref(key.namespace, key.name))
