@@ -11,7 +11,8 @@ whether it is offline and whether it is paused. It is made again only when one o
 Each group keeps its members (a view) with the Bundles' number and its selector it was walked
 with, and the last cluster change it took in (bundler.manager.memo.cluster_changes). A roll-up
 looks again only at the clusters changed since; a new selector or a new number for the Bundles
-walks the workspace again, as does the first roll-up after a start or a resync.
+walks the workspace again, as do the first roll-up after a start or a resync and one whose
+changes the log no longer holds.
 """
 
 from __future__ import annotations
@@ -64,10 +65,13 @@ class GroupMembers:
         stamp = self._outcomes_stamp(ctx, scope, workspace)
         with self._lock:
             view = self._views.get(group_ref)
-        if view is None or view.stamp != stamp or view.spec != group.spec:
+        changes = None
+        if view is not None and view.stamp == stamp and view.spec == group.spec:
+            changes = ctx.cluster_changes.since(workspace, view.seen)
+        if view is None or changes is None:
             view = self._walk(ctx, scope, group, stamp)
         else:
-            changed, view.seen = ctx.cluster_changes.since(workspace, view.seen)
+            changed, view.seen = changes
             for cluster_ref in changed:
                 self._look_again(ctx, scope, view, cluster_ref)
         with self._lock:

@@ -25,9 +25,8 @@ def test_since_gives_the_clusters_changed_after_a_number(
     changes = ClusterChanges()
     for cluster_ref in recorded:
         changes.record(cluster_ref.partition("/")[0], cluster_ref)
-    found, latest = changes.since("ws", seen)
-    assert found == changed
-    assert latest == len(recorded) == changes.latest()
+    assert changes.since("ws", seen) == (changed, len(recorded))
+    assert changes.latest() == len(recorded)
 
 
 def test_forgetting_what_was_taken_in_keeps_the_later_changes() -> None:
@@ -39,3 +38,12 @@ def test_forgetting_what_was_taken_in_keeps_the_later_changes() -> None:
     assert changes.since("ws", 0) == (["ws/c"], 3)
     changes.record("ws", "ws/a")
     assert changes.since("ws", 3) == (["ws/a"], 4)
+
+
+def test_a_reader_behind_what_a_full_log_forgot_is_told_to_walk() -> None:
+    changes = ClusterChanges(max_changes=2)
+    for cluster_ref in ("ws/a", "ws/b", "ws/c"):
+        changes.record("ws", cluster_ref)
+    assert changes.since("ws", 0) is None
+    assert changes.since("ws", 1) == (["ws/c", "ws/b"], 3)
+    assert changes.since("other", 0) == ([], 3)
