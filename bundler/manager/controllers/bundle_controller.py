@@ -386,7 +386,7 @@ class BundleController:
             )
         finally:
             if written is None:
-                self.ctx.own_writes.shown(key)  # nothing written: no echo to wait for
+                self.ctx.own_writes.forget(key)  # nothing written: no echo to wait for
         if written is not None:
             self.copies.settle(planned, written, current)
             self.values.settle(planned, written, current)

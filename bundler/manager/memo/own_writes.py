@@ -95,6 +95,7 @@ class OwnWrites:
             return echo
 
     def forget(self, key: Key) -> None:
+        """The deployment is gone, or the write did not happen: no echo to wait for."""
         with self._lock:
             self._written.pop(key, None)
             self._unawait(key)
