@@ -518,45 +518,51 @@ def test_a_tally_changed_placement_by_placement_equals_the_roll_up_from_scratch(
     assert kept.summary.desiredReady == 5
 
 
+CHANGED_TO = [S.READY, S.NOT_READY, S.ERR_APPLIED, S.WAIT_APPLIED, S.OFFLINE, S.PENDING]
+
+
+def random_changes(seed: int) -> list[tuple[str, S | None]]:
+    """200 changes to 30 clusters: a cluster and its new state, or None where it is removed."""
+    pick = random.Random(seed)
+    clusters = [f"fleet-default/c{n:02}" for n in range(30)]
+    return [
+        (pick.choice(clusters), None if pick.random() < 0.1 else pick.choice(CHANGED_TO))
+        for _ in range(200)
+    ]
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3, 4])
 def test_a_tally_read_after_every_change_lists_what_a_roll_up_from_scratch_does(seed: int) -> None:
     # Its not-ready listing is kept between reads while no change could enter or leave it.
-    pick = random.Random(seed)
-    states = [S.READY, S.NOT_READY, S.ERR_APPLIED, S.WAIT_APPLIED, S.OFFLINE, S.PENDING]
-    clusters = [f"fleet-default/c{n:02}" for n in range(30)]
+    changes = random_changes(seed)
+    assert changes
     tally = Tally()
     now: dict[str, Placement] = {}
-    steps = 0
-    for _ in range(200):
-        cluster = pick.choice(clusters)
-        if pick.random() < 0.1:
+    for cluster, state in changes:
+        if state is None:
             tally.remove(cluster)
             now.pop(cluster, None)
         else:
-            now[cluster] = on(cluster, pick.choice(states))
+            now[cluster] = on(cluster, state)
             tally.put(now[cluster])
         read = tally.bundle_status(
             observed_generation=4, resolved_version="6.1.2", previous=[], now=NOW
         )
         assert read == status_of([now[c] for c in sorted(now)])
-        steps += 1
-    assert steps == 200
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_a_group_tally_changed_member_by_member_equals_one_counted_from_scratch(seed: int) -> None:
-    pick = random.Random(seed)
-    states = [S.READY, S.NOT_READY, S.ERR_APPLIED, S.WAIT_APPLIED, S.OFFLINE, S.PENDING]
-    clusters = [f"fleet-default/c{n:02}" for n in range(30)]
+    changes = random_changes(seed)
+    assert changes
     kept = GroupTally()
     now: dict[str, GroupMember] = {}
-    for step in range(200):
-        cluster = pick.choice(clusters)
-        if pick.random() < 0.1:
+    for step, (cluster, state) in enumerate(changes):
+        if state is None:
             kept.remove(cluster)
             now.pop(cluster, None)
         else:
-            placed = [on(cluster, pick.choice(states), bundle=f"b{n}") for n in range(3)]
+            placed = [on(cluster, state, bundle=f"b{n}") for n in range(3)]
             now[cluster] = group_member(cluster, placed)
             kept.put(now[cluster])
         fresh = GroupTally()
