@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from bundler.core.json_equality import json_equal
 from bundler.store.mergepatch import json_copy
 from bundler.store.protocol import Obj
 
@@ -75,7 +76,7 @@ def _owned(obj: Mapping[str, Any], field: str) -> dict[str, str]:
 
 def _spec_matches(desired: Any, live: Any, defaulted: frozenset[str]) -> bool:
     if not isinstance(desired, Mapping) or not isinstance(live, Mapping):
-        return _same(desired, live)
+        return json_equal(desired, live)
     extra = set(live) - set(desired) - defaulted
     if extra:
         return False
@@ -88,21 +89,10 @@ def _spec_matches(desired: Any, live: Any, defaulted: frozenset[str]) -> bool:
 def _contains(desired: Any, live: Any, *, exact: bool = False) -> bool:
     """`desired` is in `live`: equal scalars and lists, and maps whose keys all match."""
     if exact or not isinstance(desired, Mapping):
-        return _same(desired, live)
+        return json_equal(desired, live)
     if not isinstance(live, Mapping):
         return False
     return all(
         key in live and _contains(value, live[key], exact=key in _EXACT_FIELDS)
         for key, value in desired.items()
     )
-
-
-def _same(a: Any, b: Any) -> bool:
-    # Python equates True with 1; JSON does not, and neither must drift detection.
-    if isinstance(a, bool) or isinstance(b, bool):
-        return type(a) is type(b) and a == b
-    if isinstance(a, Mapping) and isinstance(b, Mapping):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
-    return bool(a == b)

@@ -39,6 +39,7 @@ from bundler.apiserver.field_errors import FieldError
 from bundler.apiserver.formats import valid
 from bundler.apiserver.go_values import go_json, go_quote, go_value
 from bundler.apiserver.structural import MISSING, Structural
+from bundler.core.json_equality import json_equal
 
 _IN = "body"
 _INT64 = 2**63
@@ -83,7 +84,7 @@ def validate(
 
 
 def _node(value: Any, schema: Structural, name: str, old: Any) -> list[_Failure]:
-    if old is not MISSING and _same(value, old):
+    if old is not MISSING and json_equal(value, old):
         return []
     if value is None:
         return [*_type(value, schema, name), *_enum(value, schema, name)]
@@ -300,7 +301,7 @@ def _bound_message(name: str, limit: int | float, exclusive: bool, upper: bool) 
 
 
 def _enum_matches(value: Any, allowed: Any) -> bool:
-    return value is not None and allowed is not None and _same(value, allowed)
+    return value is not None and allowed is not None and json_equal(value, allowed)
 
 
 def _go_print(value: Any) -> str:
@@ -310,19 +311,6 @@ def _go_print(value: Any) -> str:
     if isinstance(value, bool | int | float):
         return go_value(value)
     return go_json(value)
-
-
-def _same(a: Any, b: Any) -> bool:
-    """Equal as decoded JSON: numbers by value, but never a boolean equal to a number."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return type(a) is type(b) and a == b
-    if _is_number(a) and _is_number(b):
-        return bool(a == b)
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
-    return type(a) is type(b) and bool(a == b)
 
 
 def _correlated_items(value: list[Any], old: Any, schema: Structural) -> list[Any]:

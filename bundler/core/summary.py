@@ -200,7 +200,7 @@ class Placement:
         return self.state.value
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Row:
     """One line of a roll-up: a cluster of a bundle, a bundle of a cluster, a cluster of a group."""
 

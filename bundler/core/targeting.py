@@ -39,7 +39,7 @@ class Criterion(StrEnum):
     CLUSTER_GROUP_SELECTOR = "clusterGroupSelector"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TargetResult:
     """How one target fared against one cluster: matched, or the first criterion that failed."""
 
@@ -56,7 +56,7 @@ class TargetResult:
         return self.target.name or f"targets[{self.index}]"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TargetDecision:
     """The outcome for one (bundle, cluster): the contributing targets, in order, or why not."""
 

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from bundler.api.resources import Resource
+from bundler.core.json_equality import json_equal
 from bundler.store.errors import AlreadyExists, Conflict, NotFound
 from bundler.store.mergepatch import json_copy
 from bundler.store.protocol import Obj, Store
@@ -30,17 +31,13 @@ def canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
-def same(a: Any, b: Any) -> bool:
-    return canonical(a) == canonical(b)
-
-
 def merge_diff(old: Any, new: Any) -> Any:
     """A JSON merge patch (RFC 7386) that turns `old` into `new`."""
     if not isinstance(old, Mapping) or not isinstance(new, Mapping):
         return json_copy(new)
     patch: dict[str, Any] = {key: None for key in old if key not in new}
     for key, value in new.items():
-        if key not in old or not same(old[key], value):
+        if key not in old or not json_equal(old[key], value):
             patch[key] = merge_diff(old.get(key), value)
     return patch
 
@@ -50,7 +47,7 @@ def status_patch(current: Mapping[str, Any] | None, owned: Mapping[str, Any]) ->
     current = current or {}
     patch: dict[str, Any] = {}
     for key, value in owned.items():
-        if not same(current.get(key), value):
+        if not json_equal(current.get(key), value):
             patch[key] = merge_diff(current.get(key), value)
     return patch
 

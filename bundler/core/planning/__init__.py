@@ -20,6 +20,7 @@ steps with the resolvers a driver passes in.
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -69,10 +70,12 @@ from bundler.errors import TemplateError
 
 
 def key(namespace: str | None, name: str) -> str:
-    return f"{namespace}/{name}"
+    """`namespace/name`. Interned: the manager keeps each Bundle's and Cluster's key in many rows,
+    placements and indexes, which then share one string (and compare by identity first)."""
+    return sys.intern(f"{namespace}/{name}")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PlannedDeployment:
     bundle: str
     cluster: str

@@ -22,7 +22,7 @@ from bundler.core.planning.version_query import VersionQuery
 from bundler.core.targeting import TargetDecision, match_targets
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ClusterDecision:
     """One cluster looked at by one Bundle: targeted or not and, when targeted, what its options
     need resolved."""

@@ -53,6 +53,7 @@ from bundler.core.bootstrap import (
 )
 from bundler.core.capi_import import capi_owner, gate_message, is_capi_cluster, is_gated
 from bundler.core.events import cluster_events
+from bundler.core.json_equality import json_equal
 from bundler.core.labels import (
     ANNOTATION_BOOTSTRAP_MODE,
     LABEL_CLUSTER_NAME,
@@ -65,7 +66,7 @@ from bundler.core.state import condition
 from bundler.manager.context import Context
 from bundler.manager.controllers.bootstrap_rollout import HOLD_RETRY, BootstrapRollout
 from bundler.manager.controllers.status_controllers import previous_conditions
-from bundler.manager.writes import create_or_update, is_deleting, patch_status_if_changed, same
+from bundler.manager.writes import create_or_update, is_deleting, patch_status_if_changed
 from bundler.runtime.controller import Result
 from bundler.runtime.host import Host
 from bundler.runtime.informer import Informer
@@ -216,7 +217,7 @@ class BootstrapController:
         scope = self.ctx.scopes.of(key.namespace)
         assert scope is not None
         found = self._releases[scope.workspace].get(key.namespace, desired["metadata"]["name"])
-        return found is not None and not same(found.get("spec"), desired["spec"])
+        return found is not None and not json_equal(found.get("spec"), desired["spec"])
 
     def _upgrade(self, key: Key, config: BootstrapConfig, desired: Obj) -> bool:
         scope = self.ctx.scopes.of(key.namespace)
@@ -332,7 +333,7 @@ def _ensure(ctx: Context, res: Resource, desired: Obj) -> Obj | None:
     def mutate(obj: Obj) -> bool:
         changed = False
         for field in ("spec", "data", "type"):
-            if field in desired and not same(obj.get(field), desired[field]):
+            if field in desired and not json_equal(obj.get(field), desired[field]):
                 obj[field] = desired[field]
                 changed = True
         labels = obj["metadata"].get("labels") or {}

@@ -37,6 +37,7 @@ from bundler.api.resources import BUNDLE, BUNDLE_DEPLOYMENT
 from bundler.core.content import bundle_content, content_kind, poll_interval
 from bundler.core.deletion_guard import deletion_hold
 from bundler.core.durations import duration_seconds
+from bundler.core.json_equality import json_equal
 from bundler.core.planning import key as ref
 from bundler.core.planning.bundle_pass import resolve_inputs
 from bundler.core.planning.version_query import query_for
@@ -79,7 +80,6 @@ from bundler.manager.writes import (
     has_finalizer,
     is_deleting,
     removing_finalizer,
-    same,
     update_with_retry,
 )
 from bundler.resolution.image_resolution import first_unavailable
@@ -550,7 +550,7 @@ def _syncing(desired: Obj, spec_for: SpecFor) -> Callable[[Obj], bool]:
                 current_labels[name] = value
                 changed = True
         spec = spec_for(obj.get("spec"))
-        if not same(spec, obj.get("spec")):
+        if not json_equal(spec, obj.get("spec")):
             obj["spec"] = spec
             changed = True
         return changed

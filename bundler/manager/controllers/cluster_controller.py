@@ -54,6 +54,7 @@ from bundler.core.handover import (
     pull_identity_removed,
     pull_identity_step,
 )
+from bundler.core.json_equality import json_equal
 from bundler.core.naming import cluster_namespace, is_dns1123_label
 from bundler.core.planning import key as ref
 from bundler.manager.context import Context, split_ref
@@ -65,7 +66,6 @@ from bundler.manager.writes import (
     has_finalizer,
     is_deleting,
     removing_finalizer,
-    same,
     update_with_retry,
 )
 from bundler.runtime.controller import Result
@@ -283,11 +283,11 @@ def _ensure(ctx: Context, res: Resource, desired: Obj, observed: Obj | None) -> 
                 meta[field] = {**current, **stale}
                 changed = True
         owners = wanted_meta.get("ownerReferences")
-        if owners and not same(meta.get("ownerReferences"), owners):
+        if owners and not json_equal(meta.get("ownerReferences"), owners):
             meta["ownerReferences"] = owners
             changed = True
         for field, value in desired.items():
-            if field not in _ENVELOPE and not same(obj.get(field), value):
+            if field not in _ENVELOPE and not json_equal(obj.get(field), value):
                 obj[field] = value
                 changed = True
         return changed

@@ -32,6 +32,7 @@ from typing import Any
 
 from bundler.api.bundledeployment import BundleDeployment, DeploymentOptions
 from bundler.api.resources import BUNDLE_DEPLOYMENT, SECRET
+from bundler.core.json_equality import json_equal
 from bundler.core.labels import (
     LABEL_CLUSTER_NAME,
     LABEL_CLUSTER_NAMESPACE,
@@ -45,7 +46,6 @@ from bundler.manager.writes import (
     Mutation,
     create_or_update,
     delete_if_present,
-    same,
     update_with_retry,
 )
 from bundler.runtime.host import Host
@@ -298,7 +298,7 @@ class SecretCopies:
                     if current.get(key) != value:
                         current[key] = value
                         changed = True
-            if not same(obj.get("data") or {}, desired["data"]):
+            if not json_equal(obj.get("data") or {}, desired["data"]):
                 obj["data"] = desired["data"]
                 changed = True
             for owner in wanted.get("ownerReferences") or []:

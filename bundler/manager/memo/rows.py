@@ -13,7 +13,6 @@ templater (the manager's: a pool of bounded worker processes, bundler.templating
 
 from __future__ import annotations
 
-import functools
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -44,12 +43,10 @@ from bundler.core.planning.version_query import VersionQuery
 from bundler.core.templating.images import ImageNotResolvedError
 from bundler.core.templating.templater import IN_PROCESS, Templater
 from bundler.errors import TemplateError
-from bundler.manager.observed.indexes import LabelsFingerprint, Memberships, labels_fingerprint
-
-_Fingerprint = tuple[str | None, int | None, LabelsFingerprint, LabelsFingerprint, Memberships]
+from bundler.manager.observed.indexes import ClusterIdentity, Memberships, cluster_identity
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Row:
     """One targeted cluster: its planned BundleDeployment, or why it could not be rendered
     (`held_by`: the unresolved image its values read, when that is why)."""
@@ -58,11 +55,12 @@ class Row:
     planned: PlannedDeployment | None
     error: str | None = None
     held_by: str | None = None
+    #: The cluster's key, read for every row on every pass (rollout targets, outcomes, syncs).
+    key: str = field(init=False, compare=False)
 
-    @functools.cached_property
-    def key(self) -> str:
-        # Read for every row on every pass (rollout targets, outcomes, sync checks): made once.
-        return key(self.cluster.metadata.namespace, self.cluster.metadata.name)
+    def __post_init__(self) -> None:
+        meta = self.cluster.metadata
+        object.__setattr__(self, "key", key(meta.namespace, meta.name))
 
 
 @dataclass(frozen=True)
@@ -110,9 +108,11 @@ RowInputs = tuple[
 ]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Entry:
-    fingerprint: _Fingerprint
+    #: What the decision was made from: the cluster and the groups that pick it.
+    identity: ClusterIdentity
+    memberships: Memberships
     decided: ClusterDecision
     row: Row | None = None
     rendered_with: RowInputs | None = None
@@ -236,26 +236,23 @@ class RowMemo:
         if (
             previous is not None
             and previous.decided.cluster is cluster
-            and previous.fingerprint[-1] == memberships
+            and previous.memberships == memberships
         ):
             # The very model the cache held last pass (models are never changed in place): the
             # same labels and annotations, without computing their fingerprints again.
             return previous
-        meta = cluster.metadata
-        fingerprint: _Fingerprint = (
-            meta.uid,
-            meta.generation,
-            labels_fingerprint(meta.labels),
-            labels_fingerprint(meta.annotations),
-            memberships,
-        )
-        if previous is not None and previous.fingerprint == fingerprint:
+        identity = cluster_identity(cluster.metadata)
+        if (
+            previous is not None
+            and previous.identity == identity
+            and previous.memberships == memberships
+        ):
             # Same inputs; the newer model only differs in what rendering does not read.
             row = previous.row and replace(previous.row, cluster=cluster)
             return replace(previous, decided=replace(previous.decided, cluster=cluster), row=row)
         with self._lock:
             self.decided += 1
-        return _Entry(fingerprint, decide_cluster(bundle, cluster, groups))
+        return _Entry(identity, memberships, decide_cluster(bundle, cluster, groups))
 
     def _render(
         self,

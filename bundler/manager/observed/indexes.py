@@ -35,6 +35,7 @@ from bundler.store.protocol import EventType, Obj
 log = logging.getLogger(__name__)
 
 M = TypeVar("M", bound=BaseModel)
+H = TypeVar("H", bound=Hashable)
 
 LabelsFingerprint = tuple[tuple[str, str], ...]
 
@@ -51,24 +52,37 @@ def labels_fingerprint(labels: Mapping[str, str]) -> LabelsFingerprint:
     return tuple(_LABEL_PAIRS.intern(pair) for pair in sorted(labels.items()))
 
 
-class _Interned:
-    """One shared copy of each distinct (key, value) pair, forgetting all past `max_entries`."""
+# What rows of a cluster are decided from, besides its groups: uid, generation, labels and
+# annotations.
+ClusterIdentity = tuple[str | None, int | None, LabelsFingerprint, LabelsFingerprint]
+
+
+def cluster_identity(meta: ObjectMeta) -> ClusterIdentity:
+    """A cluster's uid, generation, labels and annotations as one hashable value. Interned: the
+    rows of every Bundle targeting the cluster (thousands of rows at scale) share one copy."""
+    identity = (meta.uid, meta.generation, labels_fingerprint(meta.labels))
+    return _CLUSTER_IDENTITIES.intern((*identity, labels_fingerprint(meta.annotations)))
+
+
+class _Interned(Generic[H]):
+    """One shared copy of each distinct value, forgetting all past `max_entries`."""
 
     def __init__(self, max_entries: int) -> None:
         self._max_entries = max_entries
-        self._pairs: dict[tuple[str, str], tuple[str, str]] = {}
+        self._values: dict[H, H] = {}
 
-    def intern(self, pair: tuple[str, str]) -> tuple[str, str]:
-        found = self._pairs.get(pair)
+    def intern(self, value: H) -> H:
+        found = self._values.get(value)
         if found is not None:
             return found
-        if len(self._pairs) >= self._max_entries:
-            self._pairs = {}  # a new table: readers of the old one are unaffected
-        self._pairs[pair] = pair
-        return pair
+        if len(self._values) >= self._max_entries:
+            self._values = {}  # a new table: readers of the old one are unaffected
+        self._values[value] = value
+        return value
 
 
-_LABEL_PAIRS = _Interned(1 << 16)
+_LABEL_PAIRS: _Interned[tuple[str, str]] = _Interned(1 << 16)
+_CLUSTER_IDENTITIES: _Interned[ClusterIdentity] = _Interned(1 << 16)
 
 
 def _parse(model: type[M], obj: Obj, fields: tuple[str, ...] | None = None) -> M | None:
@@ -88,24 +102,36 @@ def _parse(model: type[M], obj: Obj, fields: tuple[str, ...] | None = None) -> M
 
 
 def _compact(model: M) -> M:
-    """`model` and its direct sub-models holding one shared set of the names of their set fields.
+    """`model` and its sub-models (nested models, and models in their lists) holding one shared
+    set of the names of their set fields.
 
     Pydantic keeps that set per instance (up to 700 bytes each), although the models of a kind
-    mostly set the same fields. The API models are frozen, so pydantic never adds to the set in
-    place (`model_copy` copies it before changing it), and sharing equal sets is safe.
+    mostly set the same fields: for a deployment whose spec is its own (values that name the
+    cluster), the spec's options and their Helm options alone held two. The API models are
+    frozen, so pydantic never adds to the set in place (`model_copy` copies it before changing
+    it), and sharing equal sets is safe.
     """
     parts: list[BaseModel] = [model]
-    parts.extend(value for value in model.__dict__.values() if isinstance(value, BaseModel))
-    for part in parts:
+    while parts:
+        part = parts.pop()
         names = part.__pydantic_fields_set__
-        shared = _FIELD_SETS.setdefault(frozenset(names), names)
-        if shared is not names:
+        shared = _FIELD_SETS.get(frozenset(names))
+        if shared is None and len(_FIELD_SETS) < _MAX_FIELD_SETS:
+            shared = _FIELD_SETS[frozenset(names)] = names
+        if shared is not None and shared is not names:
             object.__setattr__(part, "__pydantic_fields_set__", shared)
+        for value in part.__dict__.values():
+            if isinstance(value, BaseModel):
+                parts.append(value)
+            elif isinstance(value, list | tuple):
+                parts.extend(item for item in value if isinstance(item, BaseModel))
     return model
 
 
-# The distinct sets of set fields seen (a handful per kind).
+# The distinct sets of set fields seen (a handful per kind; bounded, as agents write the status
+# fields they choose).
 _FIELD_SETS: dict[frozenset[str], set[str]] = {}
+_MAX_FIELD_SETS = 1024
 
 
 def parse_cluster(obj: Obj) -> Cluster | None:
@@ -118,8 +144,9 @@ def parse_group(obj: Obj) -> ClusterGroup | None:
     return _parse(ClusterGroup, obj, ("apiVersion", "kind", "metadata", "spec"))
 
 
-def parse_deployment(obj: Obj) -> BundleDeployment | None:
-    spec = _SPECS.parsed(obj.get("spec"))
+def parse_deployment(obj: Obj, specs: _SpecModels) -> BundleDeployment | None:
+    """`obj` parsed, its spec taken from (or added to) `specs`."""
+    spec = specs.parsed(obj.get("spec"))
     body = obj if spec is None else {**obj, "spec": spec}
     full = _parse(BundleDeployment, body)
     return full or _parse(BundleDeployment, body, ("apiVersion", "kind", "metadata", "spec"))
@@ -162,7 +189,6 @@ class _SpecModels:
 
 
 MAX_SHARED_SPECS = 4096
-_SPECS = _SpecModels(MAX_SHARED_SPECS)
 
 
 def identity_fingerprint(
@@ -220,10 +246,12 @@ class DeploymentIndex:
         self._placed: dict[Key, tuple[str, str]] = {}
         self._changes = itertools.count(1)
         self._cluster_changes: dict[str, int] = {}
+        # the index's own: what it holds is the manager's, and goes with it
+        self._specs = _SpecModels(MAX_SHARED_SPECS)
 
     def on_event(self, event: EventType, obj: Obj) -> None:
         key = Key.of(obj)
-        model = None if event is EventType.DELETED else parse_deployment(obj)
+        model = None if event is EventType.DELETED else parse_deployment(obj, self._specs)
         placed = None if model is None else placement_of(obj)
         with self._lock:
             old = self._placed.pop(key, None)

@@ -5,7 +5,7 @@ from typing import Any
 import pytest
 
 from bundler.core.naming import cluster_namespace
-from bundler.core.planning import plan_bundle
+from bundler.core.planning import key, plan_bundle
 from bundler.errors import InvalidInputError
 from tests.support.builders import WS, bundle, cluster, group, helm_of
 
@@ -232,3 +232,10 @@ def test_a_new_digest_is_a_new_deployment_id_for_the_clusters_that_read_it_only(
     assert one[f"{WS}/prod-1"] != two[f"{WS}/prod-1"]
     assert one[f"{WS}/dev-1"] == two[f"{WS}/dev-1"]
     assert ids(DIGEST_ONE) == one
+
+
+def test_a_key_is_one_shared_string() -> None:
+    """Rows, placements and indexes of every Bundle keep their cluster's key: one string."""
+    namespace, name = "".join(["fleet-", "default"]), "".join(["edge-", "1"])
+    assert key(namespace, name) == "fleet-default/edge-1"
+    assert key(namespace, name) is key("fleet-default", "edge-1")

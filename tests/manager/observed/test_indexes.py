@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from bundler.api.meta import ObjectMeta
 from bundler.core.labels import (
     LABEL_BUNDLE_NAME,
     LABEL_BUNDLE_NAMESPACE,
     LABEL_CLUSTER_NAME,
     LABEL_CLUSTER_NAMESPACE,
 )
-from bundler.manager.observed.indexes import DeploymentIndex
+from bundler.manager.observed.indexes import DeploymentIndex, cluster_identity
 from bundler.store.protocol import EventType, Obj
 from tests.support.builders import WS
 
@@ -85,3 +86,33 @@ def test_a_spec_edited_under_the_same_deployment_id_is_parsed_again() -> None:
     models = index.of_bundle(f"{WS}/b")
     assert models[f"{WS}/c1"].spec.deploymentID == models[f"{WS}/c2"].spec.deploymentID
     assert [models[f"{WS}/{c}"].spec.options.namespace for c in ("c1", "c2")] == ["x", "edited"]
+
+
+def test_deployments_of_their_own_specs_share_the_sets_of_their_set_fields() -> None:
+    """Distinct specs (values naming the cluster) are models of their own, down to the Helm
+    options; what pydantic keeps per model of the fields set is shared, at every level."""
+    index = DeploymentIndex()
+    for n, cluster in enumerate(("c1", "c2")):
+        obj = deployment("b", cluster)
+        obj["spec"]["options"]["helm"] = {"chart": "c", "values": {"host": cluster}}
+        obj["spec"]["deploymentID"] = f"s-{n}"
+        index.on_event(EventType.ADDED, obj)
+    models = index.of_bundle(f"{WS}/b")
+    one, two = models[f"{WS}/c1"].spec, models[f"{WS}/c2"].spec
+    assert one is not two
+    assert one.options.helm is not None and two.options.helm is not None
+    assert one.options.helm.values != two.options.helm.values
+    pairs = [(one, two), (one.options, two.options), (one.options.helm, two.options.helm)]
+    for mine, theirs in pairs:
+        assert mine.__pydantic_fields_set__ is theirs.__pydantic_fields_set__
+
+
+def test_equal_clusters_share_one_identity_and_a_relabelled_one_has_its_own() -> None:
+    def meta(region: str) -> ObjectMeta:
+        return ObjectMeta(name="c1", namespace=WS, uid="u", generation=1, labels={"r": region})
+
+    first = cluster_identity(meta("eu"))
+    assert cluster_identity(meta("eu")) is first
+    relabelled = cluster_identity(meta("us"))
+    assert relabelled != first
+    assert relabelled[2] == (("r", "us"),)
