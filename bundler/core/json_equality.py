@@ -2,10 +2,10 @@
 
 Python's `==` equates `True` with `1`; JSON does not, and neither must drift detection or a
 decision to write. Numbers compare by value (an API server stores `1.0` as `1`), maps whatever
-their key order, and a list equals a tuple of the same items. The walk is plain Python but stops
-at the first difference and compares strings and numbers of one type directly: several times
-faster than comparing canonical JSON texts, which the manager did before for every BundleDeployment
-it considered writing.
+their key order, and a list equals a tuple of the same items. The walk stops at the first
+difference and compares strings and numbers of one type directly: about twice as fast as
+comparing canonical JSON texts (what the manager did before for every BundleDeployment it
+considered writing) on a realistic BundleDeployment spec.
 """
 
 from __future__ import annotations
