@@ -1,4 +1,4 @@
-"""Two decoded JSON values are the same document exactly when an API server would store them alike."""
+"""Two decoded JSON values are the same document when an API server would store them alike."""
 
 from __future__ import annotations
 
