@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import logging
 import threading
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -101,17 +101,19 @@ def _parse(model: type[M], obj: Obj, fields: tuple[str, ...] | None = None) -> M
         return None
 
 
-def _compact(model: M) -> M:
-    """`model` and its sub-models (nested models, and models in their lists) holding one shared
-    set of the names of their set fields.
+def _compact(model: M, *, nested: bool = False) -> M:
+    """`model` and its direct sub-models (`nested`: and theirs, and models in their lists, at
+    every level) holding one shared set of the names of their set fields.
 
     Pydantic keeps that set per instance (up to 700 bytes each), although the models of a kind
-    mostly set the same fields: for a deployment whose spec is its own (values that name the
-    cluster), the spec's options and their Helm options alone held two. The API models are
+    mostly set the same fields. A BundleDeployment's spec is compacted at every level once, when
+    it is parsed (a deployment whose spec is its own, with values that name the cluster, held two
+    more in its options and their Helm options); the rest of it at the top. The API models are
     frozen, so pydantic never adds to the set in place (`model_copy` copies it before changing
     it), and sharing equal sets is safe.
     """
     parts: list[BaseModel] = [model]
+    parts.extend(_sub_models(model))
     while parts:
         part = parts.pop()
         names = part.__pydantic_fields_set__
@@ -120,12 +122,17 @@ def _compact(model: M) -> M:
             shared = _FIELD_SETS[frozenset(names)] = names
         if shared is not None and shared is not names:
             object.__setattr__(part, "__pydantic_fields_set__", shared)
-        for value in part.__dict__.values():
-            if isinstance(value, BaseModel):
-                parts.append(value)
-            elif isinstance(value, list | tuple):
-                parts.extend(item for item in value if isinstance(item, BaseModel))
+        if nested and part is not model:
+            parts.extend(_sub_models(part))
     return model
+
+
+def _sub_models(model: BaseModel) -> Iterator[BaseModel]:
+    for value in model.__dict__.values():
+        if isinstance(value, BaseModel):
+            yield value
+        elif isinstance(value, list | tuple):
+            yield from (item for item in value if isinstance(item, BaseModel))
 
 
 # The distinct sets of set fields seen (a handful per kind; bounded, as agents write the status
@@ -176,7 +183,7 @@ class _SpecModels:
             if kept is not None and kept[0] == spec:
                 return kept[1]
         try:
-            found = BundleDeploymentSpec.model_validate(spec)
+            found = _compact(BundleDeploymentSpec.model_validate(spec), nested=True)
         except ValidationError:
             return None
         if isinstance(ident, str):
