@@ -4,6 +4,7 @@ no time asserted."""
 from __future__ import annotations
 
 import json
+import multiprocessing
 from pathlib import Path
 
 import pytest
@@ -33,3 +34,14 @@ def test_every_row_of_the_scale_table_is_measured_on_every_shape(tmp_path: Path)
     rows = bench_scale.table(results)
     assert len(rows) == 2 + len(Shape) * (1 + 1 + 1 + 1) + 1 + 1
     json.dumps(results)
+
+
+def test_a_spawned_cold_start_reports_its_own_peak_memory_not_its_parents() -> None:
+    """Linux keeps ru_maxrss across fork and exec: a row measured after the heavy shape's
+    planning reported that parent's 14 GiB as its own peak."""
+    held = bytearray(512 << 20)  # the parent's peak: at least 512 MiB, every page touched
+    held[:: 1 << 12] = b"x" * len(held[:: 1 << 12])
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        child = pool.apply(bench_scale.peak_rss_mib)
+    assert bench_scale.peak_rss_mib() >= 512
+    assert 0 < child < 512
