@@ -17,6 +17,8 @@ from typing import Any
 _PLAIN = frozenset({str, int, float, bool, type(None)})
 _MAPS = (dict, Mapping)  # dict first: the ABC's check is slow
 _LISTS = (list, tuple)
+#: What a number or a string never equals as JSON.
+_BOOL_OR_CONTAINER = (bool, *_MAPS, *_LISTS)
 _MISSING = object()
 
 
@@ -31,7 +33,7 @@ def json_equal(a: Any, b: Any) -> bool:
         return isinstance(b, _MAPS) and len(a) == len(b) and _items_equal(a, b)
     if isinstance(a, _LISTS):
         return isinstance(b, _LISTS) and len(a) == len(b) and all(map(json_equal, a, b))
-    if isinstance(a, bool) or isinstance(b, (bool, *_MAPS, *_LISTS)):
+    if isinstance(a, bool) or isinstance(b, _BOOL_OR_CONTAINER):
         return False
     return bool(a == b)
 
