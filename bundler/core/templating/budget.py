@@ -61,6 +61,9 @@ class RenderBudget:
         self.step_limit = step_limit
         self.steps = 0
         self.rendered_bytes = 0
+        #: Whether the rendered values were refused room: the one check whose outcome depends
+        #: on the order parts are charged in.
+        self.out_of_room = False
         # id -> (the object, to keep its id unique; size; height)
         self._measured: dict[int, tuple[object, int, int]] = {}
 
@@ -99,6 +102,7 @@ class RenderBudget:
     def require_room(self, size: int, what: str) -> None:
         """Refuse ``size`` more bytes of output if the rendered values would exceed the limit."""
         if self.rendered_bytes + size > self.limit_bytes:
+            self.out_of_room = True
             raise RenderLimitError(
                 f"{what} makes the rendered values exceed the limit of"
                 f" {self.limit_bytes} bytes for one cluster"
@@ -108,6 +112,15 @@ class RenderBudget:
         """Add ``size`` bytes to the rendered values."""
         self.require_room(size, what)
         self.rendered_bytes += size
+
+    def mark(self) -> tuple[int, int]:
+        """Where the budget stands, to go back to with `rewind`."""
+        return self.steps, self.rendered_bytes
+
+    def rewind(self, mark: tuple[int, int]) -> None:
+        """Undo what was counted since `mark`."""
+        self.steps, self.rendered_bytes = mark
+        self.out_of_room = False
 
     def require_int_digits(self, digits: int, what: str) -> None:
         """Refuse to build an integer of about ``digits`` decimal digits if it is too long."""

@@ -34,6 +34,7 @@ from jinja2.visitor import NodeTransformer
 from bundler.core.templating.budget import RenderBudget
 from bundler.core.templating.environment import ENVIRONMENT, REFUSED_FILTERS, refused_filter_message
 from bundler.core.templating.guards import Guard
+from bundler.core.templating.lookups import Piece, plain_lookups
 from bundler.core.templating.reads import ReadPath, reads_of
 
 #: The variable a whole-string expression is assigned to, to read back its native value.
@@ -72,6 +73,8 @@ class CompiledTemplate:
     reads: frozenset[ReadPath]
     #: The steps compiling it is charged.
     steps: int
+    #: Its pieces when it is only text and lookups (bundler.core.templating.lookups), else None.
+    lookups: tuple[Piece, ...] | None = None
 
 
 class TemplateCache:
@@ -174,6 +177,7 @@ def _compile(source: str, steps: int) -> CompiledTemplate:
     tree = ENVIRONMENT.parse(source)
     _reject_unsupported(tree)
     reads = reads_of(tree)
+    lookups = plain_lookups(tree)
     expression = _whole_expression(tree)
     if expression is not None:
         tree = nodes.Template([nodes.Assign(nodes.Name(RESULT, "store"), expression)], lineno=1)
@@ -181,7 +185,8 @@ def _compile(source: str, steps: int) -> CompiledTemplate:
     tree.set_lineno(1)
     tree.set_environment(ENVIRONMENT)
     template = ENVIRONMENT.from_string(tree)
-    return CompiledTemplate(template, native=expression is not None, reads=reads, steps=steps)
+    native = expression is not None
+    return CompiledTemplate(template, native=native, reads=reads, steps=steps, lookups=lookups)
 
 
 def _reject_unsupported(tree: nodes.Template) -> None:

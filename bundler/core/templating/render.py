@@ -19,7 +19,8 @@ Whoever runs a render under an outer bound (a worker process with a deadline) ca
 for a map key the key: `field_of` spells it as errors do), so that a render stopped
 from outside can still be reported with its path. A tree rendered for several clusters can come
 with its template-free parts measured once (:mod:`bundler.core.templating.static_parts`), which
-the render then copies whole instead of walking.
+the render then copies whole instead of walking; a string that only looks values up is answered
+without running Jinja (:mod:`bundler.core.templating.lookups`).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from bundler.core.templating.budget import (
     RenderLimitError,
     text_size,
 )
-from bundler.core.templating.compiler import RESULT, TEMPLATES, TemplateCache
+from bundler.core.templating.compiler import RESULT, TEMPLATES, CompiledTemplate, TemplateCache
 from bundler.core.templating.convert import NotAValueError, preview, to_plain, to_text
 from bundler.core.templating.environment import ENVIRONMENT
 from bundler.core.templating.gotemplate import fleet_syntax_hint
@@ -53,6 +54,7 @@ from bundler.core.templating.images import (
     ImageView,
     TemplateImages,
 )
+from bundler.core.templating.lookups import MISSING, Piece, look_up
 from bundler.core.templating.reads import ReadPath, ValuesReads
 from bundler.core.templating.static_parts import StaticParts
 from bundler.errors import TemplateError
@@ -174,6 +176,7 @@ class _ClusterRender:
         self._templates = templates
         self._on_template = on_template
         self._statics = statics
+        self._mixed_whole = True
 
     @functools.cached_property
     def _variables(self) -> dict[str, Any]:
@@ -181,6 +184,18 @@ class _ClusterRender:
         return _template_variables(self._context, self._budget)
 
     def root(self, tree: Mapping[str, Any]) -> dict[str, Any]:
+        if self._statics is not None and self._statics.mixed_count:
+            mark = self._budget.mark()
+            try:
+                return cast(dict[str, Any], self.tree(tree, ()))
+            except MemoryError:
+                raise
+            except Exception:
+                if not self._budget.out_of_room:
+                    raise
+            # charged in another order, the room could have run out elsewhere: walk in order
+            self._budget.rewind(mark)
+            self._mixed_whole = False
         whole = self._whole(tree, ())
         return self.mapping(tree, ()) if whole is None else cast(dict[str, Any], whole)
 
@@ -201,9 +216,13 @@ class _ClusterRender:
             return self._string(node, path)
         if isinstance(node, Mapping):
             whole = self._whole(node, path)
+            if whole is None:
+                whole = self._mixed(node, path)
             return self.mapping(node, path) if whole is None else whole
         if isinstance(node, list | tuple):
             whole = self._whole(node, path)
+            if whole is None:
+                whole = self._mixed(node, path)
             if whole is not None:
                 return whole
             self._check_depth(path)
@@ -223,6 +242,19 @@ class _ClusterRender:
         except RenderLimitError:
             return None
         return part.copy()
+
+    def _mixed(self, node: Any, path: _Path) -> Any:
+        """A container holding templates, its template-free parts copied and charged at once
+        before its templates render (None: walk it). Charging them first can only refuse room
+        sooner than the walk, and then `root` walks the whole tree again, in order."""
+        part = None if self._statics is None or not self._mixed_whole else self._statics.mixed(node)
+        if part is None or len(path) + 1 + part.height > MAX_NESTING:
+            return None
+        self._charge(part.charge, path)
+        rendered = part.copy()
+        for step in part.others:
+            rendered[step] = self.tree(node[step], (*path, step))
+        return rendered
 
     def _string(self, source: str, path: _Path) -> Any:
         if _TEMPLATE_MARK not in source:
@@ -258,21 +290,44 @@ class _ClusterRender:
     def _render(self, source: str) -> Any:
         source = source.replace(*_LITERAL_OPENER)
         compiled = self._templates.compile(self._context.bundle, source, self._budget)
-        # shared: the variables already hold the globals, so Jinja need not merge them per string
         if compiled.native:
-            module = compiled.template.make_module(self._variables, shared=True)
-            value = to_plain(getattr(module, RESULT), self._budget)
+            value = to_plain(self._value(compiled), self._budget)
             self._budget.charge(self._budget.size_of(value) + 1, "the expression")
             return value
         pieces: list[str] = []
         size = 3
-        context = compiled.template.new_context(self._variables, shared=True)
-        for piece in compiled.template.root_render_func(context):
+        for piece in self._text(compiled):
             size += text_size(piece)
             self._budget.require_room(size, "the rendered text")
             pieces.append(piece)
         self._budget.charge(size, "the rendered text")
         return "".join(pieces)
+
+    def _value(self, compiled: CompiledTemplate) -> Any:
+        """What a whole-string expression evaluates to."""
+        if compiled.lookups is not None:
+            value = look_up(cast(ReadPath, compiled.lookups[0]), self._variables)
+            if value is not MISSING:
+                return value
+        # shared: the variables already hold the globals, so Jinja need not merge them per string
+        module = compiled.template.make_module(self._variables, shared=True)
+        return getattr(module, RESULT)
+
+    def _text(self, compiled: CompiledTemplate) -> Iterator[str]:
+        """The pieces of text a template writes, each converted as it is written."""
+        if compiled.lookups is not None:
+            found = [
+                piece if isinstance(piece, str) else look_up(piece, self._variables)
+                for piece in compiled.lookups
+            ]
+            if all(value is not MISSING for value in found):
+                return self._written(compiled.lookups, found)
+        context = compiled.template.new_context(self._variables, shared=True)
+        return compiled.template.root_render_func(context)
+
+    def _written(self, pieces: tuple[Piece, ...], found: list[Any]) -> Iterator[str]:
+        for piece, value in zip(pieces, found, strict=True):
+            yield value if isinstance(piece, str) else to_text(value, self._budget)
 
     def _charge(self, size: int, path: _Path) -> None:
         try:

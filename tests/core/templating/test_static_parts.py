@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -47,10 +48,19 @@ TREES = [
     {"values": {"deep": _nested(MAX_NESTING + 5), "x": "${ cluster.name }"}},
     {"values": {"edge": _nested(MAX_NESTING - 3), "x": "${ cluster.name }"}},
     {"values": {"key-clash": {"edge-1": 1, "${ cluster.name }": 2}}},
+    {
+        "values": {
+            "a": {"b": "${ cluster.name }", "c": CHART, "d": 1},
+            "s": "static",
+            "l": ["x", "${ cluster.labels.region }", {"e": "${ cluster.values.replicas }"}],
+        }
+    },
+    {"values": {"x": CHART, "y": "${ cluster.labels.nope }", "z": "big" * 30}},
+    {"values": {"x": "${ cluster.name }", "deep": _nested(MAX_NESTING - 3)}},
 ]
 TREE_IDS = [
     "all-static", "one-template", "templated-key", "lists", "escaped", "odd-types",
-    "too-deep", "near-limit", "key-clash",
+    "too-deep", "near-limit", "key-clash", "mixed-nested", "undefined-between", "mixed-deep",
 ]  # fmt: skip
 
 
@@ -66,6 +76,32 @@ def _outcome(tree: dict[str, Any], statics: StaticParts | None, limit: int) -> A
 def test_a_render_with_static_parts_is_the_render_without(tree: dict[str, Any], limit: int) -> None:
     statics = StaticParts(tree)
     assert _outcome(tree, statics, limit) == _outcome(tree, None, limit)
+
+
+@pytest.mark.parametrize("tree", TREES[-3:], ids=TREE_IDS[-3:])
+def test_at_every_limit_a_render_fails_where_the_walk_fails(tree: dict[str, Any]) -> None:
+    statics = StaticParts(tree)
+    assert statics.mixed_count
+    full = len(json.dumps(tree)) + 200
+    for limit in range(0, full, 7):
+        assert _outcome(tree, statics, limit) == _outcome(tree, None, limit), limit
+
+
+@pytest.mark.parametrize(
+    ("tree", "mixed"),
+    [
+        ({"values": CHART}, 0),
+        ({"values": {**CHART, "region": "${ x }"}}, 2),
+        ({"values": {"a": ["${ x }", {"b": "${ y }"}]}}, 4),
+        ({"values": {"${ k }": {"b": "${ y }"}}}, 2),
+        ({"values": {"m": {1: "${ x }"}}}, 2),
+    ],
+    ids=["all-static", "a-template-and-its-parents", "nested", "templated-key", "odd-key"],
+)
+def test_containers_holding_templates_are_planned_unless_a_key_is_templated(
+    tree: dict[str, Any], mixed: int
+) -> None:
+    assert StaticParts(tree).mixed_count == mixed
 
 
 @pytest.mark.parametrize(
