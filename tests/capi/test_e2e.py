@@ -185,8 +185,14 @@ def delete_unreachable(fleet: CapiFleet, cluster: str) -> str:
 
 
 def force_after_the_bound(fleet: CapiFleet, cluster: str, namespace: str) -> None:
-    fleet.capi_clock.advance(CLEANUP_BOUND + 1)
-    eventually(lambda: fleet.find(CLUSTER, cluster, WS) is None, f"{cluster}'s Cluster gone")
+    # The cleanup starts its bound when it first sees the deletion and asks to look again once
+    # the rest of it has passed, by the clock as it reads it then: either can fall just after one
+    # advance. Time goes on passing, as it would, until the Cluster is gone.
+    def gone_after_the_bound() -> bool:
+        fleet.capi_clock.advance(CLEANUP_BOUND + 1)
+        return fleet.find(CLUSTER, cluster, WS) is None
+
+    eventually(gone_after_the_bound, f"{cluster}'s Cluster gone")
     eventually(
         lambda: fleet.find(NAMESPACE, namespace, None) is None, f"{cluster}'s namespace gone"
     )

@@ -83,6 +83,7 @@ SAME_AS_JINJA = [
      "n=${ cluster.values.replicas if true } ${ cluster.values.on if true }"
      " ${ cluster.values.list if true }"),
     ("big-in-text", "${ cluster.values.big }!", "${ cluster.values.big if true }!"),
+    ("line-endings", "a\r\n${ cluster.name }\r\n", "a\r\n${ cluster.name if true }\r\n"),
     ("unicode-in-text", "[${ cluster.values.text }]", "[${ cluster.values.text if true }]"),
     ("an-address", "${ cluster.labels.address }", "${ cluster.labels.address if true }"),
     ("an-address-in-text", "x ${ cluster.labels.address }",
