@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta, tzinfo
+from datetime import UTC, datetime, time, timedelta, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from bundler.api.schedule import Schedule, ScheduleStatus, ScheduleWindow, TimeWindow
@@ -25,6 +25,8 @@ from bundler.errors import InvalidInputError
 
 HORIZON = timedelta(days=366)
 SEARCH_STEPS = 64
+# The instant before another: windows cover [start, end), so one ending at `s` touches `s`.
+_INSTANT = timedelta(microseconds=1)
 
 
 @dataclass(frozen=True)
@@ -88,10 +90,31 @@ class CompiledSchedule:
 
     def window(self, at: datetime) -> Window | None:
         """The window in effect at `at`, else the next one; None when none opens in bounds."""
+        if self.is_open(at):
+            return Window(self.opened(at), self.next_close(at))
         start = self.next_open(at)
         if start is None:
             return None
         return Window(start, self.next_close(start))
+
+    def opened(self, at: datetime) -> datetime:
+        """When the open stretch `at` lies in began: the start of its windows (with those
+        overlapping or touching them, as far as SEARCH_STEPS look), or the end of the last deny
+        window since, whichever is later. Open since before HORIZON: the midnight (UTC) that
+        begins the HORIZON looked back over, so a status shows the same start all day."""
+        floor = at - HORIZON
+        start = floor
+        if self.windows:
+            start = max(start, self._merged_start(self.windows, at) or floor)
+        for window in self.deny:
+            fired = previous_fire(
+                window.cron, at - window.duration, self.zone, not_before=start - window.duration
+            )
+            if fired is not None:
+                start = max(start, fired + window.duration)
+        if start > floor:
+            return start
+        return datetime.combine(floor.astimezone(UTC).date(), time(), tzinfo=UTC)
 
     def _covered(self, recurring: Sequence[_Recurring], at: datetime) -> datetime | None:
         """The end of the latest-ending window of `recurring` covering `at`, if one does."""
@@ -101,6 +124,29 @@ class CompiledSchedule:
             if start is not None and at < start + window.duration:
                 ends.append(start + window.duration)
         return max(ends) if ends else None
+
+    def _merged_start(self, recurring: Sequence[_Recurring], at: datetime) -> datetime | None:
+        """Where the windows of `recurring` covering `at` start, with those overlapping or
+        touching them before (bounded by SEARCH_STEPS: then as far as was looked)."""
+        start = self._covering_start(recurring, at)
+        for _ in range(SEARCH_STEPS):
+            if start is None:
+                return None
+            earlier = self._covering_start(recurring, start - _INSTANT)
+            if earlier is None or earlier >= start:
+                return start
+            start = earlier
+        return start
+
+    def _covering_start(self, recurring: Sequence[_Recurring], at: datetime) -> datetime | None:
+        """The start of the earliest-starting window of `recurring` covering `at`, if one does
+        (of each cron, its latest start)."""
+        starts = []
+        for window in recurring:
+            start = previous_fire(window.cron, at, self.zone, not_before=at - window.duration)
+            if start is not None and at < start + window.duration:
+                starts.append(start)
+        return min(starts) if starts else None
 
     def _merged_end(self, recurring: Sequence[_Recurring], at: datetime) -> datetime | None:
         """Where the windows of `recurring` covering `at` end, with those overlapping or

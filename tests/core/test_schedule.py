@@ -32,14 +32,15 @@ def at(text: str) -> datetime:
 
 # (id, schedule, instant, open, the window in effect or next: start, end)
 WINDOWS: list[tuple[str, dict[str, Any], datetime, bool, str | None, str | None]] = [
-    ("no-windows-always-open", {}, NOON, True, "2026-03-25T12:00Z", None),
+    # Open since before the year looked back over: the midnight that begins it.
+    ("no-windows-always-open", {}, NOON, True, "2025-03-24T00:00Z", None),
     ("outside-nightly", NIGHTLY, NOON, False, "2026-03-26T02:00Z", "2026-03-26T05:00Z"),
     (
         "inside-nightly",
         NIGHTLY,
         at("2026-03-25T03:00Z"),
         True,
-        "2026-03-25T03:00Z",
+        "2026-03-25T02:00Z",
         "2026-03-25T05:00Z",
     ),
     (
@@ -52,17 +53,26 @@ WINDOWS: list[tuple[str, dict[str, Any], datetime, bool, str | None, str | None]
     ),
     # 02:00 in Berlin is 01:00 UTC before the clocks change, 00:00 UTC after.
     ("time-zone", SATURDAY_BERLIN, NOON, False, "2026-03-28T01:00Z", "2026-03-28T03:00Z"),
-    ("inside-office", OFFICE, NOON, True, "2026-03-25T12:00Z", "2026-03-25T17:00Z"),
+    ("inside-office", OFFICE, NOON, True, "2026-03-25T09:00Z", "2026-03-25T17:00Z"),
+    (
+        "deny-ended-inside-a-window",
+        {**OFFICE, "deny": [{"cron": "0 10 25 3 *", "duration": "1h"}]},
+        NOON,
+        True,
+        "2026-03-25T11:00Z",
+        "2026-03-25T17:00Z",
+    ),
+    ("between-denials", FREEZE, at("2026-06-01T00:00Z"), True, "2026-03-27T00:00Z", None),
     # A deny window wins: the freeze covers 25 and 26 March.
     ("denied", {**OFFICE, **FREEZE}, NOON, False, "2026-03-27T09:00Z", "2026-03-27T17:00Z"),
     ("deny-only", FREEZE, NOON, False, "2026-03-27T00:00Z", "2027-03-25T00:00Z"),
-    # Windows that touch merge into one.
+    # Windows that touch merge into one, as far back as the search steps look (64 hours).
     (
         "touching",
         {"windows": [{"cron": "0 * * * *", "duration": "1h"}]},
         NOON,
         True,
-        "2026-03-25T12:00Z",
+        "2026-03-22T20:00Z",
         None,
     ),
 ]
@@ -86,6 +96,22 @@ def test_windows(
         assert window.end is None or window.end > instant
     else:
         assert window.end == at(end)
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [SATURDAY_BERLIN, {**SATURDAY_BERLIN, **FREEZE}, FREEZE, {}],
+    ids=["window", "window-and-deny", "deny-only", "always-open"],
+)
+def test_an_open_schedule_shows_the_same_status_all_through_its_window(
+    spec: dict[str, Any],
+) -> None:
+    # A status that moved with the clock was written again on every pass, which woke the next.
+    schedule = compiled(spec)
+    instants = [at(f"2026-11-28T{clock}Z") for clock in ("01:00", "01:24:38.98", "02:59:59")]
+    statuses = [schedule_status(schedule, instant) for instant in instants]
+    assert statuses[0].open
+    assert statuses == [statuses[0]] * len(instants)
 
 
 def test_a_window_that_never_opens_within_the_horizon_is_none() -> None:
