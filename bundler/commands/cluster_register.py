@@ -25,12 +25,14 @@ from bundler.core.cluster_registration import (
     desired_secret,
     parse_labels,
 )
-from bundler.errors import InvalidInputError
+from bundler.errors import BundlerError, InvalidInputError
 from bundler.kube.store import load_store
-from bundler.store.errors import NotFound
+from bundler.store.errors import AlreadyExists, Conflict, NotFound
 from bundler.store.protocol import Obj, Store
 
 EXIT_OK = 0
+# Writes of the Cluster that meet a newer version before the command gives up.
+WRITE_ATTEMPTS = 5
 
 
 def register(sub: Any) -> None:
@@ -97,7 +99,10 @@ def run_register(args: argparse.Namespace) -> int:
             secret = _current(store, SECRET, registration.secret_name, registration.workspace)
             writes.insert(0, (SECRET, desired_secret(registration, secret), secret))
         for res, body, live in writes:
-            _write(store, res, body, live)
+            if res is CLUSTER:
+                _write_cluster(store, registration, body, live)
+            else:
+                _write(store, res, body, live)
     action = "created" if cluster is None else "updated"
     print(f"{registration.cluster_ref} {action} ({registration.mode.value} mode)", file=sys.stderr)
     if registration.mode is AgentMode.PULL:
@@ -131,6 +136,23 @@ def _current(store: Store, res: Resource, name: str, namespace: str) -> Obj | No
         return store.get(res, name, namespace)
     except NotFound:
         return None
+
+
+def _write_cluster(store: Store, registration: Registration, body: Obj, live: Obj | None) -> None:
+    """Write the Cluster. The manager writes it too (its finalizer, its status, on the
+    kubeconfig Secret just written): on a conflict, or a Cluster created meanwhile, the
+    registration is applied again to the Cluster as it is now."""
+    for _ in range(WRITE_ATTEMPTS):
+        try:
+            _write(store, CLUSTER, body, live)
+            return
+        except (Conflict, AlreadyExists):
+            live = _current(store, CLUSTER, registration.name, registration.workspace)
+            body = desired_cluster(registration, live)
+    raise BundlerError(
+        f"kept changing while it was being registered ({WRITE_ATTEMPTS} tries); try again",
+        obj=registration.cluster_ref,
+    )
 
 
 def _write(store: Store, res: Resource, body: Obj, live: Obj | None) -> None:
