@@ -94,15 +94,11 @@ def run_register(args: argparse.Namespace) -> int:
     with load_store(args.management_kubeconfig, args.context) as store:
         cluster = _current(store, CLUSTER, registration.name, registration.workspace)
         # Both decided before either is written: a refusal leaves the management cluster as it was.
-        writes = [(CLUSTER, desired_cluster(registration, cluster), cluster)]
+        body = desired_cluster(registration, cluster)
         if registration.mode is AgentMode.REMOTE:
             secret = _current(store, SECRET, registration.secret_name, registration.workspace)
-            writes.insert(0, (SECRET, desired_secret(registration, secret), secret))
-        for res, body, live in writes:
-            if res is CLUSTER:
-                _write_cluster(store, registration, body, live)
-            else:
-                _write(store, res, body, live)
+            _write(store, SECRET, desired_secret(registration, secret), secret)
+        _write_cluster(store, registration, body, cluster)
     action = "created" if cluster is None else "updated"
     print(f"{registration.cluster_ref} {action} ({registration.mode.value} mode)", file=sys.stderr)
     if registration.mode is AgentMode.PULL:

@@ -116,13 +116,18 @@ class CompiledSchedule:
             return start
         return datetime.combine(floor.astimezone(UTC).date(), time(), tzinfo=UTC)
 
-    def _covered(self, recurring: Sequence[_Recurring], at: datetime) -> datetime | None:
-        """The end of the latest-ending window of `recurring` covering `at`, if one does."""
-        ends = []
+    def _covering(self, recurring: Sequence[_Recurring], at: datetime) -> list[Window]:
+        """The windows of `recurring` covering `at` (of each cron, its latest start)."""
+        found = []
         for window in recurring:
             start = previous_fire(window.cron, at, self.zone, not_before=at - window.duration)
             if start is not None and at < start + window.duration:
-                ends.append(start + window.duration)
+                found.append(Window(start, start + window.duration))
+        return found
+
+    def _covered(self, recurring: Sequence[_Recurring], at: datetime) -> datetime | None:
+        """The end of the latest-ending window of `recurring` covering `at`, if one does."""
+        ends = [window.end for window in self._covering(recurring, at) if window.end is not None]
         return max(ends) if ends else None
 
     def _merged_start(self, recurring: Sequence[_Recurring], at: datetime) -> datetime | None:
@@ -139,13 +144,8 @@ class CompiledSchedule:
         return start
 
     def _covering_start(self, recurring: Sequence[_Recurring], at: datetime) -> datetime | None:
-        """The start of the earliest-starting window of `recurring` covering `at`, if one does
-        (of each cron, its latest start)."""
-        starts = []
-        for window in recurring:
-            start = previous_fire(window.cron, at, self.zone, not_before=at - window.duration)
-            if start is not None and at < start + window.duration:
-                starts.append(start)
+        """The start of the earliest-starting window of `recurring` covering `at`, if one does."""
+        starts = [window.start for window in self._covering(recurring, at)]
         return min(starts) if starts else None
 
     def _merged_end(self, recurring: Sequence[_Recurring], at: datetime) -> datetime | None:

@@ -109,12 +109,14 @@ class StaticParts:
             children = list(node.values())
             found = [self._scan(child, depth + 1) for child in children]
             keys_plain = all(type(k) is str and _TEMPLATE_MARK not in k for k in node)
-            measured = _combine(found, 2 + sum(text_size(k) + 3 for k in node if type(k) is str))
+            own = 2 + sum(text_size(k) + 3 for k in node if type(k) is str)
+            measured = _combine(found, own)
             static = keys_plain and measured is not None
         elif kind is list:
             children = node
             found = [self._scan(child, depth + 1) for child in children]
-            measured = _combine(found, 2)
+            own = 2
+            measured = _combine(found, own)
             keys_plain = True
             static = measured is not None
         else:
@@ -127,17 +129,16 @@ class StaticParts:
             if result is not None and type(child) in (dict, list):
                 self._keep(child, result)
         if keys_plain:
-            self._keep_mixed(node, found)
+            self._keep_mixed(node, found, own)
         return None
 
     def _keep(self, node: Any, measured: tuple[int, int]) -> None:
         charge, height = measured
         self._parts[id(node)] = (node, StaticPart(charge, height, marshal.dumps(node)))
 
-    def _keep_mixed(self, node: Any, found: list[tuple[int, int] | None]) -> None:
+    def _keep_mixed(self, node: Any, found: list[tuple[int, int] | None], own: int) -> None:
         steps: list[str | int] = list(node) if type(node) is dict else list(range(len(node)))
-        charge = 2 + (sum(text_size(key) + 3 for key in node) if type(node) is dict else 0)
-        height = 0
+        charge, height = own, 0
         others: list[str | int] = []
         for step, result in zip(steps, found, strict=True):
             if result is None:
