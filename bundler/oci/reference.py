@@ -115,10 +115,14 @@ def parse_location(url: str) -> OciLocation:
 
 
 def parse_repository(url: str) -> ChartRepository:
-    """Parse `oci://HOST[:PORT]/PATH/NAME`, the repository of chart NAME."""
+    """Parse `oci://HOST[:PORT]/PATH/NAME`, the repository NAME (of charts, artifacts or images)."""
     location = parse_location(url)
     if not location.path:
-        raise InvalidInputError("the reference must name a chart: oci://HOST/PATH/NAME", obj=url)
+        raise InvalidInputError(
+            "the reference must name a repository (of a chart, an artifact or an image): "
+            "oci://HOST/PATH/NAME",
+            obj=url,
+        )
     head, _, name = location.path.rpartition("/")
     return OciLocation(host=location.host, path=head).repository(name)
 

@@ -582,7 +582,7 @@ CHART_ARG_CASES: list[tuple[str, tuple[str, ...], int, tuple[str, ...]]] = [
         "pull-reference-without-chart",
         ("pull", f"oci://{DEAD}", "--version", "1.2.3"),
         2,
-        ("the reference must name a chart",),
+        ("the reference must name a repository",),
     ),
     (
         "package-destination-is-a-file",

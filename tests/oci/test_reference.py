@@ -66,7 +66,7 @@ def test_bad_locations_are_refused_with_the_cause(url: str, message: str) -> Non
 
 
 def test_repository_reference_must_name_a_chart() -> None:
-    with pytest.raises(InvalidInputError, match="must name a chart"):
+    with pytest.raises(InvalidInputError, match="must name a repository"):
         parse_repository("oci://127.0.0.1:5000")
 
 
