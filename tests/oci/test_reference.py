@@ -65,7 +65,7 @@ def test_bad_locations_are_refused_with_the_cause(url: str, message: str) -> Non
         parse_location(url)
 
 
-def test_repository_reference_must_name_a_chart() -> None:
+def test_repository_reference_must_name_a_repository() -> None:
     with pytest.raises(InvalidInputError, match="must name a repository"):
         parse_repository("oci://127.0.0.1:5000")
 
