@@ -98,8 +98,8 @@ def run_register(args: argparse.Namespace) -> int:
         if registration.mode is AgentMode.REMOTE:
             secret = _current(store, SECRET, registration.secret_name, registration.workspace)
             _write(store, SECRET, desired_secret(registration, secret), secret)
-        _write_cluster(store, registration, body, cluster)
-    action = "created" if cluster is None else "updated"
+        written_over = _write_cluster(store, registration, body, cluster)
+    action = "created" if written_over is None else "updated"
     print(f"{registration.cluster_ref} {action} ({registration.mode.value} mode)", file=sys.stderr)
     if registration.mode is AgentMode.PULL:
         ref = f"{registration.workspace}/{registration.name}"
@@ -134,14 +134,16 @@ def _current(store: Store, res: Resource, name: str, namespace: str) -> Obj | No
         return None
 
 
-def _write_cluster(store: Store, registration: Registration, body: Obj, live: Obj | None) -> None:
-    """Write the Cluster. The manager writes it too (its finalizer, its status, on the
-    kubeconfig Secret just written): on a conflict, or a Cluster created meanwhile, the
-    registration is applied again to the Cluster as it is now."""
+def _write_cluster(
+    store: Store, registration: Registration, body: Obj, live: Obj | None
+) -> Obj | None:
+    """Write the Cluster; the Cluster it updated (None: it created one). The manager writes it
+    too (its finalizer, its status, on the kubeconfig Secret just written): on a conflict, or a
+    Cluster created meanwhile, the registration is applied again to the Cluster as it is now."""
     for _ in range(WRITE_ATTEMPTS):
         try:
             _write(store, CLUSTER, body, live)
-            return
+            return live
         except (Conflict, AlreadyExists):
             live = _current(store, CLUSTER, registration.name, registration.workspace)
             body = desired_cluster(registration, live)
